@@ -1,0 +1,80 @@
+# zero-opt: `make demo` runs the main job, `make test` runs every test.
+# Each target runs the steps before it as needed.
+
+BUILD   ?= build
+JOBS    ?= 2
+LLVM    := /usr/lib/llvm-22
+PYTHON  := /usr/bin/python3
+LIT     := $(LLVM)/bin/lit
+
+# Everything a fresh Debian 12 machine lacks, from Debian's repositories.
+APT_PACKAGES := \
+  llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 \
+  cmake ninja-build ccache pkg-config \
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata \
+  libopenblas-dev libzip-dev libopenmpi-dev openmpi-bin \
+  python3-torch python3-onnx python3-numpy
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all setup build test demo clean \
+        test-lit test-conformance test-parity test-fuzz test-runtime
+
+all: build
+
+setup: .setup.stamp test/tools/node_modules/.installed
+
+.setup.stamp: Makefile
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" \
+	    || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "setup: installing$$missing"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
+	else echo "setup: all system packages present"; fi
+	@# Node.js may come with its own npm; only a machine without it gets Debian's.
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q nodejs npm; }
+	@touch $@
+
+# ONNX Runtime (CPU) is the forward reference; its install script only
+# fetches GPU binaries, so it is skipped.
+test/tools/node_modules/.installed: test/tools/package.json test/tools/package-lock.json | .setup.stamp
+	cd test/tools && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+$(BUILD)/build.ninja: | .setup.stamp
+	cmake -G Ninja -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22
+
+build: $(BUILD)/build.ninja
+	ninja -C $(BUILD) -j$(JOBS)
+
+test: build setup test-runtime test-lit test-conformance test-parity test-fuzz
+	@echo "make test: all suites passed"
+
+test-lit: build
+	$(LIT) -sv $(BUILD)/test
+
+test-runtime: build
+	$(BUILD)/bin/zero-npz-test
+	$(PYTHON) runtime/tests/npz_numpy_check.py --tool $(BUILD)/bin/zero-npz-dump
+
+test-conformance: build
+	$(BUILD)/bin/zero-onnx-conformance --jobs $(JOBS) --min-pass 250 \
+	  /usr/share/libonnx-testdata/data/node
+
+test-parity: build setup
+	$(PYTHON) test/e2e/forward_parity.py --build $(BUILD)
+
+test-fuzz: build
+	$(BUILD)/bin/zero-import-fuzz --runs 10000 --seed 1 \
+	  test/Import/ONNX /usr/share/libonnx-testdata/data/node
+
+demo: build setup
+	@$(PYTHON) bench/demo.py --build $(BUILD)
+
+clean:
+	rm -rf $(BUILD) .setup.stamp

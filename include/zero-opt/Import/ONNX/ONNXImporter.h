@@ -1,0 +1,56 @@
+//===- ONNXImporter.h - ONNX to MLIR import ---------------------*- C++ -*-===//
+#ifndef ZERO_OPT_IMPORT_ONNX_ONNXIMPORTER_H
+#define ZERO_OPT_IMPORT_ONNX_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir::zero {
+
+struct ONNXImportOptions {
+  /// Floating-point initializers to treat as constants (not trained).
+  std::vector<std::string> freeze;
+  /// Values for symbolic dimensions (dim_param), e.g. {"batch": 8}.
+  std::map<std::string, int64_t> dims;
+  /// Full static shapes for graph inputs, overriding the model's.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Name of the generated function.
+  std::string funcName = "main";
+};
+
+/// The highest default-domain opset the importer lowers; older models are
+/// converted up to it.
+constexpr int64_t kTargetOpset = 17;
+
+/// Imports an ONNX model, binary ModelProto or ONNX text syntax (by content),
+/// into a module holding one function over tensors. Graph inputs come first,
+/// then trainable parameters; arguments and results carry `zero.name` and
+/// `zero.role`. On failure one error is emitted and null is returned.
+/// Initial values of the trainable parameters, in argument order.
+using ParamValues = std::vector<std::pair<std::string, DenseElementsAttr>>;
+
+OwningOpRef<ModuleOp> importONNXModel(MLIRContext *ctx, llvm::StringRef path,
+                                      const ONNXImportOptions &options,
+                                      ParamValues *initialValues = nullptr);
+
+/// Whether an op of the default ONNX domain has a lowering.
+bool isSupportedONNXOp(llvm::StringRef opType);
+
+/// Whether operand `index` of a default-domain op must be known at compile
+/// time because it fixes a shape or axes (Reshape's shape, Slice's starts,
+/// ...). Such operands must come from initializers, Constant nodes or shape
+/// computations.
+bool isCompileTimeOperand(llvm::StringRef opType, unsigned index);
+
+/// Dialects the imported IR uses.
+void registerONNXImportDialects(DialectRegistry &registry);
+
+} // namespace mlir::zero
+
+#endif

@@ -1,0 +1,260 @@
+//===- ModelLoader.cpp - read, validate and shape-infer ONNX ---*- C++ -*-===//
+#include "ModelLoader.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/parser.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+#include "onnx/version_converter/convert.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using namespace mlir::zero;
+using namespace mlir::zero::onnx_import;
+
+static bool isDefaultDomain(const std::string &d) {
+  return d.empty() || d == "ai.onnx";
+}
+
+/// ONNX text syntax starts with the `<...>` model header; a binary
+/// ModelProto starts with a protobuf tag byte.
+static bool looksLikeText(const std::string &content) {
+  size_t i = 0;
+  while (i < content.size()) {
+    char c = content[i];
+    if (c == '#') {
+      while (i < content.size() && content[i] != '\n')
+        ++i;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+    } else {
+      return c == '<';
+    }
+  }
+  return false;
+}
+
+static std::string dimsToString(const onnx::TensorShapeProto &shape) {
+  std::string s;
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    if (i)
+      s += "x";
+    const auto &d = shape.dim(i);
+    s += d.has_dim_value() ? std::to_string(d.dim_value())
+                           : (d.has_dim_param() ? d.dim_param() : "?");
+  }
+  return s;
+}
+
+/// Applies --input-shape and --dim to the graph inputs. Symbolic or missing
+/// dimensions that stay unknown are reported later, with the flag to use.
+static bool fixInputShapes(onnx::GraphProto &graph,
+                           const ONNXImportOptions &options,
+                           std::string &error) {
+  std::set<std::string> inits;
+  for (const auto &t : graph.initializer())
+    inits.insert(t.name());
+  std::set<std::string> seen;
+  for (auto &vi : *graph.mutable_input()) {
+    if (inits.count(vi.name()) || !vi.type().has_tensor_type())
+      continue;
+    auto *tt = vi.mutable_type()->mutable_tensor_type();
+    auto it = options.inputShapes.find(vi.name());
+    if (it != options.inputShapes.end()) {
+      seen.insert(vi.name());
+      auto *shape = tt->mutable_shape();
+      if (tt->has_shape() && shape->dim_size() != (int)it->second.size()) {
+        error = "--input-shape " + vi.name() + ": the model's input has rank " +
+                std::to_string(shape->dim_size()) + " (" +
+                dimsToString(*shape) + ") but " +
+                std::to_string(it->second.size()) + " dimensions were given";
+        return false;
+      }
+      shape->clear_dim();
+      for (int64_t d : it->second)
+        shape->add_dim()->set_dim_value(d);
+      continue;
+    }
+    if (!tt->has_shape())
+      continue;
+    for (auto &d : *tt->mutable_shape()->mutable_dim()) {
+      if (!d.has_dim_param())
+        continue;
+      auto dit = options.dims.find(d.dim_param());
+      if (dit != options.dims.end())
+        d.set_dim_value(dit->second);
+    }
+  }
+  for (const auto &kv : options.inputShapes)
+    if (!seen.count(kv.first)) {
+      error = "--input-shape names '" + kv.first +
+              "', which is not an input of the graph";
+      return false;
+    }
+  return true;
+}
+
+/// libonnx messages span lines; diagnostics are one line.
+static std::string oneLine(const std::string &msg) {
+  std::string out;
+  bool space = false;
+  for (char c : msg) {
+    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space)
+      out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+/// Unknown default-domain ops, reported by node before the checker's more
+/// generic message.
+static bool checkKnownOps(const onnx::GraphProto &g, int64_t opset,
+                          std::string &error) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto &node = g.node(i);
+    if (!isDefaultDomain(node.domain()))
+      continue;
+    if (onnx::OpSchemaRegistry::Schema(node.op_type(), (int)opset, "") ==
+        nullptr) {
+      std::string name = node.name().empty()
+                             ? node.op_type() + "_" + std::to_string(i)
+                             : node.name();
+      error = "node '" + name + "': unknown op '" + node.op_type() +
+              "': it is not an ONNX operator at opset " + std::to_string(opset);
+      return false;
+    }
+  }
+  return true;
+}
+
+/// What onnx::checker leaves out but libonnx's converter relies on: every
+/// graph output must name a defined value.
+static bool checkGraphOutputs(const onnx::GraphProto &g, std::string &error) {
+  std::set<std::string> defined;
+  for (const auto &vi : g.input())
+    defined.insert(vi.name());
+  for (const auto &t : g.initializer())
+    defined.insert(t.name());
+  for (const auto &node : g.node())
+    for (const auto &o : node.output())
+      defined.insert(o);
+  for (const auto &vi : g.output())
+    if (!defined.count(vi.name())) {
+      error = "the model is not valid ONNX: graph output '" + vi.name() +
+              "' is not produced by any node";
+      return false;
+    }
+  return true;
+}
+
+bool mlir::zero::onnx_import::loadModel(const std::string &path,
+                                        const ONNXImportOptions &options,
+                                        LoadedModel &out, std::string &error) {
+  try {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      error = "cannot open file";
+      return false;
+    }
+    std::stringstream buf;
+    buf << in.rdbuf();
+    std::string content = buf.str();
+    onnx::ModelProto &model = out.model;
+    if (looksLikeText(content)) {
+      onnx::OnnxParser parser(content.c_str());
+      auto status = parser.Parse(model);
+      if (!status.IsOK()) {
+        error = "invalid ONNX text syntax: " + status.ErrorMessage();
+        return false;
+      }
+    } else if (content.empty() || !model.ParseFromString(content)) {
+      error = "not a valid ONNX model: the protobuf is truncated or "
+              "malformed";
+      return false;
+    }
+    if (!model.has_graph() || model.ir_version() <= 0) {
+      error = "not a valid ONNX model: it has no graph or no ir_version";
+      return false;
+    }
+
+    int64_t opset = -1;
+    for (const auto &imp : model.opset_import())
+      if (isDefaultDomain(imp.domain()))
+        opset = imp.version();
+    if (opset < 0) {
+      error = "the model imports no default-domain (ai.onnx) opset";
+      return false;
+    }
+    if (opset > kTargetOpset) {
+      error = "unsupported opset " + std::to_string(opset) +
+              ": zero-opt imports ONNX opsets up to " +
+              std::to_string(kTargetOpset) +
+              "; export the model with opset_version=" +
+              std::to_string(kTargetOpset);
+      return false;
+    }
+    // Validate before anything else walks the graph: libonnx's converter
+    // and shape inference assume a well-formed model.
+    if (!checkKnownOps(model.graph(), opset, error))
+      return false;
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception &e) {
+      error = "the model is not valid ONNX: " + oneLine(e.what());
+      return false;
+    }
+    if (!checkGraphOutputs(model.graph(), error))
+      return false;
+    if (opset < kTargetOpset) {
+      try {
+        model = onnx::version_conversion::ConvertVersion(model, kTargetOpset);
+      } catch (const std::exception &e) {
+        error = "unsupported opset " + std::to_string(opset) +
+                ": conversion to opset " + std::to_string(kTargetOpset) +
+                " failed: " + oneLine(e.what());
+        return false;
+      }
+      opset = kTargetOpset;
+    }
+    out.opset = opset;
+
+    if (!fixInputShapes(*model.mutable_graph(), options, error))
+      return false;
+
+    try {
+      onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*error_mode=*/1,
+                                       /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(
+          model, onnx::OpSchemaRegistry::Instance(), opts, &out.shapeData);
+    } catch (const std::exception &e) {
+      error = "shape inference failed: " + oneLine(e.what());
+      return false;
+    }
+    return true;
+  } catch (const std::exception &e) {
+    error = "cannot load the model: " + oneLine(e.what());
+    return false;
+  } catch (...) {
+    error = "cannot load the model: unknown error in libonnx";
+    return false;
+  }
+}
+
+bool mlir::zero::onnx_import::isKnownONNXOp(const std::string &domain,
+                                            const std::string &opType,
+                                            int64_t opset) {
+  try {
+    return onnx::OpSchemaRegistry::Schema(
+               opType, (int)opset, isDefaultDomain(domain) ? "" : domain) !=
+           nullptr;
+  } catch (...) {
+    return false;
+  }
+}

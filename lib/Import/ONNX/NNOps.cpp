@@ -1,0 +1,707 @@
+//===- NNOps.cpp - matmul, normalization, pooling and losses ---*- C++ -*-===//
+#include "NodeImporter.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::zero::onnx_import;
+
+static LogicalResult requireFloat(NodeImporter &n, Value v) {
+  if (isa<FloatType>(NodeImporter::eltOf(v)))
+    return success();
+  return n.unsupported("non-floating-point operands");
+}
+
+//===----------------------------------------------------------------------===//
+// MatMul and Gemm
+//===----------------------------------------------------------------------===//
+
+/// numpy matmul: 1-D operands are promoted, batch dimensions broadcast.
+static FailureOr<Value> numpyMatmul(NodeImporter &n, Value a, Value b) {
+  SmallVector<int64_t> as(NodeImporter::shapeOf(a)),
+      bs(NodeImporter::shapeOf(b));
+  bool vecA = as.size() == 1, vecB = bs.size() == 1;
+  if (vecA)
+    as.insert(as.begin(), 1);
+  if (vecB)
+    bs.push_back(1);
+  int64_t m = as[as.size() - 2], k = as.back(), n2 = bs.back();
+  if (bs[bs.size() - 2] != k) {
+    n.error() << "shape mismatch: MatMul contracts " << k << " with "
+              << bs[bs.size() - 2];
+    return failure();
+  }
+  ArrayRef<int64_t> aBatch(as.begin(), as.end() - 2),
+      bBatch(bs.begin(), bs.end() - 2);
+  auto batch = n.broadcastShape(aBatch, bBatch);
+  if (failed(batch))
+    return failure();
+  int64_t nb = 1;
+  for (int64_t d : *batch)
+    nb *= d;
+  Value r;
+  if (bBatch.empty() ||
+      llvm::all_of(bBatch, [](int64_t d) { return d == 1; })) {
+    // A shared right operand: fold the batch into the rows of one GEMM.
+    Value a3 = n.reshape(a, {1, nb * m, k});
+    Value b3 = n.reshape(b, {1, k, n2});
+    r = n.matmul3d(a3, b3);
+  } else {
+    SmallVector<int64_t> fa(*batch), fb(*batch);
+    fa.append({m, k});
+    fb.append({k, n2});
+    Value a3 = n.reshape(n.broadcastTo(n.reshape(a, as), fa), {nb, m, k});
+    Value b3 = n.reshape(n.broadcastTo(n.reshape(b, bs), fb), {nb, k, n2});
+    r = n.matmul3d(a3, b3);
+  }
+  SmallVector<int64_t> out(*batch);
+  if (!vecA)
+    out.push_back(m);
+  if (!vecB)
+    out.push_back(n2);
+  return n.reshape(r, out);
+}
+
+static LogicalResult lowerMatMul(NodeImporter &n) {
+  if (failed(requireFloat(n, n.input(0))))
+    return failure();
+  auto r = numpyMatmul(n, n.input(0), n.input(1));
+  if (failed(r))
+    return failure();
+  n.setOutput(0, *r);
+  return success();
+}
+
+static LogicalResult lowerGemm(NodeImporter &n) {
+  Value a = n.input(0), b = n.input(1);
+  if (failed(requireFloat(n, a)))
+    return failure();
+  if (n.intAttr("transA", 0))
+    a = n.transpose(a, {1, 0});
+  if (n.intAttr("transB", 0))
+    b = n.transpose(b, {1, 0});
+  auto r = numpyMatmul(n, a, b);
+  if (failed(r))
+    return failure();
+  Value y = *r;
+  Type elt = NodeImporter::eltOf(y);
+  float alpha = n.floatAttr("alpha", 1.0f), beta = n.floatAttr("beta", 1.0f);
+  if (alpha != 1.0f)
+    y = *n.mul(y, n.scalar(elt, alpha, 2));
+  if (n.hasInput(2) && beta != 0.0f) {
+    Value c = n.input(2);
+    if (beta != 1.0f)
+      c = *n.mul(c, n.scalar(elt, beta, NodeImporter::shapeOf(c).size()));
+    auto sum = n.binary<tosa::AddOp>(y, c);
+    if (failed(sum))
+      return failure();
+    if (NodeImporter::shapeOf(*sum) != NodeImporter::shapeOf(y))
+      return n.error() << "shape mismatch: Gemm's C does not broadcast to "
+                          "the product",
+             failure();
+    y = *sum;
+  }
+  n.setOutput(0, y);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// Axes of a Reduce* node; `inputAxes` for opsets taking them as input.
+static FailureOr<SmallVector<int64_t>> reduceAxes(NodeImporter &n,
+                                                  bool inputAxes) {
+  int64_t rank = n.inputType(0).getRank();
+  SmallVector<int64_t> axes;
+  if (inputAxes && n.hasInput(1)) {
+    auto a = n.constInts(1, "axes");
+    if (failed(a))
+      return failure();
+    axes = *a;
+  } else if (auto a = n.intsAttr("axes")) {
+    axes = *a;
+  }
+  if (axes.empty()) {
+    if (n.intAttr("noop_with_empty_axes", 0))
+      return axes;
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  }
+  for (int64_t &a : axes) {
+    auto ax = n.normalizeAxis(a, rank);
+    if (failed(ax))
+      return failure();
+    a = *ax;
+  }
+  llvm::sort(axes);
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return axes;
+}
+
+/// Drops reduced axes unless keepdims.
+static Value finishReduce(NodeImporter &n, Value r, ArrayRef<int64_t> axes) {
+  if (n.intAttr("keepdims", 1))
+    return r;
+  SmallVector<int64_t> out;
+  for (auto [i, d] : llvm::enumerate(NodeImporter::shapeOf(r)))
+    if (!llvm::is_contained(axes, (int64_t)i))
+      out.push_back(d);
+  return n.reshape(r, out);
+}
+
+enum class ReduceKind {
+  Sum,
+  Mean,
+  Max,
+  Min,
+  Prod,
+  SumSquare,
+  L1,
+  L2,
+  LogSum,
+  LogSumExp
+};
+
+template <ReduceKind kind, bool inputAxes>
+static LogicalResult lowerReduce(NodeImporter &n) {
+  Value x = n.input(0);
+  auto axes = reduceAxes(n, inputAxes);
+  if (failed(axes))
+    return failure();
+  if (axes->empty()) {
+    n.setOutput(0, x);
+    return success();
+  }
+  int64_t rank = NodeImporter::shapeOf(x).size();
+  Value r;
+  switch (kind) {
+  case ReduceKind::Sum:
+    r = n.reduce<tosa::ReduceSumOp>(x, *axes);
+    break;
+  case ReduceKind::Mean:
+    if (failed(requireFloat(n, x)))
+      return failure();
+    r = n.reduceMean(x, *axes);
+    break;
+  case ReduceKind::Max:
+    r = n.reduce<tosa::ReduceMaxOp>(x, *axes);
+    break;
+  case ReduceKind::Min:
+    r = n.reduce<tosa::ReduceMinOp>(x, *axes);
+    break;
+  case ReduceKind::Prod:
+    r = n.reduce<tosa::ReduceProductOp>(x, *axes);
+    break;
+  case ReduceKind::SumSquare:
+    r = n.reduce<tosa::ReduceSumOp>(*n.mul(x, x), *axes);
+    break;
+  case ReduceKind::L1:
+    r = n.reduce<tosa::ReduceSumOp>(
+        tosa::AbsOp::create(n.b, n.loc, x.getType(), x), *axes);
+    break;
+  case ReduceKind::L2: {
+    if (failed(requireFloat(n, x)))
+      return failure();
+    Value s = n.reduce<tosa::ReduceSumOp>(*n.mul(x, x), *axes);
+    r = tosa::PowOp::create(n.b, n.loc, s.getType(), s,
+                            n.scalar(NodeImporter::eltOf(x), 0.5, rank));
+    break;
+  }
+  case ReduceKind::LogSum: {
+    if (failed(requireFloat(n, x)))
+      return failure();
+    Value s = n.reduce<tosa::ReduceSumOp>(x, *axes);
+    r = tosa::LogOp::create(n.b, n.loc, s.getType(), s);
+    break;
+  }
+  case ReduceKind::LogSumExp: {
+    if (failed(requireFloat(n, x)))
+      return failure();
+    Value mx = n.reduce<tosa::ReduceMaxOp>(x, *axes);
+    Value sh = *n.binary<tosa::SubOp>(x, mx);
+    Value e = tosa::ExpOp::create(n.b, n.loc, sh.getType(), sh);
+    Value s = n.reduce<tosa::ReduceSumOp>(e, *axes);
+    r = *n.binary<tosa::AddOp>(tosa::LogOp::create(n.b, n.loc, s.getType(), s),
+                               mx);
+    break;
+  }
+  }
+  n.setOutput(0, finishReduce(n, r, *axes));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and normalization
+//===----------------------------------------------------------------------===//
+
+/// log_softmax or softmax along `axis`, max-shifted for stability.
+static Value softmax(NodeImporter &n, Value x, int64_t axis, bool log) {
+  Value mx = n.reduce<tosa::ReduceMaxOp>(x, {axis});
+  Value sh = *n.binary<tosa::SubOp>(x, mx);
+  Value e = tosa::ExpOp::create(n.b, n.loc, sh.getType(), sh);
+  Value s = n.reduce<tosa::ReduceSumOp>(e, {axis});
+  if (log)
+    return *n.binary<tosa::SubOp>(
+        sh, tosa::LogOp::create(n.b, n.loc, s.getType(), s));
+  return *n.div(e, s);
+}
+
+template <bool log> static LogicalResult lowerSoftmax(NodeImporter &n) {
+  Value x = n.input(0);
+  if (failed(requireFloat(n, x)))
+    return failure();
+  auto axis =
+      n.normalizeAxis(n.intAttr("axis", -1), NodeImporter::shapeOf(x).size());
+  if (failed(axis))
+    return failure();
+  n.setOutput(0, softmax(n, x, *axis, log));
+  return success();
+}
+
+static LogicalResult lowerLayerNorm(NodeImporter &n) {
+  Value x = n.input(0);
+  if (failed(requireFloat(n, x)))
+    return failure();
+  int64_t rank = NodeImporter::shapeOf(x).size();
+  auto axis = n.normalizeAxis(n.intAttr("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  Type elt = NodeImporter::eltOf(x);
+  SmallVector<int64_t> axes;
+  for (int64_t i = *axis; i < rank; ++i)
+    axes.push_back(i);
+  Value mean = n.reduceMean(x, axes);
+  Value d = *n.binary<tosa::SubOp>(x, mean);
+  Value var = n.reduceMean(*n.mul(d, d), axes);
+  Value eps = n.scalar(elt, n.floatAttr("epsilon", 1e-5f), rank);
+  Value ve = *n.binary<tosa::AddOp>(var, eps);
+  Value inv = tosa::RsqrtOp::create(n.b, n.loc, ve.getType(), ve);
+  auto y = n.mul(*n.mul(d, inv), n.input(1));
+  if (failed(y))
+    return failure();
+  Value out = *y;
+  if (n.hasInput(2)) {
+    auto yb = n.binary<tosa::AddOp>(out, n.input(2));
+    if (failed(yb))
+      return failure();
+    out = *yb;
+  }
+  if (NodeImporter::shapeOf(out) != NodeImporter::shapeOf(x))
+    return n.error() << "shape mismatch: LayerNormalization scale or bias "
+                        "does not broadcast to the input",
+           failure();
+  n.setOutput(0, out);
+  n.setOutput(1, mean);
+  n.setOutput(2, inv);
+  return success();
+}
+
+static LogicalResult lowerBatchNorm(NodeImporter &n) {
+  // Inference form: y = (x - mean) / sqrt(var + eps) * scale + bias.
+  if (n.node.output_size() > 1 || n.intAttr("training_mode", 0))
+    return n.unsupported("BatchNormalization in training mode");
+  Value x = n.input(0);
+  if (failed(requireFloat(n, x)))
+    return failure();
+  int64_t rank = NodeImporter::shapeOf(x).size();
+  Type elt = NodeImporter::eltOf(x);
+  SmallVector<int64_t> cshape(rank, 1);
+  cshape[1] = NodeImporter::shapeOf(x)[1];
+  auto chan = [&](unsigned i) { return n.reshape(n.input(i), cshape); };
+  Value ve = *n.binary<tosa::AddOp>(
+      chan(4), n.scalar(elt, n.floatAttr("epsilon", 1e-5f), rank));
+  Value inv = tosa::RsqrtOp::create(n.b, n.loc, ve.getType(), ve);
+  Value y = *n.mul(*n.binary<tosa::SubOp>(x, chan(3)), *n.mul(inv, chan(1)));
+  n.setOutput(0, *n.binary<tosa::AddOp>(y, chan(2)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling (NCHW in ONNX, NHWC in TOSA)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Spatial attributes of Conv and the pools, for one or two dimensions.
+struct Window {
+  SmallVector<int64_t> kernel, stride, dilation, padBegin, padEnd, out;
+};
+} // namespace
+
+/// Resolves kernel, strides, dilations and pads (explicit or auto_pad),
+/// and the output sizes, for `in` spatial sizes.
+static FailureOr<Window> resolveWindow(NodeImporter &n, ArrayRef<int64_t> in,
+                                       ArrayRef<int64_t> kernel,
+                                       bool ceilMode) {
+  size_t r = in.size();
+  Window w;
+  w.kernel.assign(kernel.begin(), kernel.end());
+  w.stride = n.intsAttr("strides").value_or(SmallVector<int64_t>(r, 1));
+  w.dilation = n.intsAttr("dilations").value_or(SmallVector<int64_t>(r, 1));
+  if (w.stride.size() != r || w.dilation.size() != r) {
+    n.error() << "strides or dilations do not match the spatial rank " << r;
+    return failure();
+  }
+  std::string autoPad = n.stringAttr("auto_pad", "NOTSET");
+  SmallVector<int64_t> pads =
+      n.intsAttr("pads").value_or(SmallVector<int64_t>(2 * r, 0));
+  if (pads.size() != 2 * r) {
+    n.error() << "pads has " << pads.size() << " entries, expected " << 2 * r;
+    return failure();
+  }
+  for (size_t i = 0; i < r; ++i) {
+    int64_t ek = (w.kernel[i] - 1) * w.dilation[i] + 1;
+    int64_t pb = pads[i], pe = pads[i + r];
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t o = (in[i] + w.stride[i] - 1) / w.stride[i];
+      int64_t total = std::max<int64_t>(0, (o - 1) * w.stride[i] + ek - in[i]);
+      pb = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe = total - pb;
+    } else if (autoPad == "VALID") {
+      pb = pe = 0;
+    } else if (autoPad != "NOTSET") {
+      n.error() << "unknown auto_pad '" << autoPad << "'";
+      return failure();
+    }
+    int64_t span = in[i] + pb + pe - ek;
+    if (span < 0) {
+      n.error() << "shape mismatch: kernel larger than the padded input";
+      return failure();
+    }
+    int64_t o = ceilMode ? (span + w.stride[i] - 1) / w.stride[i] + 1
+                         : span / w.stride[i] + 1;
+    // In ceil mode the last window must start inside the input or its
+    // leading padding.
+    if (ceilMode && (o - 1) * w.stride[i] >= in[i] + pb)
+      --o;
+    w.padBegin.push_back(pb);
+    w.padEnd.push_back(pe);
+    w.out.push_back(o);
+  }
+  return w;
+}
+
+/// TOSA pads must make (in + pads - kernel) an exact multiple of the
+/// stride: adjust the end padding to the windows actually used, cropping
+/// the input where the end padding would turn negative.
+static Value fitEndPadding(NodeImporter &n, Value nhwc, Window &w) {
+  ArrayRef<int64_t> s = NodeImporter::shapeOf(nhwc);
+  SmallVector<int64_t> crop(s);
+  bool needCrop = false;
+  for (size_t i = 0; i < w.out.size(); ++i) {
+    int64_t ek = (w.kernel[i] - 1) * w.dilation[i] + 1;
+    int64_t need = (w.out[i] - 1) * w.stride[i] + ek;
+    int64_t pe = need - s[i + 1] - w.padBegin[i];
+    if (pe < 0) {
+      crop[i + 1] = s[i + 1] + pe;
+      needCrop = true;
+      pe = 0;
+    }
+    w.padEnd[i] = pe;
+  }
+  if (!needCrop)
+    return nhwc;
+  return tosa::SliceOp::create(
+      n.b, n.loc, NodeImporter::withShape(nhwc, crop), nhwc,
+      n.constShape(SmallVector<int64_t>(s.size(), 0)), n.constShape(crop));
+}
+
+/// Brings a 1-D spatial NCW tensor to 2-D NCHW with H = 1.
+static Value to2d(NodeImporter &n, Value x) {
+  ArrayRef<int64_t> s = NodeImporter::shapeOf(x);
+  if (s.size() == 4)
+    return x;
+  return n.reshape(x, {s[0], s[1], 1, s[2]});
+}
+
+static Value toNHWC(NodeImporter &n, Value x) {
+  return n.transpose(x, {0, 2, 3, 1});
+}
+static Value toNCHW(NodeImporter &n, Value x) {
+  return n.transpose(x, {0, 3, 1, 2});
+}
+
+/// Window attributes of a 1-D op, lifted to 2-D with a unit H dimension.
+static void liftWindow(Window &w) {
+  if (w.kernel.size() == 2)
+    return;
+  w.kernel.insert(w.kernel.begin(), 1);
+  w.stride.insert(w.stride.begin(), 1);
+  w.dilation.insert(w.dilation.begin(), 1);
+  w.padBegin.insert(w.padBegin.begin(), 0);
+  w.padEnd.insert(w.padEnd.begin(), 0);
+  w.out.insert(w.out.begin(), 1);
+}
+
+static LogicalResult lowerConv(NodeImporter &n) {
+  Value x = n.input(0), wgt = n.input(1);
+  if (failed(requireFloat(n, x)))
+    return failure();
+  ArrayRef<int64_t> xs = NodeImporter::shapeOf(x),
+                    ws = NodeImporter::shapeOf(wgt);
+  size_t r = xs.size() - 2;
+  if (r != 1 && r != 2)
+    return n.unsupported(Twine(r) + "-d convolution (1-d and 2-d only)");
+  int64_t group = n.intAttr("group", 1);
+  int64_t cin = xs[1], cout = ws[0];
+  if (cin % group || cout % group || ws[1] * group != cin)
+    return n.error() << "shape mismatch: Conv weight " << ws[1]
+                     << " input channels per group for " << cin
+                     << " channels in " << group << " groups",
+           failure();
+  SmallVector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (auto ks = n.intsAttr("kernel_shape"); ks && *ks != kernel)
+    return n.error() << "kernel_shape does not match the weight", failure();
+  auto win = resolveWindow(n, xs.drop_front(2), kernel, false);
+  if (failed(win))
+    return failure();
+  Window w = *win;
+  liftWindow(w);
+  Type elt = NodeImporter::eltOf(x);
+  Value bias = n.hasInput(2) ? n.input(2)
+                             : n.splat(RankedTensorType::get({cout}, elt), 0.0);
+  Value xin = toNHWC(n, to2d(n, x));
+  xin = fitEndPadding(n, xin, w);
+  Value w4 = to2d(n, wgt);
+  int64_t n0 = xs[0], oh = w.out[0], ow = w.out[1];
+  auto pad = n.b.getDenseI64ArrayAttr(
+      {w.padBegin[0], w.padEnd[0], w.padBegin[1], w.padEnd[1]});
+  auto stride = n.b.getDenseI64ArrayAttr(w.stride);
+  auto dil = n.b.getDenseI64ArrayAttr(w.dilation);
+  auto acc = TypeAttr::get(elt);
+  int64_t cinG = cin / group, coutG = cout / group;
+  ArrayRef<int64_t> xinS = NodeImporter::shapeOf(xin);
+  SmallVector<Value> parts;
+  for (int64_t g = 0; g < group; ++g) {
+    Value xg = xin, wg = w4, bg = bias;
+    if (group > 1) {
+      xg = tosa::SliceOp::create(
+          n.b, n.loc,
+          NodeImporter::withShape(xin, {xinS[0], xinS[1], xinS[2], cinG}), xin,
+          n.constShape({0, 0, 0, g * cinG}),
+          n.constShape({xinS[0], xinS[1], xinS[2], cinG}));
+      ArrayRef<int64_t> w4s = NodeImporter::shapeOf(w4);
+      wg = tosa::SliceOp::create(
+          n.b, n.loc,
+          NodeImporter::withShape(w4, {coutG, w4s[1], w4s[2], w4s[3]}), w4,
+          n.constShape({g * coutG, 0, 0, 0}),
+          n.constShape({coutG, w4s[1], w4s[2], w4s[3]}));
+      bg = tosa::SliceOp::create(
+          n.b, n.loc, RankedTensorType::get({coutG}, elt), bias,
+          n.constShape({g * coutG}), n.constShape({coutG}));
+    }
+    Value wOhwi = n.transpose(wg, {0, 2, 3, 1});
+    auto outTy = RankedTensorType::get({n0, oh, ow, coutG}, elt);
+    parts.push_back(tosa::Conv2DOp::create(n.b, n.loc, outTy, xg, wOhwi, bg,
+                                           pad, stride, dil, acc));
+  }
+  Value y = parts[0];
+  if (group > 1)
+    y = tosa::ConcatOp::create(
+        n.b, n.loc, RankedTensorType::get({n0, oh, ow, cout}, elt), parts, 3);
+  y = toNCHW(n, y);
+  if (r == 1)
+    y = n.reshape(y, {n0, cout, ow});
+  n.setOutput(0, y);
+  return success();
+}
+
+template <bool isMax> static LogicalResult lowerPool(NodeImporter &n) {
+  Value x = n.input(0);
+  if (failed(requireFloat(n, x)))
+    return failure();
+  ArrayRef<int64_t> xs = NodeImporter::shapeOf(x);
+  size_t r = xs.size() - 2;
+  if (r != 1 && r != 2)
+    return n.unsupported(Twine(r) + "-d pooling (1-d and 2-d only)");
+  auto ks = n.intsAttr("kernel_shape");
+  if (!ks || ks->size() != r)
+    return n.error() << "kernel_shape is missing or has the wrong rank",
+           failure();
+  if (isMax && n.hasOutput(1))
+    return n.unsupported("MaxPool indices output");
+  if (n.intAttr("storage_order", 0))
+    return n.unsupported("storage_order=1");
+  auto win = resolveWindow(n, xs.drop_front(2), *ks, n.intAttr("ceil_mode", 0));
+  if (failed(win))
+    return failure();
+  Window w = *win;
+  if (llvm::any_of(w.dilation, [](int64_t d) { return d != 1; }))
+    return n.unsupported("pooling with dilations");
+  liftWindow(w);
+  Type elt = NodeImporter::eltOf(x);
+  Value xin = toNHWC(n, to2d(n, x));
+  if (!isMax && n.intAttr("count_include_pad", 0)) {
+    // Padding counts towards the average: pad with zeros explicitly.
+    ArrayRef<int64_t> s = NodeImporter::shapeOf(xin);
+    SmallVector<int64_t> ps = {
+        0, 0, w.padBegin[0], w.padEnd[0], w.padBegin[1], w.padEnd[1], 0, 0};
+    auto ty = NodeImporter::withShape(
+        xin, {s[0], s[1] + ps[2] + ps[3], s[2] + ps[4] + ps[5], s[3]});
+    xin = tosa::PadOp::create(n.b, n.loc, ty, xin, n.constShape(ps));
+    for (int i = 0; i < 2; ++i)
+      w.padBegin[i] = w.padEnd[i] = 0;
+  }
+  xin = fitEndPadding(n, xin, w);
+  auto outTy = RankedTensorType::get({xs[0], w.out[0], w.out[1], xs[1]}, elt);
+  auto kernel = n.b.getDenseI64ArrayAttr(w.kernel);
+  auto stride = n.b.getDenseI64ArrayAttr(w.stride);
+  auto pad = n.b.getDenseI64ArrayAttr(
+      {w.padBegin[0], w.padEnd[0], w.padBegin[1], w.padEnd[1]});
+  Value y;
+  if (isMax)
+    y = tosa::MaxPool2dOp::create(n.b, n.loc, outTy, xin, kernel, stride, pad);
+  else
+    y = tosa::AvgPool2dOp::create(n.b, n.loc, outTy, xin, kernel, stride, pad,
+                                  TypeAttr::get(elt));
+  y = toNCHW(n, y);
+  if (r == 1)
+    y = n.reshape(y, {xs[0], xs[1], w.out[1]});
+  n.setOutput(0, y);
+  return success();
+}
+
+template <bool isMax> static LogicalResult lowerGlobalPool(NodeImporter &n) {
+  Value x = n.input(0);
+  if (failed(requireFloat(n, x)))
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t i = 2; i < (int64_t)NodeImporter::shapeOf(x).size(); ++i)
+    axes.push_back(i);
+  n.setOutput(0, isMax ? n.reduce<tosa::ReduceMaxOp>(x, axes)
+                       : n.reduceMean(x, axes));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+/// Negative log-likelihood over class axis 1 of `logp` [N, C, d...] with
+/// integer `labels` [N, d...]: one-hot select, so it stays differentiable.
+static LogicalResult nllLoss(NodeImporter &n, Value logp, Value labels,
+                             Value weights, unsigned outIdx) {
+  ArrayRef<int64_t> ls = NodeImporter::shapeOf(logp);
+  ArrayRef<int64_t> ys = NodeImporter::shapeOf(labels);
+  int64_t rank = ls.size(), c = ls[1];
+  if ((int64_t)ys.size() != rank - 1 || ys[0] != ls[0])
+    return n.error() << "shape mismatch: labels do not match the scores",
+           failure();
+  Type elt = NodeImporter::eltOf(logp);
+  Type yelt = NodeImporter::eltOf(labels);
+  // labels [N, 1, d...] against class ids [1, C, 1...].
+  SmallVector<int64_t> ye(ys);
+  ye.insert(ye.begin() + 1, 1);
+  Value y = n.reshape(labels, ye);
+  SmallVector<int64_t> idsShape(rank, 1);
+  idsShape[1] = c;
+  auto idsTy = RankedTensorType::get(idsShape, yelt);
+  SmallVector<APInt> ids;
+  for (int64_t i = 0; i < c; ++i)
+    ids.push_back(APInt(yelt.getIntOrFloatBitWidth(), i));
+  Value classIds = n.constant(DenseElementsAttr::get(idsTy, ids));
+  Value onehot = *n.binary<tosa::EqualOp>(y, classIds, n.b.getI1Type());
+  Value zeros = n.splat(cast<RankedTensorType>(logp.getType()), 0.0);
+  Value picked =
+      tosa::SelectOp::create(n.b, n.loc, logp.getType(), onehot, logp, zeros);
+  Value loss = n.unaryNeg(n.reduce<tosa::ReduceSumOp>(picked, {1}));
+  // Per-sample weight: weights[label], zero where label == ignore_index.
+  Value wsel;
+  if (weights) {
+    SmallVector<int64_t> wShape(rank, 1);
+    wShape[1] = c;
+    Value w = n.reshape(weights, wShape);
+    Value wz = n.splat(NodeImporter::withShape(logp, ls), 0.0);
+    Value wfull = *n.binary<tosa::AddOp>(wz, w);
+    wsel = n.reduce<tosa::ReduceSumOp>(
+        tosa::SelectOp::create(n.b, n.loc, wfull.getType(), onehot, wfull,
+                               zeros),
+        {1});
+  }
+  const onnx::AttributeProto *ii = n.attr("ignore_index");
+  if (ii) {
+    Value ign = n.scalar(yelt, ii->i(), rank);
+    Value keep = tosa::LogicalNotOp::create(
+        n.b, n.loc, RankedTensorType::get(ye, n.b.getI1Type()),
+        *n.binary<tosa::EqualOp>(y, ign, n.b.getI1Type()));
+    Value keepF = n.castTo(keep, elt);
+    wsel = wsel ? *n.mul(wsel, keepF) : keepF;
+  }
+  if (wsel)
+    loss = *n.mul(loss, wsel);
+  std::string reduction = n.stringAttr("reduction", "mean");
+  SmallVector<int64_t> all;
+  for (int64_t i = 0; i < rank; ++i)
+    all.push_back(i);
+  Value out;
+  if (reduction == "none") {
+    out = n.reshape(loss, ys);
+  } else if (reduction == "sum") {
+    out = n.reshape(n.reduce<tosa::ReduceSumOp>(loss, all), {});
+  } else if (reduction == "mean") {
+    Value total = n.reduce<tosa::ReduceSumOp>(loss, all);
+    if (wsel)
+      out = *n.div(total, n.reduce<tosa::ReduceSumOp>(wsel, all));
+    else
+      out = *n.mul(
+          total, n.scalar(elt,
+                          1.0 / (double)cast<RankedTensorType>(labels.getType())
+                                    .getNumElements(),
+                          rank));
+    out = n.reshape(out, {});
+  } else {
+    return n.error() << "unknown reduction '" << reduction << "'", failure();
+  }
+  n.setOutput(outIdx, out);
+  return success();
+}
+
+static LogicalResult lowerSoftmaxCrossEntropy(NodeImporter &n) {
+  Value scores = n.input(0);
+  if (failed(requireFloat(n, scores)))
+    return failure();
+  if (NodeImporter::shapeOf(scores).size() < 2)
+    return n.error() << "scores must have rank >= 2", failure();
+  Value logp = softmax(n, scores, 1, /*log=*/true);
+  if (failed(nllLoss(n, logp, n.input(1), n.hasInput(2) ? n.input(2) : Value(),
+                     0)))
+    return failure();
+  n.setOutput(1, logp);
+  return success();
+}
+
+static LogicalResult lowerNLLLoss(NodeImporter &n) {
+  Value logp = n.input(0);
+  if (failed(requireFloat(n, logp)))
+    return failure();
+  if (NodeImporter::shapeOf(logp).size() < 2)
+    return n.error() << "input must have rank >= 2", failure();
+  return nllLoss(n, logp, n.input(1), n.hasInput(2) ? n.input(2) : Value(), 0);
+}
+
+void mlir::zero::onnx_import::registerNNLowerings(
+    llvm::StringMap<LoweringFn> &m) {
+  m["MatMul"] = lowerMatMul;
+  m["Gemm"] = lowerGemm;
+  m["ReduceSum"] = lowerReduce<ReduceKind::Sum, true>;
+  m["ReduceMean"] = lowerReduce<ReduceKind::Mean, false>;
+  m["ReduceMax"] = lowerReduce<ReduceKind::Max, false>;
+  m["ReduceMin"] = lowerReduce<ReduceKind::Min, false>;
+  m["ReduceProd"] = lowerReduce<ReduceKind::Prod, false>;
+  m["ReduceSumSquare"] = lowerReduce<ReduceKind::SumSquare, false>;
+  m["ReduceL1"] = lowerReduce<ReduceKind::L1, false>;
+  m["ReduceL2"] = lowerReduce<ReduceKind::L2, false>;
+  m["ReduceLogSum"] = lowerReduce<ReduceKind::LogSum, false>;
+  m["ReduceLogSumExp"] = lowerReduce<ReduceKind::LogSumExp, false>;
+  m["Softmax"] = lowerSoftmax<false>;
+  m["LogSoftmax"] = lowerSoftmax<true>;
+  m["LayerNormalization"] = lowerLayerNorm;
+  m["BatchNormalization"] = lowerBatchNorm;
+  m["Conv"] = lowerConv;
+  m["MaxPool"] = lowerPool<true>;
+  m["AveragePool"] = lowerPool<false>;
+  m["GlobalAveragePool"] = lowerGlobalPool<false>;
+  m["GlobalMaxPool"] = lowerGlobalPool<true>;
+  m["SoftmaxCrossEntropyLoss"] = lowerSoftmaxCrossEntropy;
+  m["NegativeLogLikelihoodLoss"] = lowerNLLLoss;
+}

@@ -1,0 +1,178 @@
+//===- NodeImporter.h - lowering one ONNX node ------------------*- C++ -*-===//
+//
+// Each ONNX op has a lowering function that reads the node through a
+// NodeImporter and produces TOSA (or tensor/linalg where TOSA lacks the
+// op). The helpers here build the TOSA idioms that many lowerings share:
+// rank equalization for broadcasting, constant shapes and zero points.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_OPT_LIB_IMPORT_ONNX_NODEIMPORTER_H
+#define ZERO_OPT_LIB_IMPORT_ONNX_NODEIMPORTER_H
+
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <optional>
+
+namespace mlir::zero::onnx_import {
+
+/// Values shared by all node lowerings of one graph.
+struct GraphState {
+  llvm::StringMap<Value> values;
+  /// Known contents of constant tensors: initializers kept as constants,
+  /// Constant nodes and values computed by ONNX data propagation.
+  llvm::StringMap<DenseElementsAttr> constants;
+  /// Static types from shape inference, by value name.
+  llvm::StringMap<RankedTensorType> types;
+  const std::unordered_map<std::string, onnx::TensorShapeProto> *shapeData =
+      nullptr;
+  /// Where constants are materialized when a lowering needs them as values.
+  Block *entry = nullptr;
+  Location fileLoc;
+
+  explicit GraphState(Location fileLoc) : fileLoc(fileLoc) {}
+  /// The value named `name`, materializing a known constant on first use.
+  Value lookup(StringRef name);
+  bool isDefined(StringRef name) const {
+    return values.count(name) || constants.count(name);
+  }
+};
+
+class NodeImporter {
+public:
+  NodeImporter(OpBuilder &b, Location loc, const onnx::NodeProto &node,
+               GraphState &state)
+      : b(b), loc(loc), node(node), state(state) {}
+
+  OpBuilder &b;
+  Location loc;
+  const onnx::NodeProto &node;
+  GraphState &state;
+
+  // --- Node access -------------------------------------------------------
+  unsigned numInputs() const { return node.input_size(); }
+  bool hasInput(unsigned i) const {
+    return (int)i < node.input_size() && !node.input(i).empty();
+  }
+  bool hasOutput(unsigned i) const {
+    return (int)i < node.output_size() && !node.output(i).empty();
+  }
+  Value input(unsigned i) const;
+  RankedTensorType inputType(unsigned i) const;
+  /// The inferred static type of output i; null when unknown.
+  RankedTensorType outputType(unsigned i) const;
+  /// Contents of input i when known at compile time.
+  std::optional<DenseElementsAttr> constInput(unsigned i) const;
+  /// Integer contents of input i, required to be known at compile time.
+  FailureOr<SmallVector<int64_t>> constInts(unsigned i, StringRef what);
+  void setOutput(unsigned i, Value v);
+  /// Defines output i as a compile-time constant, materialized on use.
+  void setConstantOutput(unsigned i, DenseElementsAttr attr);
+
+  const onnx::AttributeProto *attr(StringRef name) const;
+  int64_t intAttr(StringRef name, int64_t dflt) const;
+  float floatAttr(StringRef name, float dflt) const;
+  std::string stringAttr(StringRef name, StringRef dflt) const;
+  std::optional<SmallVector<int64_t>> intsAttr(StringRef name) const;
+
+  /// Emits an error at the node and returns failure.
+  InFlightDiagnostic error();
+  /// Emits an "unsupported" error naming a feature zero-opt lacks.
+  LogicalResult unsupported(const Twine &what);
+
+  // --- Builders ----------------------------------------------------------
+  /// Normalizes a possibly negative axis; fails with an error if out of range.
+  FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+  Value constShape(ArrayRef<int64_t> shape);
+  Value reshape(Value v, ArrayRef<int64_t> shape);
+  Value transpose(Value v, ArrayRef<int32_t> perm);
+  /// Splat constant of `type`.
+  Value splat(RankedTensorType type, double value);
+  /// Scalar constant broadcastable against tensors of `rank`.
+  Value scalar(Type elt, double value, int64_t rank);
+  /// A constant holding `attr` (reshaped to its own type).
+  Value constant(DenseElementsAttr attr);
+  Value zeroPoint(Type elt);
+  /// Reshapes `v` to `rank` by prepending unit dimensions.
+  Value expandRank(Value v, int64_t rank);
+  /// Broadcast result type of two operands (numpy rules).
+  FailureOr<SmallVector<int64_t>> broadcastShape(ArrayRef<int64_t> a,
+                                                 ArrayRef<int64_t> b);
+  /// Broadcasts `v` to `shape` (materialized with tosa.tile).
+  Value broadcastTo(Value v, ArrayRef<int64_t> shape);
+
+  /// Elementwise binary op with numpy broadcasting; `resultElt` defaults to
+  /// the operand element type.
+  template <typename OpTy>
+  FailureOr<Value> binary(Value lhs, Value rhs, Type resultElt = {});
+  FailureOr<Value> mul(Value lhs, Value rhs);
+  FailureOr<Value> div(Value lhs, Value rhs);
+  Value unaryNeg(Value v);
+  Value castTo(Value v, Type elt);
+  /// Reduction over `axes` keeping them as size 1.
+  template <typename OpTy> Value reduce(Value v, ArrayRef<int64_t> axes);
+  /// Sum over `axes` times 1/count.
+  Value reduceMean(Value v, ArrayRef<int64_t> axes);
+  /// Batched matmul of rank-3 f32/f16 tensors.
+  Value matmul3d(Value a, Value b);
+
+  static RankedTensorType withShape(Value v, ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(
+        shape, cast<RankedTensorType>(v.getType()).getElementType());
+  }
+  static ArrayRef<int64_t> shapeOf(Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  }
+  static Type eltOf(Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType();
+  }
+};
+
+template <typename OpTy>
+FailureOr<Value> NodeImporter::binary(Value lhs, Value rhs, Type resultElt) {
+  auto shape = broadcastShape(shapeOf(lhs), shapeOf(rhs));
+  if (failed(shape))
+    return failure();
+  int64_t rank = shape->size();
+  lhs = expandRank(lhs, rank);
+  rhs = expandRank(rhs, rank);
+  if (!resultElt)
+    resultElt = eltOf(lhs);
+  return OpTy::create(b, loc, RankedTensorType::get(*shape, resultElt), lhs,
+                      rhs)
+      .getResult();
+}
+
+template <typename OpTy>
+Value NodeImporter::reduce(Value v, ArrayRef<int64_t> axes) {
+  for (int64_t axis : axes) {
+    SmallVector<int64_t> shape(shapeOf(v));
+    shape[axis] = 1;
+    v = OpTy::create(b, loc, withShape(v, shape), v, b.getI32IntegerAttr(axis))
+            .getResult();
+  }
+  return v;
+}
+
+/// A node lowering. Returns failure after emitting an error.
+using LoweringFn = LogicalResult (*)(NodeImporter &);
+
+/// Registration of the lowerings defined in each file.
+void registerElementwiseLowerings(llvm::StringMap<LoweringFn> &map);
+void registerTensorLowerings(llvm::StringMap<LoweringFn> &map);
+void registerNNLowerings(llvm::StringMap<LoweringFn> &map);
+
+/// ONNX TensorProto element type to MLIR; null if unsupported.
+Type convertElementType(MLIRContext *ctx, int32_t onnxType);
+/// Reads an ONNX tensor into an attribute; fails with `error` set.
+FailureOr<DenseElementsAttr>
+convertTensor(MLIRContext *ctx, const onnx::TensorProto &t, std::string &error);
+
+} // namespace mlir::zero::onnx_import
+
+#endif

@@ -1,0 +1,362 @@
+//===- ONNXImporter.cpp - ONNX graph to a function over tensors -*- C++ -*-===//
+#include "zero-opt/Import/ONNX/ONNXImporter.h"
+
+#include "ModelLoader.h"
+#include "NodeImporter.h"
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Verifier.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::zero;
+using namespace mlir::zero::onnx_import;
+
+static const llvm::StringMap<LoweringFn> &loweringTable() {
+  static const llvm::StringMap<LoweringFn> table = [] {
+    llvm::StringMap<LoweringFn> m;
+    registerElementwiseLowerings(m);
+    registerTensorLowerings(m);
+    registerNNLowerings(m);
+    return m;
+  }();
+  return table;
+}
+
+bool zero::isSupportedONNXOp(StringRef opType) {
+  return loweringTable().count(opType);
+}
+
+bool zero::isCompileTimeOperand(StringRef opType, unsigned index) {
+  return llvm::StringSwitch<bool>(opType)
+      .Cases({"Reshape", "Expand", "Tile", "Split", "Squeeze", "Unsqueeze",
+              "ReduceSum"},
+             index == 1)
+      .Case("Slice", index >= 1 && index <= 4)
+      .Case("ConstantOfShape", index == 0)
+      .Case("Dropout", index == 1 || index == 2)
+      .Default(false);
+}
+
+void zero::registerONNXImportDialects(DialectRegistry &registry) {
+  registry.insert<func::FuncDialect, tosa::TosaDialect, tensor::TensorDialect,
+                  arith::ArithDialect, linalg::LinalgDialect, math::MathDialect,
+                  ZeroDialect>();
+}
+
+namespace {
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext *ctx, StringRef path, LoadedModel &lm,
+                const ONNXImportOptions &options)
+      : ctx(ctx), path(path), lm(lm), options(options),
+        fileLoc(FileLineColLoc::get(ctx, path, 0, 0)), state(fileLoc) {}
+
+  OwningOpRef<ModuleOp> run(ParamValues *initialValues);
+
+private:
+  FailureOr<RankedTensorType> convertType(const onnx::TypeProto &t,
+                                          StringRef name, bool isInput);
+  Location nodeLoc(const onnx::NodeProto &node, int index);
+  LogicalResult importNode(OpBuilder &b, const onnx::NodeProto &node,
+                           int index);
+
+  MLIRContext *ctx;
+  StringRef path;
+  LoadedModel &lm;
+  const ONNXImportOptions &options;
+  Location fileLoc;
+  GraphState state;
+};
+} // namespace
+
+static std::string shapeHint(const onnx::TypeProto_Tensor &tt) {
+  std::string s;
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto &d = tt.shape().dim(i);
+    s += (i ? "x" : "") +
+         (d.has_dim_value() ? std::to_string(d.dim_value()) : std::string("N"));
+  }
+  return s;
+}
+
+FailureOr<RankedTensorType> GraphImporter::convertType(const onnx::TypeProto &t,
+                                                       StringRef name,
+                                                       bool isInput) {
+  if (!t.has_tensor_type()) {
+    emitError(fileLoc) << "value '" << name
+                       << "' is not a tensor (sequences, maps and optionals "
+                          "are not supported)";
+    return failure();
+  }
+  const auto &tt = t.tensor_type();
+  Type elt = convertElementType(ctx, tt.elem_type());
+  if (!elt) {
+    emitError(fileLoc) << "unsupported: value '" << name
+                       << "' has element type "
+                       << onnx::TensorProto::DataType_Name(
+                              (onnx::TensorProto::DataType)tt.elem_type());
+    return failure();
+  }
+  if (!tt.has_shape()) {
+    auto diag = emitError(fileLoc) << "value '" << name << "' has no shape";
+    if (isInput)
+      diag << "; give it one with --input-shape " << name << "=D0xD1x...";
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto &d = tt.shape().dim(i);
+    if (!d.has_dim_value()) {
+      auto diag = emitError(fileLoc)
+                  << "value '" << name << "' has dynamic dimension ";
+      if (d.has_dim_param())
+        diag << "'" << d.dim_param() << "' ";
+      diag << "(dim " << i << ")";
+      if (isInput) {
+        diag << "; fix it with ";
+        if (d.has_dim_param())
+          diag << "--dim " << d.dim_param() << "=<size> or ";
+        diag << "--input-shape " << name << "=" << shapeHint(tt);
+      } else {
+        diag << " that the input shapes do not determine";
+      }
+      return failure();
+    }
+    shape.push_back(d.dim_value());
+  }
+  return RankedTensorType::get(shape, elt);
+}
+
+Location GraphImporter::nodeLoc(const onnx::NodeProto &node, int index) {
+  std::string name = node.name().empty()
+                         ? node.op_type() + "_" + std::to_string(index)
+                         : node.name();
+  return NameLoc::get(StringAttr::get(ctx, name), fileLoc);
+}
+
+LogicalResult GraphImporter::importNode(OpBuilder &b,
+                                        const onnx::NodeProto &node,
+                                        int index) {
+  Location loc = nodeLoc(node, index);
+  const std::string &domain = node.domain();
+  if (!domain.empty() && domain != "ai.onnx") {
+    emitError(loc) << "unsupported: op " << node.op_type() << " of domain '"
+                   << domain << "': zero-opt lowers only the default ONNX "
+                   << "domain (ai.onnx)";
+    return failure();
+  }
+  auto it = loweringTable().find(node.op_type());
+  if (it == loweringTable().end()) {
+    if (isKnownONNXOp(domain, node.op_type(), lm.opset))
+      emitError(loc) << "unsupported: op " << node.op_type()
+                     << " has no lowering in zero-opt yet";
+    else
+      emitError(loc) << "unknown op '" << node.op_type()
+                     << "': it is not an ONNX operator at opset " << lm.opset;
+    return failure();
+  }
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty())
+      continue;
+    if (!state.isDefined(node.input(i))) {
+      emitError(loc) << "input '" << node.input(i) << "' is not defined";
+      return failure();
+    }
+  }
+  // TOSA has no zero-sized tensors.
+  auto isEmpty = [&](const std::string &name) {
+    Value v = state.values.lookup(name);
+    ShapedType t = v ? cast<ShapedType>(v.getType())
+                     : ShapedType(state.constants.lookup(name).getType());
+    if (!t)
+      t = state.types.lookup(name);
+    return t && t.getNumElements() == 0;
+  };
+  for (int i = 0; i < node.input_size(); ++i)
+    if (!node.input(i).empty() && isEmpty(node.input(i)) &&
+        !isCompileTimeOperand(node.op_type(), i)) {
+      emitError(loc) << "unsupported: empty tensor '" << node.input(i) << "'";
+      return failure();
+    }
+  for (int i = 0; i < node.output_size(); ++i)
+    if (RankedTensorType t = state.types.lookup(node.output(i));
+        t && t.getNumElements() == 0) {
+      emitError(loc) << "unsupported: empty tensor '" << node.output(i) << "'";
+      return failure();
+    }
+  NodeImporter ni(b, loc, node, state);
+  if (failed(it->second(ni)))
+    return failure();
+  for (int i = 0; i < node.output_size(); ++i) {
+    const std::string &out = node.output(i);
+    if (out.empty())
+      continue;
+    if (!state.isDefined(out)) {
+      emitError(loc) << "unsupported: output " << i << " ('" << out << "') of "
+                     << node.op_type() << " is not produced";
+      return failure();
+    }
+    Value v = state.values.lookup(out);
+    Type got = v ? v.getType() : state.constants.lookup(out).getType();
+    RankedTensorType want = state.types.lookup(out);
+    if (want && want != got) {
+      emitError(loc) << "internal error: " << node.op_type() << " lowered to "
+                     << got << " but ONNX infers " << want << " for '" << out
+                     << "'";
+      return failure();
+    }
+  }
+  return success();
+}
+
+OwningOpRef<ModuleOp> GraphImporter::run(ParamValues *initialValues) {
+  const onnx::GraphProto &g = lm.model.graph();
+  state.shapeData = &lm.shapeData;
+  state.fileLoc = fileLoc;
+  for (const auto &vi : g.value_info()) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
+      continue;
+    bool known = true;
+    for (const auto &d : vi.type().tensor_type().shape().dim())
+      known &= d.has_dim_value();
+    Type elt = convertElementType(ctx, vi.type().tensor_type().elem_type());
+    if (!known || !elt)
+      continue;
+    SmallVector<int64_t> shape;
+    for (const auto &d : vi.type().tensor_type().shape().dim())
+      shape.push_back(d.dim_value());
+    state.types[vi.name()] = RankedTensorType::get(shape, elt);
+  }
+
+  // Initializers: floating-point ones are trained unless frozen.
+  std::set<std::string> frozen(options.freeze.begin(), options.freeze.end());
+  std::set<std::string> initNames;
+  struct Param {
+    std::string name;
+    DenseElementsAttr value;
+  };
+  std::vector<Param> params;
+  for (const auto &t : g.initializer()) {
+    std::string err;
+    auto attr = convertTensor(ctx, t, err);
+    if (failed(attr)) {
+      emitError(fileLoc) << "initializer: " << err;
+      return nullptr;
+    }
+    initNames.insert(t.name());
+    bool isFloat = isa<FloatType>(attr->getElementType());
+    if (isFloat && !frozen.count(t.name()))
+      params.push_back({t.name(), *attr});
+    else
+      state.constants[t.name()] = *attr;
+  }
+  for (const std::string &f : options.freeze) {
+    auto it = state.constants.find(f);
+    if (!initNames.count(f) || it == state.constants.end() ||
+        !isa<FloatType>(it->second.getElementType())) {
+      emitError(fileLoc) << "--freeze names '" << f
+                         << "', which is not a floating-point initializer "
+                            "of the model";
+      return nullptr;
+    }
+  }
+
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  SmallVector<Role> argRoles;
+  for (const auto &vi : g.input()) {
+    if (initNames.count(vi.name()))
+      continue;
+    auto ty = convertType(vi.type(), vi.name(), /*isInput=*/true);
+    if (failed(ty))
+      return nullptr;
+    argTypes.push_back(*ty);
+    argNames.push_back(vi.name());
+    argRoles.push_back(Role::input);
+  }
+  for (const Param &p : params) {
+    argTypes.push_back(p.value.getType());
+    argNames.push_back(p.name);
+    argRoles.push_back(Role::parameter);
+  }
+  SmallVector<Type> resultTypes;
+  for (const auto &vi : g.output()) {
+    auto ty = convertType(vi.type(), vi.name(), /*isInput=*/false);
+    if (failed(ty))
+      return nullptr;
+    resultTypes.push_back(*ty);
+    state.types[vi.name()] = *ty;
+  }
+
+  OpBuilder b(ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto fn = func::FuncOp::create(b, fileLoc, options.funcName,
+                                 b.getFunctionType(argTypes, resultTypes));
+  for (unsigned i = 0; i < argTypes.size(); ++i) {
+    fn.setArgAttr(i, kNameAttr, b.getStringAttr(argNames[i]));
+    fn.setArgAttr(i, kRoleAttr, RoleAttr::get(ctx, argRoles[i]));
+  }
+  for (auto [i, vi] : llvm::enumerate(g.output())) {
+    fn.setResultAttr(i, kNameAttr, b.getStringAttr(vi.name()));
+    fn.setResultAttr(i, kRoleAttr, RoleAttr::get(ctx, Role::output));
+  }
+  Block *body = fn.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  for (unsigned i = 0; i < argTypes.size(); ++i)
+    state.values[argNames[i]] = body->getArgument(i);
+  state.entry = body;
+
+  for (auto [i, node] : llvm::enumerate(g.node()))
+    if (failed(importNode(b, node, i)))
+      return nullptr;
+
+  SmallVector<Value> results;
+  for (auto [i, vi] : llvm::enumerate(g.output())) {
+    Value v = state.lookup(vi.name());
+    if (!v) {
+      emitError(fileLoc) << "graph output '" << vi.name()
+                         << "' is not produced by any node";
+      return nullptr;
+    }
+    if (v.getType() != resultTypes[i]) {
+      emitError(fileLoc) << "graph output '" << vi.name() << "' is declared "
+                         << resultTypes[i] << " but computes " << v.getType();
+      return nullptr;
+    }
+    results.push_back(v);
+  }
+  func::ReturnOp::create(b, fileLoc, results);
+  if (failed(verify(*module)))
+    return nullptr;
+  if (initialValues)
+    for (const Param &p : params)
+      initialValues->emplace_back(p.name, p.value);
+  return module;
+}
+
+OwningOpRef<ModuleOp> zero::importONNXModel(MLIRContext *ctx, StringRef path,
+                                            const ONNXImportOptions &options,
+                                            ParamValues *initialValues) {
+  DialectRegistry registry;
+  registerONNXImportDialects(registry);
+  ctx->appendDialectRegistry(registry);
+  ctx->loadAllAvailableDialects();
+
+  LoadedModel lm;
+  std::string err;
+  if (!loadModel(path.str(), options, lm, err)) {
+    emitError(FileLineColLoc::get(ctx, path, 0, 0)) << err;
+    return nullptr;
+  }
+  return GraphImporter(ctx, path, lm, options).run(initialValues);
+}

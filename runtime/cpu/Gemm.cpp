@@ -1,0 +1,76 @@
+//===- Gemm.cpp - f32 GEMM through OpenBLAS ---------------------*- C++ -*-===//
+#include "zero-rt/Runtime.h"
+
+#include <cblas.h>
+
+#include <vector>
+
+namespace {
+/// How an operand maps onto BLAS: row-major with leading dimension `ld`,
+/// possibly transposed; `ok` is false when neither inner stride is 1.
+struct Layout {
+  bool ok, trans;
+  int64_t ld;
+};
+
+Layout layoutOf(int64_t rows, int64_t cols, int64_t sRow, int64_t sCol) {
+  if (sCol == 1 && (sRow >= cols || rows == 1))
+    return {true, false, rows == 1 ? cols : sRow};
+  if (sRow == 1 && (sCol >= rows || cols == 1))
+    return {true, true, cols == 1 ? rows : sCol};
+  return {false, false, 0};
+}
+
+/// Copies a strided matrix into a dense row-major buffer.
+void pack(const float *src, int64_t rows, int64_t cols, int64_t sRow,
+          int64_t sCol, std::vector<float> &dst) {
+  dst.resize(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      dst[i * cols + j] = src[i * sRow + j * sCol];
+}
+} // namespace
+
+extern "C" void zero_rt_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
+                              int64_t a, int64_t aOff, int64_t aSB, int64_t aSM,
+                              int64_t aSK, int64_t b, int64_t bOff, int64_t bSB,
+                              int64_t bSK, int64_t bSN, int64_t c, int64_t cOff,
+                              int64_t cSB, int64_t cSM, int64_t cSN) {
+  const float *A = reinterpret_cast<const float *>(a) + aOff;
+  const float *B = reinterpret_cast<const float *>(b) + bOff;
+  float *C = reinterpret_cast<float *>(c) + cOff;
+  if (m == 0 || n == 0)
+    return;
+  Layout la = layoutOf(m, k, aSM, aSK), lb = layoutOf(k, n, bSK, bSN);
+  Layout lc = layoutOf(m, n, cSM, cSN);
+  std::vector<float> pa, pb, pc;
+  for (int64_t i = 0; i < batch; ++i) {
+    const float *Ai = A + i * aSB, *Bi = B + i * bSB;
+    float *Ci = C + i * cSB;
+    Layout ua = la, ub = lb;
+    if (!la.ok) {
+      pack(Ai, m, k, aSM, aSK, pa);
+      Ai = pa.data();
+      ua = {true, false, k};
+    }
+    if (!lb.ok) {
+      pack(Bi, k, n, bSK, bSN, pb);
+      Bi = pb.data();
+      ub = {true, false, n};
+    }
+    if (lc.ok && !lc.trans) {
+      cblas_sgemm(CblasRowMajor, ua.trans ? CblasTrans : CblasNoTrans,
+                  ub.trans ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, Ai,
+                  ua.ld, Bi, ub.ld, 1.0f, Ci, lc.ld);
+      continue;
+    }
+    // A strided or transposed result: accumulate through a dense copy.
+    pack(Ci, m, n, cSM, cSN, pc);
+    cblas_sgemm(CblasRowMajor, ua.trans ? CblasTrans : CblasNoTrans,
+                ub.trans ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, Ai, ua.ld,
+                Bi, ub.ld, 1.0f, pc.data(), n);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < n; ++col)
+        Ci[r * cSM + col * cSN] = pc[r * n + col];
+  }
+}

@@ -1,0 +1,125 @@
+//===- Npz.h - NumPy .npy/.npz reading and writing --------------*- C++ -*-===//
+//
+// Reads and writes arrays in NumPy's .npy format and .npz archives (zip files
+// of .npy members, as written by np.savez and np.savez_compressed).
+//
+// Conventions:
+//  - No exceptions. Every fallible function returns true on success; on
+//    failure it returns false and stores a one-line message in `error`, of the
+//    form "<file>: member '<name>.npy': <what went wrong>".
+//  - Arrays are held in C (row-major) order, little-endian. A .npy header with
+//    fortran_order=True is accepted and its data is reordered into C order.
+//  - Big-endian, object and structured dtypes are rejected.
+//  - BF16 has no NumPy descr: it can be held in memory but not written.
+//  - Writes are atomic: data goes to "<path>.tmp", which is renamed over
+//    <path> only once complete. On failure <path> is left untouched.
+//  - .npz members are read stored or deflated; they are written stored.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_RT_NPZ_H
+#define ZERO_RT_NPZ_H
+
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace zero::rt {
+
+enum class DType {
+  F32,
+  F64,
+  F16,
+  BF16,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64,
+  Bool
+};
+
+/// Size of one element in bytes; 0 for a value outside the enum.
+size_t itemSize(DType dtype);
+
+/// NumPy's name for the dtype: "float32", "int64", "bool", ... ("bfloat16"
+/// for BF16).
+const char *dtypeName(DType dtype);
+
+/// The .npy descr written for the dtype ("<f4", "|b1", ...), or nullptr for
+/// BF16, which NumPy cannot represent.
+const char *numpyDescr(DType dtype);
+
+/// Maps a little-endian (or byte-order-free) NumPy descr such as "<f4" or
+/// "|u1" to a DType; nullopt for anything unsupported.
+std::optional<DType> dtypeFromNumpyDescr(std::string_view descr);
+
+/// A dense, C-ordered, little-endian array.
+struct Array {
+  std::string name;
+  DType dtype = DType::F32;
+  /// Empty for a 0-d (scalar) array.
+  std::vector<int64_t> shape;
+  /// numel() * itemSize() bytes.
+  std::vector<uint8_t> data;
+
+  /// Number of elements (1 for a 0-d array), or -1 if a dimension is negative
+  /// or the product overflows int64_t.
+  int64_t numel() const;
+  size_t itemSize() const { return rt::itemSize(dtype); }
+
+  /// Typed view of `data`. T must have the element's size (e.g. uint16_t for
+  /// F16/BF16, bool or uint8_t for Bool).
+  template <class T> T *as() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    assert(sizeof(T) == itemSize() && "element type size mismatch");
+    return reinterpret_cast<T *>(data.data());
+  }
+  template <class T> const T *as() const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    assert(sizeof(T) == itemSize() && "element type size mismatch");
+    return reinterpret_cast<const T *>(data.data());
+  }
+};
+
+/// Reads every member of an .npz archive, in archive order. Member names lose
+/// their ".npy" suffix.
+bool readNpz(const std::string &path, std::vector<Array> &arrays,
+             std::string &error);
+
+/// Same as readNpz, from an archive held in memory; `context` names it in
+/// error messages.
+bool parseNpz(const void *data, size_t size, std::vector<Array> &arrays,
+              std::string &error, const std::string &context = "<memory>");
+
+/// Writes the arrays as "<name>.npy" members of an uncompressed archive.
+/// Names must be non-empty and unique.
+bool writeNpz(const std::string &path, const std::vector<Array> &arrays,
+              std::string &error);
+
+/// Reads one .npy file. The array is named after the file, without directory
+/// and ".npy" suffix.
+bool readNpy(const std::string &path, Array &array, std::string &error);
+
+/// Parses a .npy image held in memory; `context` names it in error messages.
+/// The array's name is left unchanged.
+bool parseNpy(const void *data, size_t size, Array &array, std::string &error,
+              const std::string &context = "<memory>");
+
+/// Writes one .npy file (the array's name is not stored).
+bool writeNpy(const std::string &path, const Array &array, std::string &error);
+
+/// Serializes the array into a .npy image, replacing the contents of `out`.
+bool serializeNpy(const Array &array, std::vector<uint8_t> &out,
+                  std::string &error, const std::string &context = "<memory>");
+
+} // namespace zero::rt
+
+#endif

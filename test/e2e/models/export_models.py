@@ -1,0 +1,256 @@
+#!/usr/bin/python3
+"""Export small training models (forward pass returning the loss) to ONNX.
+
+Usage: /usr/bin/python3 export_models.py OUTDIR [--only NAME] [--check-torch]
+
+For each model NAME this writes
+  OUTDIR/NAME.onnx       the exported graph, parameters stored as initializers
+  OUTDIR/NAME.data.npz   one array per graph input, 3 batches stacked on dim 0
+and with --check-torch also
+  OUTDIR/NAME.torch.npz  PyTorch's outputs, shaped (num_batches, *output_shape),
+                         the same layout test/tools/run_ort.js writes.
+
+Needs Debian's PyTorch and onnx, which load only under /usr/bin/python3.
+"""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+NUM_BATCHES = 3
+OPSET = 17
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.ln = nn.LayerNorm(32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x, y):
+        logits = self.fc2(F.gelu(self.ln(self.fc1(x))))
+        return F.cross_entropy(logits, y), logits
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x, y):
+        h = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        h = F.relu(self.conv2(h))
+        logits = self.fc(torch.flatten(h, 1))
+        return F.cross_entropy(logits, y), logits
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d, n_head, block_size):
+        super().__init__()
+        self.n_head = n_head
+        self.scale = 1.0 / math.sqrt(d // n_head)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        # Buffer (not a constant) so the mask reaches the graph as a bool
+        # initializer feeding a Where, the way real GPT exports look.
+        self.register_buffer(
+            "mask", torch.tril(torch.ones(block_size, block_size, dtype=torch.bool)))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        hd = C // self.n_head
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q = q.view(B, T, self.n_head, hd).transpose(1, 2)
+        k = k.view(B, T, self.n_head, hd).transpose(1, 2)
+        v = v.view(B, T, self.n_head, hd).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * self.scale
+        att = att.masked_fill(~self.mask[:T, :T], float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(B, T, C)
+        return self.proj(y)
+
+
+class Block(nn.Module):
+    def __init__(self, d, n_head, block_size):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = CausalSelfAttention(d, n_head, block_size)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.fc_out = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.fc_out(F.gelu(self.fc(self.ln2(x))))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab=32, d=16, n_head=2, n_layer=2, block_size=8):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(block_size, d)
+        self.register_buffer("pos", torch.arange(block_size, dtype=torch.int64))
+        self.blocks = nn.ModuleList(
+            [Block(d, n_head, block_size) for _ in range(n_layer)])
+        self.ln_f = nn.LayerNorm(d)
+
+    def forward(self, tokens, targets):
+        T = tokens.shape[1]
+        h = self.wte(tokens) + self.wpe(self.pos[:T])
+        for block in self.blocks:
+            h = block(h)
+        # Tied output projection: the embedding table is read twice.
+        logits = self.ln_f(h) @ self.wte.weight.t()
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                               targets.reshape(-1))
+        return loss, logits
+
+
+def mlp_spec(gen):
+    B = 4
+    n = NUM_BATCHES * B
+    data = {"x": torch.randn(n, 16, generator=gen),
+            "y": torch.randint(0, 10, (n,), generator=gen)}
+    return MLP(), B, data
+
+
+def cnn_spec(gen):
+    B = 4
+    n = NUM_BATCHES * B
+    data = {"x": torch.randn(n, 1, 8, 8, generator=gen),
+            "y": torch.randint(0, 10, (n,), generator=gen)}
+    return CNN(), B, data
+
+
+def gpt_spec(gen):
+    B, T, V = 2, 8, 32
+    n = NUM_BATCHES * B
+    data = {"tokens": torch.randint(0, V, (n, T), generator=gen),
+            "targets": torch.randint(0, V, (n, T), generator=gen)}
+    return GPT(vocab=V, block_size=T), B, data
+
+
+MODELS = {"mlp": mlp_spec, "cnn": cnn_spec, "gpt": gpt_spec}
+OUTPUT_NAMES = ["loss", "logits"]
+
+ONNX_TO_NUMPY = {
+    onnx.TensorProto.FLOAT: np.float32,
+    onnx.TensorProto.DOUBLE: np.float64,
+    onnx.TensorProto.INT64: np.int64,
+    onnx.TensorProto.INT32: np.int32,
+    onnx.TensorProto.BOOL: np.bool_,
+}
+
+
+def build(name):
+    # Seed per model so each model's weights and data do not depend on which
+    # other models were built in the same run (--only gives the same files).
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(1234)
+    model, batch, data = MODELS[name](gen)
+    model.train()
+    return model, batch, data
+
+
+def export(model, batch, data, path):
+    args = tuple(v[:batch] for v in data.values())
+    torch.onnx.export(
+        model, args, path,
+        input_names=list(data.keys()),
+        output_names=OUTPUT_NAMES,
+        opset_version=OPSET,
+        export_params=True,
+        keep_initializers_as_inputs=False,
+        # Training mode keeps every parameter as its own initializer; eval
+        # mode would let the exporter fold and merge equal-valued ones.
+        training=torch.onnx.TrainingMode.TRAINING,
+        do_constant_folding=False,
+    )
+
+
+def shape_of(value_info):
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param
+            for d in value_info.type.tensor_type.shape.dim]
+
+
+def write_data(model_proto, data, path):
+    arrays = {}
+    for inp in model_proto.graph.input:
+        if inp.name not in data:
+            sys.exit(f"graph input {inp.name!r} has no data tensor")
+        dtype = ONNX_TO_NUMPY[inp.type.tensor_type.elem_type]
+        arr = data[inp.name].numpy()
+        if arr.dtype != dtype or list(arr.shape[1:]) != shape_of(inp)[1:]:
+            sys.exit(f"data for {inp.name!r} is {arr.dtype}{list(arr.shape)}, "
+                     f"graph wants {np.dtype(dtype)}{shape_of(inp)}")
+        arrays[inp.name] = np.ascontiguousarray(arr)
+    np.savez(path, **arrays)
+
+
+def summarize(name, model_proto):
+    g = model_proto.graph
+
+    def fmt(vi):
+        dtype = onnx.TensorProto.DataType.Name(vi.type.tensor_type.elem_type)
+        return f"{vi.name}:{dtype.lower()}{shape_of(vi)}"
+
+    ops = sorted({n.op_type for n in g.node})
+    print(f"[{name}] inputs: {', '.join(fmt(i) for i in g.input)}")
+    print(f"[{name}] outputs: {', '.join(fmt(o) for o in g.output)}")
+    print(f"[{name}] initializers: {len(g.initializer)}, nodes: {len(g.node)}")
+    print(f"[{name}] ops: {' '.join(ops)}")
+
+
+def run_torch(model, batch, data, path):
+    """Forward over the data in batches, wrapping around like run_ort.js."""
+    names = list(data.keys())
+    n = data[names[0]].shape[0]
+    num_batches = -(-n // batch)
+    outs = [[] for _ in OUTPUT_NAMES]
+    with torch.no_grad():
+        for k in range(num_batches):
+            args = []
+            for nm in names:
+                rows = [(k * batch + i) % data[nm].shape[0] for i in range(batch)]
+                args.append(data[nm][rows])
+            results = model(*args)
+            for lst, r in zip(outs, results):
+                lst.append(r.numpy())
+    np.savez(path, **{nm: np.stack(lst) for nm, lst in zip(OUTPUT_NAMES, outs)})
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("outdir")
+    ap.add_argument("--only", choices=sorted(MODELS))
+    ap.add_argument("--check-torch", action="store_true",
+                    help="also write NAME.torch.npz with PyTorch's outputs")
+    opts = ap.parse_args()
+
+    # One thread: reduction order stays fixed from run to run.
+    torch.set_num_threads(1)
+    os.makedirs(opts.outdir, exist_ok=True)
+    for name in [opts.only] if opts.only else list(MODELS):
+        model, batch, data = build(name)
+        onnx_path = os.path.join(opts.outdir, f"{name}.onnx")
+        export(model, batch, data, onnx_path)
+        model_proto = onnx.load(onnx_path)
+        onnx.checker.check_model(model_proto)
+        write_data(model_proto, data, os.path.join(opts.outdir, f"{name}.data.npz"))
+        summarize(name, model_proto)
+        if opts.check_torch:
+            run_torch(model, batch, data,
+                      os.path.join(opts.outdir, f"{name}.torch.npz"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+//===- CompileDriver.cpp - zero-opt on an ONNX model -----------*- C++ -*-===//
+//
+// model.onnx -> import -> tensor-level step -> LLVM dialect -> OUT/step.so,
+// with OUT/plan.json describing every buffer and OUT/params.npz holding the
+// initial parameters. OUT/ is assembled in a temporary folder and renamed
+// into place, so a failed compile leaves no partial output.
+//
+//===----------------------------------------------------------------------===//
+#include "CompileDriver.h"
+
+#include "zero-opt/Driver/Compiler.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+namespace cl = llvm::cl;
+
+static bool isModelPath(StringRef arg) {
+  return arg.ends_with(".onnx") || arg.ends_with(".onnxtxt") ||
+         arg.ends_with(".onnx.txt");
+}
+
+bool mlir::zero::isModelInvocation(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (argv[i][0] != '-' && isModelPath(argv[i]))
+      return true;
+  return false;
+}
+
+namespace {
+/// Formats diagnostics as "FILE: node 'NAME': message"; ONNX node names
+/// travel as NameLocs around the model's file location.
+class ModelDiagnostics {
+public:
+  explicit ModelDiagnostics(MLIRContext *ctx)
+      : handler(ctx, [this](Diagnostic &d) { return handle(d); }) {}
+  unsigned numErrors = 0;
+
+private:
+  LogicalResult handle(Diagnostic &d) {
+    llvm::raw_ostream &os = llvm::errs();
+    const char *sev = d.getSeverity() == DiagnosticSeverity::Error ? "error"
+                      : d.getSeverity() == DiagnosticSeverity::Warning
+                          ? "warning"
+                          : "note";
+    if (d.getSeverity() == DiagnosticSeverity::Error)
+      ++numErrors;
+    os << "zero-opt: " << sev << ": " << describe(d.getLocation()) << ": "
+       << d.str() << "\n";
+    return success();
+  }
+  static std::string describe(Location loc) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    if (auto name = dyn_cast<NameLoc>(loc)) {
+      if (auto file = dyn_cast<FileLineColLoc>(name.getChildLoc()))
+        os << file.getFilename().getValue() << ": node '"
+           << name.getName().getValue() << "'";
+      else
+        os << "'" << name.getName().getValue() << "'";
+    } else if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+      os << file.getFilename().getValue();
+      if (file.getLine())
+        os << ":" << file.getLine() << ":" << file.getColumn();
+    } else {
+      os << loc;
+    }
+    return s;
+  }
+  ScopedDiagnosticHandler handler;
+};
+} // namespace
+
+static int fail(const Twine &msg) {
+  llvm::errs() << "zero-opt: error: " << msg << "\n";
+  return 1;
+}
+
+/// Parses "NAME=V" or "NAME=AxBxC" option values.
+static bool parseAssignment(StringRef s, StringRef &name,
+                            SmallVectorImpl<int64_t> &dims) {
+  auto [n, v] = s.split('=');
+  if (n.empty() || v.empty())
+    return false;
+  name = n;
+  SmallVector<StringRef> parts;
+  v.split(parts, 'x');
+  for (StringRef p : parts) {
+    int64_t d;
+    if (p.getAsInteger(10, d) || d <= 0)
+      return false;
+    dims.push_back(d);
+  }
+  return true;
+}
+
+int mlir::zero::compileMain(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::OptionCategory cat("zero-opt model compilation");
+  cl::opt<std::string> input(cl::Positional, cl::desc("<model.onnx>"),
+                             cl::Required, cl::cat(cat));
+  cl::opt<std::string> outDir("o", cl::desc("Output folder for zero-run"),
+                              cl::value_desc("OUT"), cl::cat(cat));
+  cl::opt<std::string> emit(
+      "emit", cl::desc("Print instead of compiling: 'mlir'"), cl::cat(cat));
+  cl::opt<std::string> emitAfter(
+      "emit-after",
+      cl::desc("With --emit=mlir, the stage to print: import, step "
+               "(default) or llvm"),
+      cl::init("step"), cl::cat(cat));
+  cl::list<std::string> freeze(
+      "freeze", cl::desc("Floating-point initializers to keep constant"),
+      cl::CommaSeparated, cl::cat(cat));
+  cl::list<std::string> dims(
+      "dim", cl::desc("Size of a symbolic dimension: NAME=SIZE"), cl::cat(cat));
+  cl::list<std::string> inputShapes(
+      "input-shape", cl::desc("Static shape of a graph input: NAME=AxBxC"),
+      cl::cat(cat));
+  cl::HideUnrelatedOptions(cat);
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "zero-opt: compile an ONNX model\n"))
+    return 1;
+
+  ONNXImportOptions opts;
+  opts.freeze.assign(freeze.begin(), freeze.end());
+  for (const std::string &d : dims) {
+    StringRef name;
+    SmallVector<int64_t> v;
+    if (!parseAssignment(d, name, v) || v.size() != 1)
+      return fail("--dim " + d + ": expected NAME=SIZE with SIZE > 0");
+    opts.dims[name.str()] = v[0];
+  }
+  for (const std::string &s : inputShapes) {
+    StringRef name;
+    SmallVector<int64_t> v;
+    if (!parseAssignment(s, name, v))
+      return fail("--input-shape " + s +
+                  ": expected NAME=AxBxC with positive sizes");
+    opts.inputShapes[name.str()] = std::vector<int64_t>(v.begin(), v.end());
+  }
+  if (!emit.empty() && emit != "mlir")
+    return fail("--emit=" + emit + ": the only format is 'mlir'");
+  if (emitAfter != "import" && emitAfter != "step" && emitAfter != "llvm")
+    return fail("--emit-after=" + emitAfter +
+                ": expected import, step or llvm");
+  if (emit.empty() && outDir.empty())
+    return fail("no output folder: pass -o OUT (or --emit=mlir to print)");
+  if (!emit.empty() && !outDir.empty())
+    return fail("--emit prints the IR instead of writing " + outDir +
+                "; pass one of them");
+
+  registerCompilerPasses();
+  DialectRegistry registry;
+  registerCompilerDialects(registry);
+  MLIRContext ctx(registry);
+  ModelDiagnostics diags(&ctx);
+
+  if (emit.empty()) {
+    if (failed(compileModel(&ctx, input, opts, outDir)))
+      return 1;
+    llvm::errs() << "zero-opt: compiled " << input << " -> " << outDir << "\n";
+    return 0;
+  }
+
+  ParamValues params;
+  OwningOpRef<ModuleOp> module;
+  if (emitAfter == "import")
+    module = importONNXModel(&ctx, input, opts, &params);
+  else
+    module = buildStep(&ctx, input, opts, params);
+  if (!module)
+    return 1;
+  if (emitAfter == "llvm" && failed(lowerStepToLLVM(*module, opts.funcName)))
+    return 1;
+  module->print(llvm::outs());
+  llvm::outs() << "\n";
+  return 0;
+}

@@ -1,0 +1,12 @@
+//===- CompileDriver.h - zero-opt on an ONNX model --------------*- C++ -*-===//
+#ifndef ZERO_OPT_TOOLS_COMPILEDRIVER_H
+#define ZERO_OPT_TOOLS_COMPILEDRIVER_H
+
+namespace mlir::zero {
+/// True when the command line names an ONNX model (.onnx or ONNX text).
+bool isModelInvocation(int argc, char **argv);
+/// Compiles the model into an output folder for zero-run.
+int compileMain(int argc, char **argv);
+} // namespace mlir::zero
+
+#endif
