@@ -9,7 +9,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".onnxtxt", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.zero_obj_root, "test")
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt",
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "Inputs",
                    "tools", "fuzz", "e2e", "conformance"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
