@@ -18,7 +18,7 @@ APT_PACKAGES := \
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all setup build test demo clean \
-        test-lit test-conformance test-parity test-fuzz test-runtime
+        test-lit test-conformance test-parity test-train test-fuzz test-runtime
 
 all: build
 
@@ -52,7 +52,7 @@ $(BUILD)/build.ninja: | .setup.stamp
 build: $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j$(JOBS)
 
-test: build setup test-runtime test-lit test-conformance test-parity test-fuzz
+test: build setup test-runtime test-lit test-conformance test-parity test-train test-fuzz
 	@echo "make test: all suites passed"
 
 test-lit: build
@@ -68,6 +68,9 @@ test-conformance: build
 
 test-parity: build setup
 	$(PYTHON) test/e2e/forward_parity.py --build $(BUILD)
+
+test-train: build setup
+	$(PYTHON) test/e2e/train_parity.py --build $(BUILD)
 
 test-fuzz: build
 	$(BUILD)/bin/zero-import-fuzz --runs 10000 --seed 1 \

@@ -2,7 +2,9 @@
 #include "zero-opt/Driver/Compiler.h"
 
 #include "zero-opt/Conversion/Passes.h"
+#include "zero-opt/Dialect/Zero/AutoDiff/AutoDiff.h"
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Target/CPU/CPUTarget.h"
 #include "zero-opt/Target/CPU/Passes.h"
 #include "zero-rt/Npz.h"
@@ -26,22 +28,26 @@ using namespace mlir::zero;
 void mlir::zero::registerCompilerDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  registerAutoDiffModels(registry);
   registry.insert<ZeroDialect>();
 }
 
 void mlir::zero::registerCompilerPasses() {
   registerAllPasses();
   registerZeroConversionPasses();
+  registerZeroTransformsPasses();
   cpu::registerZeroCPUPasses();
   cpu::registerCPUPipelines();
 }
 
-OwningOpRef<ModuleOp> mlir::zero::buildStep(MLIRContext *ctx,
-                                            StringRef modelPath,
-                                            const ONNXImportOptions &options,
-                                            ParamValues &params) {
+OwningOpRef<ModuleOp> mlir::zero::importModel(MLIRContext *ctx,
+                                              StringRef modelPath,
+                                              const CompileOptions &options,
+                                              ParamValues &params) {
+  ONNXImportOptions importOpts = options.import;
+  importOpts.batchSize = options.training.microBatch;
   OwningOpRef<ModuleOp> module =
-      importONNXModel(ctx, modelPath, options, &params);
+      importONNXModel(ctx, modelPath, importOpts, &params);
   if (!module)
     return nullptr;
   PassManager pm(ctx);
@@ -52,11 +58,114 @@ OwningOpRef<ModuleOp> mlir::zero::buildStep(MLIRContext *ctx,
   return module;
 }
 
-LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module, StringRef funcName) {
+/// Whether the forward function has an output to train on.
+static bool hasLoss(func::FuncOp fn, StringRef lossName) {
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    auto t = cast<RankedTensorType>(fn.getResultTypes()[i]);
+    auto name = fn.getResultAttrOfType<StringAttr>(i, kNameAttr);
+    if (!lossName.empty()) {
+      if (name && name.getValue() == lossName)
+        return true;
+      continue;
+    }
+    if (t.getNumElements() == 1 && isa<FloatType>(t.getElementType()))
+      return true;
+  }
+  return false;
+}
+
+/// Checks the batch settings against the model, as DeepSpeed does:
+/// train_batch_size = micro-batch x accumulation x world size.
+static LogicalResult checkBatch(func::FuncOp fn, const TrainingConfig &c) {
+  int64_t micro = 0;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    auto role = fn.getArgAttrOfType<RoleAttr>(i, kRoleAttr);
+    if (!role || role.getValue() != Role::input)
+      continue;
+    auto t = cast<RankedTensorType>(fn.getArgumentTypes()[i]);
+    if (t.getRank() == 0)
+      continue;
+    auto name = fn.getArgAttrOfType<StringAttr>(i, kNameAttr);
+    if (c.microBatch && t.getDimSize(0) != c.microBatch)
+      return fn.emitError()
+             << "train_micro_batch_size_per_gpu is " << c.microBatch
+             << " but input '" << name.getValue() << "' has batch dimension "
+             << t.getDimSize(0)
+             << "; export the model with that batch size or a symbolic one";
+    micro = t.getDimSize(0);
+  }
+  const int64_t worldSize = 1;
+  if (c.trainBatch && micro &&
+      c.trainBatch != micro * c.accumulation * worldSize)
+    return fn.emitError() << "train_batch_size " << c.trainBatch
+                          << " is not micro-batch x gradient accumulation x "
+                             "world size = "
+                          << micro << " x " << c.accumulation << " x "
+                          << worldSize;
+  return success();
+}
+
+LogicalResult mlir::zero::buildTraining(ModuleOp module,
+                                        const CompileOptions &options,
+                                        bool &trained) {
+  trained = false;
+  auto fn = module.lookupSymbol<func::FuncOp>(options.import.funcName);
+  if (!fn || options.mode == CompileMode::Infer)
+    return success();
+  if (options.mode == CompileMode::Auto && !hasLoss(fn, options.loss))
+    return success();
+  const TrainingConfig &c = options.training;
+  std::string error;
+  if (!validateTrainingConfig(c, error))
+    return module.emitError() << error;
+  if (failed(checkBatch(fn, c)))
+    return failure();
+
+  ZeroBuildTrainStepOptions o;
+  o.funcName = options.import.funcName;
+  o.lossName = options.loss;
+  o.optimizer = c.optimizer;
+  o.beta1 = c.beta1;
+  o.beta2 = c.beta2;
+  o.eps = c.epsilon();
+  o.weightDecay = c.weightDecay;
+  o.momentum = c.momentum;
+  o.dampening = c.dampening;
+  o.nesterov = c.nesterov;
+  o.lrDecay = c.lrDecay;
+  o.initialAccumulator = c.initialAccumulator;
+  o.accumulation = c.accumulation;
+  o.clip = c.clip;
+  PassManager pm(module.getContext());
+  pm.addPass(createZeroBuildTrainStep(o));
+  pm.addNestedPass<func::FuncOp>(createZeroExpandGradients());
+  pm.addPass(createInlinerPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createZeroLowerOptimizers());
+  pm.addPass(createCanonicalizerPass());
+  if (failed(pm.run(module)))
+    return failure();
+  trained = true;
+  return success();
+}
+
+OwningOpRef<ModuleOp> mlir::zero::buildStep(MLIRContext *ctx,
+                                            StringRef modelPath,
+                                            const CompileOptions &options,
+                                            ParamValues &params) {
+  OwningOpRef<ModuleOp> module = importModel(ctx, modelPath, options, params);
+  bool trained;
+  if (!module || failed(buildTraining(*module, options, trained)))
+    return nullptr;
+  return module;
+}
+
+LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module) {
   PassManager pm(module.getContext());
   std::string err;
   llvm::raw_string_ostream os(err);
-  if (failed(parsePassPipeline(cpu::lowerToLLVMPipeline(funcName), pm, os)))
+  if (failed(parsePassPipeline(cpu::lowerToLLVMPipeline(), pm, os)))
     return module.emitError() << "internal error: " << err;
   return pm.run(module);
 }
@@ -83,28 +192,76 @@ static const char *dtypeName(Type t) {
   return nullptr;
 }
 
-static void writeBuffer(llvm::json::OStream &j, StringRef name, StringRef role,
-                        RankedTensorType t) {
+static void writeBuffer(llvm::json::OStream &j, DictionaryAttr attrs,
+                        Type type, StringRef defaultRole) {
+  auto t = cast<RankedTensorType>(type);
+  auto name = attrs ? attrs.getAs<StringAttr>(kNameAttr) : StringAttr();
+  auto role = attrs ? attrs.getAs<RoleAttr>(kRoleAttr) : RoleAttr();
   j.object([&] {
-    j.attribute("name", name);
-    j.attribute("role", role);
+    j.attribute("name", name ? name.getValue() : "");
+    j.attribute("role", role ? stringifyRole(role.getValue()) : defaultRole);
     j.attribute("dtype", dtypeName(t.getElementType()));
     j.attributeArray("shape", [&] {
       for (int64_t d : t.getShape())
         j.value(d);
     });
+    if (auto of = attrs ? attrs.getAs<StringAttr>(kStateOfAttr) : nullptr)
+      j.attribute("state_of", of.getValue());
+    if (auto init = attrs ? attrs.getAs<FloatAttr>("zero.init") : nullptr)
+      j.attribute("init", init.getValueAsDouble());
   });
 }
 
-/// plan.json: what zero-run needs to call the step and what users read.
-static bool writePlan(StringRef path, StringRef model, func::FuncOp fn,
-                      std::string &error) {
+/// The plan's name for a step function.
+static std::string planName(func::FuncOp fn) {
+  return fn.getName() == "main" ? "forward" : fn.getName().str();
+}
+
+static void writeTraining(llvm::json::OStream &j, const TrainingConfig &c,
+                          int64_t microBatch) {
+  j.attributeObject("training", [&] {
+    j.attribute("optimizer", c.optimizer);
+    j.attribute("lr", c.learningRate());
+    j.attributeArray("betas", [&] {
+      j.value(c.beta1);
+      j.value(c.beta2);
+    });
+    j.attribute("eps", c.epsilon());
+    j.attribute("weight_decay", c.weightDecay);
+    j.attribute("momentum", c.momentum);
+    j.attribute("dampening", c.dampening);
+    j.attribute("nesterov", c.nesterov);
+    j.attribute("lr_decay", c.lrDecay);
+    j.attribute("initial_accumulator_value", c.initialAccumulator);
+    j.attribute("gradient_accumulation_steps", c.accumulation);
+    j.attribute("micro_batch_size", microBatch);
+    j.attribute("gradient_clipping", c.clip);
+    const LRSchedule &s = c.schedule;
+    j.attributeObject("lr_schedule", [&] {
+      j.attribute("type", s.type);
+      if (s.type == "constant")
+        return;
+      j.attribute("warmup_min_lr", s.warmupMinLr);
+      j.attribute("warmup_max_lr", s.warmupMaxLr.value_or(c.learningRate()));
+      j.attribute("warmup_num_steps", s.warmupNumSteps);
+      j.attribute("warmup_type", s.warmupType);
+      if (s.type == "WarmupDecayLR")
+        j.attribute("total_num_steps", s.totalNumSteps);
+    });
+  });
+}
+
+/// plan.json: what zero-run needs to call the steps and what users read.
+static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
+                      const CompileOptions &options, std::string &error) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec) {
     error = "cannot write " + path.str() + ": " + ec.message();
     return false;
   }
+  int64_t microBatch = 0;
+  bool training = false;
   llvm::json::OStream j(os, 2);
   j.object([&] {
     j.attribute("format", "zero-opt-plan");
@@ -115,23 +272,37 @@ static bool writePlan(StringRef path, StringRef model, func::FuncOp fn,
     j.attribute("dtype", "float32");
     j.attribute("runtime_abi", ZERO_RT_ABI_VERSION);
     j.attribute("library", "step.so");
-    j.attribute("entry", (fn.getName() + "_entry").str());
     j.attribute("parameters", "params.npz");
-    j.attributeArray("arguments", [&] {
-      for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-        auto name = fn.getArgAttrOfType<StringAttr>(i, kNameAttr);
-        auto role = fn.getArgAttrOfType<RoleAttr>(i, kRoleAttr);
-        writeBuffer(j, name.getValue(), stringifyRole(role.getValue()),
-                    cast<RankedTensorType>(fn.getArgumentTypes()[i]));
+    j.attributeObject("functions", [&] {
+      for (auto fn : signatures.getOps<func::FuncOp>()) {
+        if (!fn->hasAttr(kEntryAttr))
+          continue;
+        training |= fn.getName() == "train_step";
+        j.attributeObject(planName(fn), [&] {
+          j.attribute("entry", (fn.getName() + "_entry").str());
+          j.attributeArray("arguments", [&] {
+            for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+              writeBuffer(j, fn.getArgAttrDict(i), fn.getArgumentTypes()[i],
+                          "input");
+              auto role = fn.getArgAttrOfType<RoleAttr>(i, kRoleAttr);
+              auto t = cast<RankedTensorType>(fn.getArgumentTypes()[i]);
+              if (fn.getName() == "main" && role &&
+                  role.getValue() == Role::input && t.getRank() > 0)
+                microBatch = t.getDimSize(0);
+            }
+          });
+          // Results updated in place are not separate buffers.
+          j.attributeArray("results", [&] {
+            for (unsigned i = 0; i < fn.getNumResults(); ++i)
+              if (!fn.getResultAttr(i, kUpdatesAttr))
+                writeBuffer(j, fn.getResultAttrDict(i),
+                            fn.getResultTypes()[i], "output");
+          });
+        });
       }
     });
-    j.attributeArray("results", [&] {
-      for (unsigned i = 0; i < fn.getNumResults(); ++i) {
-        auto name = fn.getResultAttrOfType<StringAttr>(i, kNameAttr);
-        writeBuffer(j, name.getValue(), "output",
-                    cast<RankedTensorType>(fn.getResultTypes()[i]));
-      }
-    });
+    if (training)
+      writeTraining(j, options.training, microBatch);
   });
   os << "\n";
   return true;
@@ -173,8 +344,9 @@ static bool writeParams(StringRef path, const ParamValues &params,
 }
 
 llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered,
-                                          func::FuncOp signature,
+                                          ModuleOp signatures,
                                           const ParamValues &params,
+                                          const CompileOptions &options,
                                           StringRef modelPath,
                                           StringRef outDir) {
   auto err = [](const Twine &msg) {
@@ -207,7 +379,7 @@ llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered,
     return e;
   std::string error;
   if (!writeParams(inTmp("params.npz"), params, error) ||
-      !writePlan(inTmp("plan.json"), modelPath, signature, error))
+      !writePlan(inTmp("plan.json"), modelPath, signatures, options, error))
     return err(error);
   if (llvm::sys::fs::exists(out))
     if (auto ec = llvm::sys::fs::remove_directories(out))
@@ -218,19 +390,26 @@ llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered,
 }
 
 LogicalResult mlir::zero::compileModel(MLIRContext *ctx, StringRef modelPath,
-                                       const ONNXImportOptions &options,
+                                       const CompileOptions &options,
                                        StringRef outDir) {
   ParamValues params;
   OwningOpRef<ModuleOp> module = buildStep(ctx, modelPath, options, params);
   if (!module)
     return failure();
-  auto signature =
-      cast<func::FuncOp>(module->lookupSymbol(options.funcName)->clone());
-  llvm::scope_exit eraseSignature([&] { signature->erase(); });
-  if (failed(lowerStepToLLVM(*module, options.funcName)))
+  // Signatures (names, roles, in-place updates) before lowering erases them.
+  OwningOpRef<ModuleOp> signatures = ModuleOp::create(module->getLoc());
+  OpBuilder b(signatures->getBodyRegion());
+  for (auto fn : module->getOps<func::FuncOp>())
+    if (fn->hasAttr(kEntryAttr)) {
+      auto decl = func::FuncOp::create(b, fn.getLoc(), fn.getName(),
+                                       fn.getFunctionType());
+      decl->setAttrs(fn->getAttrs());
+      decl.setPrivate();
+    }
+  if (failed(lowerStepToLLVM(*module)))
     return failure();
-  if (llvm::Error e =
-          writeOutputFolder(*module, signature, params, modelPath, outDir))
+  if (llvm::Error e = writeOutputFolder(*module, *signatures, params, options,
+                                        modelPath, outDir))
     return emitError(FileLineColLoc::get(ctx, modelPath, 0, 0))
            << llvm::toString(std::move(e));
   return success();

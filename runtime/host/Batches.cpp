@@ -13,14 +13,14 @@ static std::string shapeStr(const std::vector<int64_t> &s) {
   return r + (s.size() == 1 ? ",)" : ")");
 }
 
-bool Batches::bind(const Step &step, std::vector<Array> data,
+bool Batches::bind(const Function &fn, std::vector<Array> data,
                    std::string &error) {
   arrays = std::move(data);
-  argToData.assign(step.arguments().size(), -1);
+  argToData.assign(fn.arguments.size(), -1);
   n = -1;
   batch = -1;
-  for (size_t i = 0; i < step.arguments().size(); ++i) {
-    const BufferSpec &spec = step.arguments()[i];
+  for (size_t i = 0; i < fn.arguments.size(); ++i) {
+    const BufferSpec &spec = fn.arguments[i];
     if (spec.role != "input")
       continue;
     auto it = std::find_if(arrays.begin(), arrays.end(),

@@ -1,4 +1,4 @@
-//===- Step.cpp - loading and calling a compiled step ----------*- C++ -*-===//
+//===- Step.cpp - loading and calling a compiled program -------*- C++ -*-===//
 #include "zero-rt/Step.h"
 #include "zero-rt/Runtime.h"
 
@@ -6,9 +6,11 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <dlfcn.h>
 
 using namespace zero::rt;
+namespace json = llvm::json;
 
 int64_t BufferSpec::numel() const {
   int64_t n = 1;
@@ -17,30 +19,67 @@ int64_t BufferSpec::numel() const {
   return n;
 }
 
-Step::~Step() {
+int Function::argumentIndex(const std::string &name) const {
+  for (size_t i = 0; i < arguments.size(); ++i)
+    if (arguments[i].name == name)
+      return i;
+  return -1;
+}
+
+int Function::resultIndex(const std::string &name) const {
+  for (size_t i = 0; i < results.size(); ++i)
+    if (results[i].name == name)
+      return i;
+  return -1;
+}
+
+double Schedule::lrAt(int64_t step, double baseLr) const {
+  if (type == "constant")
+    return baseLr;
+  int64_t j = step - 1;
+  if (j < 0)
+    return warmupMinLr;
+  int64_t n = std::max<int64_t>(2, warmupNumSteps);
+  double gamma;
+  if (j < n) {
+    gamma = warmupType == "linear" ? double(j) / double(n)
+                                   : std::log(double(j + 1)) /
+                                         std::log(double(n));
+  } else if (type == "WarmupDecayLR") {
+    gamma = std::max(0.0, double(totalNumSteps - j) /
+                              std::max(1.0, double(totalNumSteps - n)));
+  } else {
+    gamma = 1.0;
+  }
+  return warmupMinLr + (warmupMaxLr - warmupMinLr) * gamma;
+}
+
+Program::~Program() {
   if (handle)
     dlclose(handle);
 }
 
-static bool parseBuffers(const llvm::json::Array *list, const char *what,
+static bool parseBuffers(const json::Array *list, const std::string &what,
                          std::vector<BufferSpec> &out, std::string &error) {
   if (!list) {
-    error = std::string("plan.json: missing '") + what + "'";
+    error = "plan.json: missing '" + what + "'";
     return false;
   }
-  for (const llvm::json::Value &v : *list) {
-    const llvm::json::Object *o = v.getAsObject();
+  for (const json::Value &v : *list) {
+    const json::Object *o = v.getAsObject();
     BufferSpec spec;
     auto name = o ? o->getString("name") : std::nullopt;
     auto role = o ? o->getString("role") : std::nullopt;
     auto dtype = o ? o->getString("dtype") : std::nullopt;
-    const llvm::json::Array *shape = o ? o->getArray("shape") : nullptr;
+    const json::Array *shape = o ? o->getArray("shape") : nullptr;
     if (!name || !role || !dtype || !shape) {
-      error = std::string("plan.json: malformed entry in '") + what + "'";
+      error = "plan.json: malformed entry in '" + what + "'";
       return false;
     }
     spec.name = name->str();
     spec.role = role->str();
+    spec.stateOf = o->getString("state_of").value_or("").str();
+    spec.init = o->getNumber("init").value_or(0.0);
     bool known = false;
     for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,
                     DType::I16, DType::I32, DType::I64, DType::U8, DType::U16,
@@ -53,7 +92,7 @@ static bool parseBuffers(const llvm::json::Array *list, const char *what,
       error = "plan.json: unknown dtype '" + dtype->str() + "'";
       return false;
     }
-    for (const llvm::json::Value &d : *shape) {
+    for (const json::Value &d : *shape) {
       auto i = d.getAsInteger();
       if (!i || *i < 0) {
         error = "plan.json: bad shape of '" + spec.name + "'";
@@ -66,7 +105,7 @@ static bool parseBuffers(const llvm::json::Array *list, const char *what,
   return true;
 }
 
-bool Step::load(const std::string &dir, std::string &error) {
+bool Program::load(const std::string &dir, std::string &error) {
   dir_ = dir;
   std::string planPath = dir + "/plan.json";
   auto buf = llvm::MemoryBuffer::getFile(planPath);
@@ -75,19 +114,16 @@ bool Step::load(const std::string &dir, std::string &error) {
             " (is this a folder written by zero-opt -o?)";
     return false;
   }
-  auto json = llvm::json::parse((*buf)->getBuffer());
-  if (!json) {
-    error = planPath + ": " + llvm::toString(json.takeError());
+  auto parsed = json::parse((*buf)->getBuffer());
+  if (!parsed) {
+    error = planPath + ": " + llvm::toString(parsed.takeError());
     return false;
   }
-  const llvm::json::Object *plan = json->getAsObject();
+  const json::Object *plan = parsed->getAsObject();
   if (!plan || plan->getString("format") != "zero-opt-plan") {
     error = planPath + ": not a zero-opt plan";
     return false;
   }
-  if (!parseBuffers(plan->getArray("arguments"), "arguments", args, error) ||
-      !parseBuffers(plan->getArray("results"), "results", results_, error))
-    return false;
   int64_t abi = plan->getInteger("runtime_abi").value_or(-1);
   if (abi != zero_rt_abi_version()) {
     error = planPath + ": compiled for runtime interface " +
@@ -97,37 +133,84 @@ bool Step::load(const std::string &dir, std::string &error) {
   }
   worldSize_ = plan->getInteger("world_size").value_or(1);
   paramsFile = plan->getString("parameters").value_or("").str();
+  const json::Object *fns = plan->getObject("functions");
+  if (!fns || fns->empty()) {
+    error = planPath + ": no step functions";
+    return false;
+  }
   std::string lib =
       dir + "/" + plan->getString("library").value_or("step.so").str();
-  std::string entryName = plan->getString("entry").value_or("").str();
   handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     error = "cannot load " + lib + ": " + dlerror();
     return false;
   }
-  entry = reinterpret_cast<void (*)(void **)>(dlsym(handle, entryName.c_str()));
-  if (!entry) {
-    error = lib + ": no entry '" + entryName + "'";
-    return false;
+  for (const auto &kv : *fns) {
+    const json::Object *o = kv.second.getAsObject();
+    Function f;
+    if (!o || !o->getString("entry")) {
+      error = planPath + ": malformed function '" + kv.first.str() + "'";
+      return false;
+    }
+    f.entry = o->getString("entry")->str();
+    if (!parseBuffers(o->getArray("arguments"), "arguments", f.arguments,
+                      error) ||
+        !parseBuffers(o->getArray("results"), "results", f.results, error))
+      return false;
+    f.fn = reinterpret_cast<void (*)(void **)>(dlsym(handle, f.entry.c_str()));
+    if (!f.fn) {
+      error = lib + ": no entry '" + f.entry + "'";
+      return false;
+    }
+    functions[kv.first.str()] = std::move(f);
+  }
+  if (const json::Object *t = plan->getObject("training")) {
+    Training tr;
+    tr.optimizer = t->getString("optimizer").value_or("").str();
+    tr.lr = t->getNumber("lr").value_or(0);
+    tr.accumulation = t->getInteger("gradient_accumulation_steps").value_or(1);
+    tr.microBatch = t->getInteger("micro_batch_size").value_or(0);
+    tr.clip = t->getNumber("gradient_clipping").value_or(0);
+    if (const json::Object *s = t->getObject("lr_schedule")) {
+      Schedule &sc = tr.schedule;
+      sc.type = s->getString("type").value_or("constant").str();
+      sc.warmupMinLr = s->getNumber("warmup_min_lr").value_or(0);
+      sc.warmupMaxLr = s->getNumber("warmup_max_lr").value_or(tr.lr);
+      sc.warmupNumSteps = s->getInteger("warmup_num_steps").value_or(1000);
+      sc.totalNumSteps = s->getInteger("total_num_steps").value_or(0);
+      sc.warmupType = s->getString("warmup_type").value_or("log").str();
+    }
+    training_ = tr;
   }
   return true;
 }
 
-bool Step::loadParameters(std::vector<Array> &params,
-                          std::string &error) const {
+const Function *Program::function(const std::string &name) const {
+  auto it = functions.find(name);
+  return it == functions.end() ? nullptr : &it->second;
+}
+
+bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
+                             std::string &error,
+                             const std::string &file) const {
   params.clear();
   std::vector<Array> stored;
-  if (!paramsFile.empty() && !readNpz(dir_ + "/" + paramsFile, stored, error))
+  std::string path = file.empty() ? dir_ + "/" + paramsFile : file;
+  if (!readNpz(path, stored, error))
     return false;
-  for (const BufferSpec &spec : args) {
+  for (const BufferSpec &spec : fn.arguments) {
     if (spec.role != "parameter")
       continue;
     auto it = std::find_if(stored.begin(), stored.end(),
                            [&](const Array &a) { return a.name == spec.name; });
-    if (it == stored.end() || it->dtype != spec.dtype ||
-        it->shape != spec.shape) {
-      error = dir_ + "/" + paramsFile + ": parameter '" + spec.name +
-              "' is missing or has the wrong type or shape";
+    if (it == stored.end()) {
+      error = path + ": no array for parameter '" + spec.name + "'";
+      return false;
+    }
+    if (it->dtype != spec.dtype || it->shape != spec.shape) {
+      error = path + ": parameter '" + spec.name + "' is " +
+              dtypeName(it->dtype) + " of a different shape than the " +
+              dtypeName(spec.dtype) + " the model expects";
       return false;
     }
     params.push_back(std::move(*it));

@@ -260,23 +260,27 @@ Result runDataSet(const onnx::ModelProto &original, const std::string &dataDir,
     return success();
   });
   std::string outDir = workDir + "/out";
-  if (failed(mlir::zero::compileModel(
-          &ctx, modelPath, mlir::zero::ONNXImportOptions(), outDir))) {
+  mlir::zero::CompileOptions options;
+  options.mode = mlir::zero::CompileMode::Infer;
+  if (failed(mlir::zero::compileModel(&ctx, modelPath, options, outDir))) {
     if (llvm::StringRef(diag).starts_with("unsupported"))
       return {Outcome::Skip, diag};
     return {Outcome::Fail, "compile: " + diag};
   }
 
-  rt::Step step;
+  rt::Program prog;
   std::string error;
-  if (!step.load(outDir, error))
+  if (!prog.load(outDir, error))
     return {Outcome::Fail, error};
+  const rt::Function *fn = prog.function("forward");
+  if (!fn)
+    return {Outcome::Fail, "no forward function"};
   std::vector<rt::Array> params;
-  if (!step.loadParameters(params, error))
+  if (!prog.loadParameters(*fn, params, error))
     return {Outcome::Fail, error};
   std::vector<rt::Array> bufs;
   size_t nextParam = 0;
-  for (const rt::BufferSpec &spec : step.arguments()) {
+  for (const rt::BufferSpec &spec : fn->arguments) {
     if (spec.role == "parameter") {
       bufs.push_back(std::move(params[nextParam++]));
       continue;
@@ -289,12 +293,12 @@ Result runDataSet(const onnx::ModelProto &original, const std::string &dataDir,
     bufs.push_back(std::move(a));
   }
   size_t firstResult = bufs.size();
-  for (const rt::BufferSpec &spec : step.results())
+  for (const rt::BufferSpec &spec : fn->results)
     bufs.push_back(rt::makeArray(spec));
   std::vector<void *> ptrs;
   for (rt::Array &a : bufs)
     ptrs.push_back(a.data.data());
-  step.run(ptrs.data());
+  fn->run(ptrs.data());
   for (size_t i = 0; i < outputs.size(); ++i) {
     rt::Array want;
     if (!toArray(outputs[i], want))

@@ -147,11 +147,11 @@ int main(int argc, char **argv) {
     ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
     mlir::zero::ParamValues params;
     OwningOpRef<ModuleOp> module = mlir::zero::buildStep(
-        &ctx, path, mlir::zero::ONNXImportOptions(), params);
+        &ctx, path, mlir::zero::CompileOptions(), params);
     if (!module)
       continue;
     ++imported;
-    if (lower && succeeded(mlir::zero::lowerStepToLLVM(*module, "main")))
+    if (lower && succeeded(mlir::zero::lowerStepToLLVM(*module)))
       ++lowered;
   }
   llvm::sys::fs::remove(path);

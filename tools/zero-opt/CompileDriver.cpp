@@ -100,9 +100,16 @@ static bool parseAssignment(StringRef s, StringRef &name,
   return true;
 }
 
+/// Parses "a,b" into two doubles.
+static bool parsePair(StringRef s, double &a, double &b) {
+  auto [x, y] = s.split(',');
+  return !x.trim().getAsDouble(a) && !y.trim().getAsDouble(b);
+}
+
 int mlir::zero::compileMain(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::OptionCategory cat("zero-opt model compilation");
+  cl::OptionCategory tcat("zero-opt training (flags override --config)");
   cl::opt<std::string> input(cl::Positional, cl::desc("<model.onnx>"),
                              cl::Required, cl::cat(cat));
   cl::opt<std::string> outDir("o", cl::desc("Output folder for zero-run"),
@@ -118,23 +125,58 @@ int mlir::zero::compileMain(int argc, char **argv) {
       "freeze", cl::desc("Floating-point initializers to keep constant"),
       cl::CommaSeparated, cl::cat(cat));
   cl::list<std::string> dims(
-      "dim", cl::desc("Size of a symbolic dimension: NAME=SIZE"), cl::cat(cat));
+      "dim", cl::desc("Size of a symbolic dimension: NAME=SIZE"),
+      cl::cat(cat));
   cl::list<std::string> inputShapes(
       "input-shape", cl::desc("Static shape of a graph input: NAME=AxBxC"),
       cl::cat(cat));
-  cl::HideUnrelatedOptions(cat);
+  cl::opt<std::string> mode(
+      "mode",
+      cl::desc("auto (train when the model outputs a scalar loss), train or "
+               "infer"),
+      cl::init("auto"), cl::cat(cat));
+  cl::opt<std::string> config("config",
+                              cl::desc("DeepSpeed ds_config.json to read"),
+                              cl::value_desc("FILE"), cl::cat(tcat));
+  cl::opt<std::string> loss(
+      "loss", cl::desc("Output to minimize (default: first scalar float)"),
+      cl::cat(tcat));
+  cl::opt<std::string> optimizer(
+      "optimizer", cl::desc("adamw (default), adam, sgd or adagrad"),
+      cl::cat(tcat));
+  cl::opt<std::string> lr("lr", cl::desc("Learning rate"), cl::cat(tcat));
+  cl::opt<std::string> betas("betas", cl::desc("Adam betas: B1,B2"),
+                             cl::cat(tcat));
+  cl::opt<std::string> eps("eps", cl::desc("Adam / Adagrad epsilon"),
+                           cl::cat(tcat));
+  cl::opt<std::string> weightDecay("weight-decay", cl::desc("Weight decay"),
+                                   cl::cat(tcat));
+  cl::opt<std::string> momentum("momentum", cl::desc("SGD momentum"),
+                                cl::cat(tcat));
+  cl::opt<std::string> dampening("dampening", cl::desc("SGD dampening"),
+                                 cl::cat(tcat));
+  cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),
+                         cl::cat(tcat));
+  cl::opt<std::string> gradAccum(
+      "gradient-accumulation-steps",
+      cl::desc("Micro-batches per optimizer step"), cl::cat(tcat));
+  cl::opt<std::string> gradClip(
+      "gradient-clipping",
+      cl::desc("Clip gradients to this global norm (0: off)"), cl::cat(tcat));
+  cl::HideUnrelatedOptions({&cat, &tcat});
   if (!cl::ParseCommandLineOptions(argc, argv,
                                    "zero-opt: compile an ONNX model\n"))
     return 1;
 
-  ONNXImportOptions opts;
-  opts.freeze.assign(freeze.begin(), freeze.end());
+  CompileOptions opts;
+  ONNXImportOptions &imp = opts.import;
+  imp.freeze.assign(freeze.begin(), freeze.end());
   for (const std::string &d : dims) {
     StringRef name;
     SmallVector<int64_t> v;
     if (!parseAssignment(d, name, v) || v.size() != 1)
       return fail("--dim " + d + ": expected NAME=SIZE with SIZE > 0");
-    opts.dims[name.str()] = v[0];
+    imp.dims[name.str()] = v[0];
   }
   for (const std::string &s : inputShapes) {
     StringRef name;
@@ -142,8 +184,69 @@ int mlir::zero::compileMain(int argc, char **argv) {
     if (!parseAssignment(s, name, v))
       return fail("--input-shape " + s +
                   ": expected NAME=AxBxC with positive sizes");
-    opts.inputShapes[name.str()] = std::vector<int64_t>(v.begin(), v.end());
+    imp.inputShapes[name.str()] = std::vector<int64_t>(v.begin(), v.end());
   }
+  if (mode == "auto")
+    opts.mode = CompileMode::Auto;
+  else if (mode == "train")
+    opts.mode = CompileMode::Train;
+  else if (mode == "infer")
+    opts.mode = CompileMode::Infer;
+  else
+    return fail("--mode=" + mode + ": expected auto, train or infer");
+
+  TrainingConfig &tc = opts.training;
+  if (!config.empty()) {
+    std::vector<std::string> warnings;
+    std::string error;
+    if (!parseDeepSpeedConfig(config, tc, warnings, error))
+      return fail(error);
+    for (const std::string &w : warnings)
+      llvm::errs() << "zero-opt: warning: " << w << "\n";
+  }
+  // Flags override the config file.
+  auto number = [&](cl::opt<std::string> &o, const char *flag,
+                    double &out) -> bool {
+    if (o.empty())
+      return true;
+    if (StringRef(o).trim().getAsDouble(out)) {
+      fail(Twine("--") + flag + "=" + o + ": expected a number");
+      return false;
+    }
+    return true;
+  };
+  double d;
+  if (!optimizer.empty())
+    tc.optimizer = StringRef(optimizer).lower();
+  if (!lr.empty()) {
+    if (!number(lr, "lr", d))
+      return 1;
+    tc.lr = d;
+  }
+  if (!betas.empty() && !parsePair(betas, tc.beta1, tc.beta2))
+    return fail("--betas=" + betas + ": expected B1,B2");
+  if (!eps.empty()) {
+    if (!number(eps, "eps", d))
+      return 1;
+    tc.eps = d;
+  }
+  if (!number(weightDecay, "weight-decay", tc.weightDecay) ||
+      !number(momentum, "momentum", tc.momentum) ||
+      !number(dampening, "dampening", tc.dampening) ||
+      !number(gradClip, "gradient-clipping", tc.clip))
+    return 1;
+  if (nesterov)
+    tc.nesterov = true;
+  if (!gradAccum.empty() &&
+      (StringRef(gradAccum).getAsInteger(10, tc.accumulation) ||
+       tc.accumulation < 1))
+    return fail("--gradient-accumulation-steps=" + gradAccum +
+                ": expected an integer >= 1");
+  opts.loss = loss;
+  std::string error;
+  if (!validateTrainingConfig(tc, error))
+    return fail(error);
+
   if (!emit.empty() && emit != "mlir")
     return fail("--emit=" + emit + ": the only format is 'mlir'");
   if (emitAfter != "import" && emitAfter != "step" && emitAfter != "llvm")
@@ -164,19 +267,20 @@ int mlir::zero::compileMain(int argc, char **argv) {
   if (emit.empty()) {
     if (failed(compileModel(&ctx, input, opts, outDir)))
       return 1;
-    llvm::errs() << "zero-opt: compiled " << input << " -> " << outDir << "\n";
+    llvm::errs() << "zero-opt: compiled " << input << " -> " << outDir
+                 << "\n";
     return 0;
   }
 
   ParamValues params;
   OwningOpRef<ModuleOp> module;
   if (emitAfter == "import")
-    module = importONNXModel(&ctx, input, opts, &params);
+    module = importONNXModel(&ctx, input, imp, &params);
   else
     module = buildStep(&ctx, input, opts, params);
   if (!module)
     return 1;
-  if (emitAfter == "llvm" && failed(lowerStepToLLVM(*module, opts.funcName)))
+  if (emitAfter == "llvm" && failed(lowerStepToLLVM(*module)))
     return 1;
   module->print(llvm::outs());
   llvm::outs() << "\n";

@@ -1,10 +1,12 @@
-//===- zero-run.cpp - run a step compiled by zero-opt ----------*- C++ -*-===//
+//===- zero-run.cpp - run a program compiled by zero-opt -------*- C++ -*-===//
 #include "zero-rt/Batches.h"
 #include "zero-rt/Npz.h"
 #include "zero-rt/Step.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
@@ -17,82 +19,206 @@ static int fail(const llvm::Twine &msg) {
   return 1;
 }
 
+namespace {
+struct Options {
+  std::string dir, data, out, log, saveWeights, loadWeights;
+  int64_t steps = 0;
+};
+} // namespace
+
+/// Buffers of one function call: arguments then results.
+struct Buffers {
+  std::vector<Array> arrays;
+  std::vector<void *> ptrs;
+  void finish() {
+    for (Array &a : arrays)
+      ptrs.push_back(a.data.data());
+  }
+};
+
+static int infer(const Program &prog, const Options &o) {
+  const Function *fn = prog.function("forward");
+  if (!fn)
+    return fail(o.dir + " has no forward function");
+  if (o.out.empty())
+    return fail("--infer needs --out FILE.npz");
+  std::vector<Array> data, params;
+  std::string error;
+  if (!readNpz(o.data, data, error))
+    return fail(error);
+  Batches batches;
+  if (!batches.bind(*fn, std::move(data), error))
+    return fail(o.data + ": " + error);
+  if (!prog.loadParameters(*fn, params, error, o.loadWeights))
+    return fail(error);
+
+  int64_t n = batches.samples(), b = batches.batchSize();
+  int64_t count = o.steps ? o.steps : (n + b - 1) / b;
+  Buffers buf;
+  std::vector<Array> outs;
+  size_t nextParam = 0;
+  for (const BufferSpec &spec : fn->arguments)
+    buf.arrays.push_back(spec.role == "parameter"
+                             ? std::move(params[nextParam++])
+                             : makeArray(spec));
+  for (const BufferSpec &spec : fn->results) {
+    buf.arrays.push_back(makeArray(spec));
+    Array a = makeArray(spec);
+    a.shape.insert(a.shape.begin(), count);
+    a.data.assign(a.data.size() * count, 0);
+    outs.push_back(std::move(a));
+  }
+  buf.finish();
+  size_t firstResult = fn->arguments.size();
+  for (int64_t s = 0; s < count; ++s) {
+    for (size_t i = 0; i < fn->arguments.size(); ++i)
+      if (batches.inputFor(i) >= 0)
+        batches.copyRows(batches.inputFor(i), s * b, b, buf.ptrs[i]);
+    fn->run(buf.ptrs.data());
+    for (size_t r = 0; r < fn->results.size(); ++r) {
+      const Array &res = buf.arrays[firstResult + r];
+      std::memcpy(outs[r].data.data() + s * res.data.size(), res.data.data(),
+                  res.data.size());
+    }
+  }
+  if (!writeNpz(o.out, outs, error))
+    return fail(error);
+  llvm::errs() << "zero-run: evaluated " << count << " batches of " << b
+               << " samples -> " << o.out << "\n";
+  return 0;
+}
+
+static double scalarOf(const Array &a) {
+  return a.dtype == DType::F64 ? a.as<double>()[0] : a.as<float>()[0];
+}
+
+static int train(const Program &prog, const Options &o) {
+  const Function *fn = prog.function("train_step");
+  if (!fn || !prog.training())
+    return fail(o.dir + " holds no training step (the model has no scalar "
+                        "loss output); run it with --infer, or compile with "
+                        "--mode=train --loss=NAME");
+  const Training &tr = *prog.training();
+  std::vector<Array> data, params;
+  std::string error;
+  if (!readNpz(o.data, data, error))
+    return fail(error);
+  Batches batches;
+  if (!batches.bind(*fn, std::move(data), error))
+    return fail(o.data + ": " + error);
+  if (!prog.loadParameters(*fn, params, error, o.loadWeights))
+    return fail(error);
+
+  std::unique_ptr<llvm::raw_fd_ostream> log;
+  if (!o.log.empty()) {
+    std::error_code ec;
+    log = std::make_unique<llvm::raw_fd_ostream>(o.log, ec);
+    if (ec)
+      return fail("cannot write " + o.log + ": " + ec.message());
+  }
+
+  Buffers buf;
+  size_t nextParam = 0;
+  std::vector<size_t> paramIdx;
+  int lrIdx = -1, stepIdx = -1;
+  for (const BufferSpec &spec : fn->arguments) {
+    if (spec.role == "parameter") {
+      paramIdx.push_back(buf.arrays.size());
+      buf.arrays.push_back(std::move(params[nextParam++]));
+      continue;
+    }
+    Array a = makeArray(spec);
+    if (spec.role == "optimizer_state" && spec.init != 0.0) {
+      if (a.dtype != DType::F32)
+        return fail("optimizer state '" + spec.name + "' is not float32");
+      std::fill_n(a.as<float>(), a.numel(), (float)spec.init);
+    }
+    if (spec.role == "hyperparameter") {
+      if (spec.name == "lr")
+        lrIdx = buf.arrays.size();
+      else if (spec.name == "step")
+        stepIdx = buf.arrays.size();
+    }
+    buf.arrays.push_back(std::move(a));
+  }
+  size_t firstResult = buf.arrays.size();
+  for (const BufferSpec &spec : fn->results)
+    buf.arrays.push_back(makeArray(spec));
+  buf.finish();
+  int lossIdx = fn->resultIndex("loss"), normIdx = fn->resultIndex("grad_norm");
+  if (lrIdx < 0 || stepIdx < 0 || lossIdx < 0 || normIdx < 0)
+    return fail(o.dir + "/plan.json: the training step lacks lr, step, loss "
+                        "or grad_norm");
+
+  int64_t n = batches.samples(), g = batches.batchSize();
+  int64_t steps = o.steps ? o.steps : (n + g - 1) / g;
+  for (int64_t s = 0; s < steps; ++s) {
+    for (size_t i = 0; i < fn->arguments.size(); ++i)
+      if (batches.inputFor(i) >= 0)
+        batches.copyRows(batches.inputFor(i), s * g, g, buf.ptrs[i]);
+    double lr = tr.schedule.lrAt(s, tr.lr);
+    buf.arrays[lrIdx].as<double>()[0] = lr;
+    buf.arrays[stepIdx].as<double>()[0] = double(s + 1);
+    fn->run(buf.ptrs.data());
+    double loss = scalarOf(buf.arrays[firstResult + lossIdx]);
+    double norm = scalarOf(buf.arrays[firstResult + normIdx]);
+    if (log) {
+      *log << llvm::formatv("{{\"step\": {0}, \"loss\": {1:e9}, "
+                            "\"grad_norm\": {2:e9}, \"lr\": {3:e9}}\n",
+                            s, loss, norm, lr);
+      log->flush();
+    }
+  }
+  llvm::errs() << "zero-run: trained " << steps << " steps of " << g
+               << " samples (" << tr.optimizer << ")\n";
+  if (!o.saveWeights.empty()) {
+    std::vector<Array> weights;
+    for (size_t i : paramIdx)
+      weights.push_back(buf.arrays[i]);
+    if (!writeNpz(o.saveWeights, weights, error))
+      return fail(error);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::OptionCategory cat("zero-run options");
   cl::opt<std::string> dir(cl::Positional, cl::desc("<OUT folder>"),
                            cl::Required, cl::cat(cat));
-  cl::opt<bool> infer("infer",
-                      cl::desc("Evaluate the graph outputs for each batch"),
-                      cl::cat(cat));
-  cl::opt<std::string> dataPath("data", cl::desc("Input data (.npz)"),
-                                cl::value_desc("FILE"), cl::cat(cat));
-  cl::opt<std::string> outPath("out", cl::desc("With --infer: outputs (.npz)"),
-                               cl::value_desc("FILE"), cl::cat(cat));
+  cl::opt<bool> inferMode("infer",
+                          cl::desc("Evaluate the graph outputs for each batch "
+                                   "instead of training"),
+                          cl::cat(cat));
+  cl::opt<std::string> data("data", cl::desc("Data (.npz), one array per "
+                                             "graph input"),
+                            cl::value_desc("FILE"), cl::cat(cat));
+  cl::opt<std::string> out("out", cl::desc("With --infer: outputs (.npz)"),
+                           cl::value_desc("FILE"), cl::cat(cat));
   cl::opt<int64_t> steps("steps",
-                         cl::desc("Number of batches (default: one pass "
-                                  "over the data)"),
+                         cl::desc("Steps (default: one pass over the data)"),
                          cl::init(0), cl::cat(cat));
+  cl::opt<std::string> log("log", cl::desc("Training log, one JSON line per "
+                                           "optimizer step"),
+                           cl::value_desc("FILE.jsonl"), cl::cat(cat));
+  cl::opt<std::string> saveWeights(
+      "save-weights", cl::desc("Write the trained weights (.npz)"),
+      cl::value_desc("FILE"), cl::cat(cat));
+  cl::opt<std::string> loadWeights(
+      "load-weights", cl::desc("Start from these weights instead of the "
+                               "model's (.npz)"),
+      cl::value_desc("FILE"), cl::cat(cat));
   cl::HideUnrelatedOptions(cat);
-  cl::ParseCommandLineOptions(argc, argv, "zero-run: run a compiled step\n");
+  cl::ParseCommandLineOptions(argc, argv, "zero-run: run a compiled model\n");
 
-  Step step;
+  Program prog;
   std::string error;
-  if (!step.load(dir, error))
+  if (!prog.load(dir, error))
     return fail(error);
-  if (!infer)
-    return fail(dir + " holds a forward program; run it with --infer");
-  if (dataPath.empty() || outPath.empty())
-    return fail("--infer needs --data FILE.npz and --out FILE.npz");
+  if (data.empty())
+    return fail("no data: pass --data FILE.npz");
   if (steps < 0)
     return fail("--steps must be positive");
-
-  std::vector<Array> data;
-  if (!readNpz(dataPath, data, error))
-    return fail(error);
-  Batches batches;
-  if (!batches.bind(step, std::move(data), error))
-    return fail(dataPath + ": " + error);
-  std::vector<Array> params;
-  if (!step.loadParameters(params, error))
-    return fail(error);
-
-  int64_t n = batches.samples(), b = batches.batchSize();
-  int64_t count = steps ? steps : (n + b - 1) / b;
-  const auto &args = step.arguments();
-  const auto &res = step.results();
-  std::vector<Array> argBufs, resBufs, outs;
-  size_t nextParam = 0;
-  for (const BufferSpec &spec : args)
-    argBufs.push_back(spec.role == "parameter" ? std::move(params[nextParam++])
-                                               : makeArray(spec));
-  for (const BufferSpec &spec : res) {
-    resBufs.push_back(makeArray(spec));
-    Array o = makeArray(spec);
-    o.shape.insert(o.shape.begin(), count);
-    o.data.assign(o.data.size() * count, 0);
-    outs.push_back(std::move(o));
-  }
-  std::vector<void *> ptrs;
-  for (Array &a : argBufs)
-    ptrs.push_back(a.data.data());
-  for (Array &a : resBufs)
-    ptrs.push_back(a.data.data());
-
-  for (int64_t s = 0; s < count; ++s) {
-    for (size_t i = 0; i < args.size(); ++i)
-      if (batches.inputFor(i) >= 0)
-        batches.copyRows(batches.inputFor(i), s * b, b, ptrs[i]);
-    step.run(ptrs.data());
-    for (size_t r = 0; r < res.size(); ++r) {
-      size_t bytes = resBufs[r].data.size();
-      std::memcpy(outs[r].data.data() + s * bytes, resBufs[r].data.data(),
-                  bytes);
-    }
-  }
-  if (!writeNpz(outPath, outs, error))
-    return fail(error);
-  llvm::errs() << "zero-run: evaluated " << count << " batches of " << b
-               << " samples -> " << outPath << "\n";
-  return 0;
+  Options o{dir, data, out, log, saveWeights, loadWeights, steps};
+  return inferMode ? infer(prog, o) : train(prog, o);
 }

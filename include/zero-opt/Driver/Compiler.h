@@ -7,6 +7,7 @@
 #ifndef ZERO_OPT_DRIVER_COMPILER_H
 #define ZERO_OPT_DRIVER_COMPILER_H
 
+#include "zero-opt/Driver/Config.h"
 #include "zero-opt/Import/ONNX/ONNXImporter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -14,29 +15,53 @@
 
 namespace mlir::zero {
 
+enum class CompileMode {
+  Auto,  ///< train if the model has a scalar floating-point output
+  Train, ///< forward and training step; an error without a loss
+  Infer, ///< forward only
+};
+
+struct CompileOptions {
+  ONNXImportOptions import;
+  CompileMode mode = CompileMode::Auto;
+  std::string loss; ///< name of the loss output; empty: first scalar
+  TrainingConfig training;
+};
+
 /// Registers every dialect, interface model and pass the pipeline uses.
 void registerCompilerDialects(DialectRegistry &registry);
 void registerCompilerPasses();
 
-/// Imports the model and cleans it up into the tensor-level step.
+/// Imports the model and cleans it up into the tensor-level module.
+OwningOpRef<ModuleOp> importModel(MLIRContext *ctx, StringRef modelPath,
+                                  const CompileOptions &options,
+                                  ParamValues &params);
+
+/// Adds the training step (autodiff, optimizer, accumulation, clipping)
+/// when the options ask for one; `trained` tells whether it did.
+LogicalResult buildTraining(ModuleOp module, const CompileOptions &options,
+                            bool &trained);
+
+/// importModel + buildTraining: the tensor-level program.
 OwningOpRef<ModuleOp> buildStep(MLIRContext *ctx, StringRef modelPath,
-                                const ONNXImportOptions &options,
+                                const CompileOptions &options,
                                 ParamValues &params);
 
-/// Lowers the step (function `funcName`) to the LLVM dialect.
-LogicalResult lowerStepToLLVM(ModuleOp module, StringRef funcName);
+/// Lowers every step function to the LLVM dialect.
+LogicalResult lowerStepToLLVM(ModuleOp module);
 
-/// Writes OUT/: step.so from the lowered module, plan.json from the step's
-/// signature (taken before lowering) and params.npz. The folder is built
-/// under a temporary name and renamed into place; an existing `outDir` is
-/// replaced only if it is empty or an earlier output.
-llvm::Error writeOutputFolder(ModuleOp lowered, func::FuncOp signature,
-                              const ParamValues &params, StringRef modelPath,
-                              StringRef outDir);
+/// Writes OUT/: step.so from the lowered module, plan.json from the step
+/// functions' signatures (taken before lowering) and params.npz. The
+/// folder is built under a temporary name and renamed into place; an
+/// existing `outDir` is replaced only if it is empty or an earlier output.
+llvm::Error writeOutputFolder(ModuleOp lowered, ModuleOp signatures,
+                              const ParamValues &params,
+                              const CompileOptions &options,
+                              StringRef modelPath, StringRef outDir);
 
 /// Whole pipeline: model to OUT/. Errors are reported as diagnostics.
 LogicalResult compileModel(MLIRContext *ctx, StringRef modelPath,
-                           const ONNXImportOptions &options, StringRef outDir);
+                           const CompileOptions &options, StringRef outDir);
 
 } // namespace mlir::zero
 

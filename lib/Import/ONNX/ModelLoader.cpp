@@ -79,6 +79,11 @@ static bool fixInputShapes(onnx::GraphProto &graph,
     }
     if (!tt->has_shape())
       continue;
+    if (options.batchSize > 0 && tt->shape().dim_size() > 0 &&
+        !tt->shape().dim(0).has_dim_value() &&
+        !(tt->shape().dim(0).has_dim_param() &&
+          options.dims.count(tt->shape().dim(0).dim_param())))
+      tt->mutable_shape()->mutable_dim(0)->set_dim_value(options.batchSize);
     for (auto &d : *tt->mutable_shape()->mutable_dim()) {
       if (!d.has_dim_param())
         continue;

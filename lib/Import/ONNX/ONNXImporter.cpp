@@ -302,6 +302,7 @@ OwningOpRef<ModuleOp> GraphImporter::run(ParamValues *initialValues) {
   b.setInsertionPointToEnd(module->getBody());
   auto fn = func::FuncOp::create(b, fileLoc, options.funcName,
                                  b.getFunctionType(argTypes, resultTypes));
+  fn->setAttr(kEntryAttr, b.getUnitAttr());
   for (unsigned i = 0; i < argTypes.size(); ++i) {
     fn.setArgAttr(i, kNameAttr, b.getStringAttr(argNames[i]));
     fn.setArgAttr(i, kRoleAttr, RoleAttr::get(ctx, argRoles[i]));

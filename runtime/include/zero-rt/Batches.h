@@ -11,7 +11,7 @@ class Batches {
 public:
   /// Matches `data` to the step's inputs: one array per input with the
   /// input's dtype, trailing shape and a common number of samples.
-  bool bind(const Step &step, std::vector<Array> data, std::string &error);
+  bool bind(const Function &fn, std::vector<Array> data, std::string &error);
 
   int64_t samples() const { return n; }
   int64_t batchSize() const { return batch; }

@@ -1,7 +1,8 @@
-//===- Step.h - loading and calling a compiled step -------------*- C++ -*-===//
+//===- Step.h - loading and calling a compiled program ----------*- C++ -*-===//
 //
-// Reads OUT/plan.json, loads OUT/step.so and calls its entry with one
-// buffer per argument and result, in the plan's order.
+// Reads OUT/plan.json, loads OUT/step.so and calls its step functions
+// (`forward`, `train_step`) with one buffer per argument and result, in the
+// plan's order.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZERO_RT_STEP_H
@@ -9,6 +10,8 @@
 
 #include "zero-rt/Npz.h"
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,39 +22,69 @@ struct BufferSpec {
   std::string role;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  std::string stateOf;       ///< optimizer state: its parameter
+  double init = 0.0;         ///< optimizer state: initial value
   int64_t numel() const;
   size_t bytes() const { return numel() * itemSize(dtype); }
 };
 
-class Step {
-public:
-  Step() = default;
-  Step(const Step &) = delete;
-  Step &operator=(const Step &) = delete;
-  ~Step();
+/// One compiled step function.
+struct Function {
+  std::string entry;
+  std::vector<BufferSpec> arguments, results;
+  void (*fn)(void **) = nullptr;
+  /// `buffers` holds arguments then results, each sized as its spec.
+  void run(void **buffers) const { fn(buffers); }
+  int argumentIndex(const std::string &name) const;
+  int resultIndex(const std::string &name) const;
+};
 
-  /// Loads the compiled step in folder `dir`; false with `error` set.
+/// DeepSpeed's learning-rate schedules. Optimizer step k (0-based) uses
+/// lr(k - 1), with lr(-1) = warmup_min_lr.
+struct Schedule {
+  std::string type = "constant";
+  double warmupMinLr = 0, warmupMaxLr = 0;
+  int64_t warmupNumSteps = 1000, totalNumSteps = 0;
+  std::string warmupType = "log";
+  double lrAt(int64_t step, double baseLr) const;
+};
+
+struct Training {
+  std::string optimizer;
+  double lr = 0;
+  int64_t accumulation = 1, microBatch = 0;
+  double clip = 0;
+  Schedule schedule;
+};
+
+class Program {
+public:
+  Program() = default;
+  Program(const Program &) = delete;
+  Program &operator=(const Program &) = delete;
+  ~Program();
+
+  /// Loads the compiled program in folder `dir`; false with `error` set.
   bool load(const std::string &dir, std::string &error);
 
-  const std::vector<BufferSpec> &arguments() const { return args; }
-  const std::vector<BufferSpec> &results() const { return results_; }
+  /// The function named in the plan ("forward", "train_step"), or null.
+  const Function *function(const std::string &name) const;
+  const std::optional<Training> &training() const { return training_; }
   const std::string &dir() const { return dir_; }
   int worldSize() const { return worldSize_; }
 
-  /// Calls the step. `buffers` holds arguments then results, each sized as
-  /// its spec.
-  void run(void **buffers) const { entry(buffers); }
-
-  /// Initial parameters from OUT/params.npz, by argument index.
-  bool loadParameters(std::vector<Array> &params, std::string &error) const;
+  /// The initial parameters from OUT/params.npz (or `file` when given),
+  /// one per parameter argument of `fn`, in argument order.
+  bool loadParameters(const Function &fn, std::vector<Array> &params,
+                      std::string &error, const std::string &file = "") const;
 
 private:
   std::string dir_;
-  std::vector<BufferSpec> args, results_;
+  std::map<std::string, Function> functions;
+  std::optional<Training> training_;
   std::string paramsFile;
   int worldSize_ = 1;
   void *handle = nullptr;
-  void (*entry)(void **) = nullptr;
 };
 
 /// An Array shaped and typed as `spec`, zero-filled.

@@ -9,7 +9,7 @@
 // CHECK-NOT: memrefCopy
 // CHECK-NOT: tosa.
 // CHECK-NOT: linalg.
-func.func @main(%a: tensor<1x3x4xf32>, %b: tensor<1x4x5xf32>) -> tensor<1x3x5xf32> {
+func.func @main(%a: tensor<1x3x4xf32>, %b: tensor<1x4x5xf32>) -> tensor<1x3x5xf32> attributes {zero.entry} {
   %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
   %m = tosa.matmul %a, %b, %zp, %zp : (tensor<1x3x4xf32>, tensor<1x4x5xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x3x5xf32>
   %e = tosa.erf %m : (tensor<1x3x5xf32>) -> tensor<1x3x5xf32>

@@ -58,7 +58,11 @@ class CausalSelfAttention(nn.Module):
         super().__init__()
         self.n_head = n_head
         self.scale = 1.0 / math.sqrt(d // n_head)
-        self.qkv = nn.Linear(d, 3 * d)
+        # No qkv bias: the key bias would have an identically zero gradient
+        # (softmax ignores a constant added along the key axis), and Adam
+        # turns the float noise standing in for that zero into lr-sized
+        # steps that no two implementations reproduce alike.
+        self.qkv = nn.Linear(d, 3 * d, bias=False)
         self.proj = nn.Linear(d, d)
         # Buffer (not a constant) so the mask reaches the graph as a bool
         # initializer feeding a Where, the way real GPT exports look.

@@ -20,6 +20,9 @@ struct ONNXImportOptions {
   std::map<std::string, int64_t> dims;
   /// Full static shapes for graph inputs, overriding the model's.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Size for a symbolic first dimension of every graph input (the
+  /// micro-batch size of a training configuration); 0: none.
+  int64_t batchSize = 0;
   /// Name of the generated function.
   std::string funcName = "main";
 };

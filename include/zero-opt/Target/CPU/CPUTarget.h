@@ -13,10 +13,10 @@ class OpPassManager;
 
 namespace mlir::zero::cpu {
 
-/// Textual pipeline (for a builtin.module pass manager) from tensor-level IR
-/// (TOSA, linalg, tensor, arith) to the LLVM dialect, with the C ABI entry for
-/// `funcName`.
-std::string lowerToLLVMPipeline(StringRef funcName = "main");
+/// Textual pipeline (for a builtin.module pass manager) from tensor-level
+/// IR (TOSA, linalg, tensor, arith) to the LLVM dialect, with a C ABI entry
+/// for each function marked `zero.entry`.
+std::string lowerToLLVMPipeline();
 
 /// Registers the named pipeline `zero-cpu-lower` for zero-opt on .mlir input.
 void registerCPUPipelines();

@@ -4,20 +4,40 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ZeroCPUEntryPoint : Pass<"zero-cpu-entry-point", "ModuleOp"> {
-  let summary = "Add the C ABI entry point of a compiled step";
+def ZeroCPUPrepareEntries : Pass<"zero-cpu-prepare-entries", "ModuleOp"> {
+  let summary = "Make step functions internal ahead of bufferization";
   let description = [{
-    Runs on bufferized IR where the step function takes only statically
-    shaped, identity-layout memrefs (results already turned into out
-    parameters). Adds `void <name>_entry(void **buffers)`: the runtime passes
-    one pointer per argument, in order, and the entry rebuilds the memref
-    descriptors and calls the step. This keeps the runtime independent of
-    MLIR's memref calling convention.
+    Functions marked `zero.entry` become private so that bufferization may
+    treat their signatures freely, list their in-place results
+    (`zero.updates`) in `zero.inplace_results`, and record in
+    `zero.abi_buffers` how many buffers their C ABI entry will take.
   }];
-  let options = [
-    Option<"funcName", "func", "std::string", "\"main\"",
-           "Function to expose">,
-  ];
+}
+
+def ZeroCPUDropInPlaceResults
+    : Pass<"zero-cpu-drop-inplace-results", "ModuleOp"> {
+  let summary = "Drop step results that bufferization updated in place";
+  let description = [{
+    After bufferization, a result listed in `zero.inplace_results` (set by
+    `zero-cpu-prepare-entries` from `zero.updates`) that is its own argument,
+    possibly through reshaping views of the whole buffer that elementwise
+    fusion introduces, has been updated in place; it is dropped so the caller
+    keeps a single buffer. Unlike upstream
+    `drop-equivalent-buffer-results`, this looks through
+    `memref.collapse_shape`, `memref.expand_shape` and `memref.cast`.
+  }];
+}
+
+def ZeroCPUEntryPoint : Pass<"zero-cpu-entry-point", "ModuleOp"> {
+  let summary = "Add the C ABI entry point of each compiled step";
+  let description = [{
+    Runs on bufferized IR where each `zero.entry` function takes only
+    statically shaped, identity-layout memrefs (results already turned into
+    out parameters). Adds `void <name>_entry(void **buffers)`: the runtime
+    passes one pointer per buffer, in order, and the entry rebuilds the
+    memref descriptors and calls the step. This keeps the runtime
+    independent of MLIR's memref calling convention.
+  }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 

@@ -9,6 +9,7 @@ using namespace mlir;
 using namespace mlir::zero;
 
 #include "zero-opt/Dialect/Zero/IR/ZeroEnums.cpp.inc"
+#include "zero-opt/Dialect/Zero/IR/ZeroInterfaces.cpp.inc"
 #include "zero-opt/Dialect/Zero/IR/ZeroOpsDialect.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
@@ -26,4 +27,113 @@ void ZeroDialect::initialize() {
 #define GET_OP_LIST
 #include "zero-opt/Dialect/Zero/IR/ZeroOps.cpp.inc"
       >();
+}
+
+/// Parameter, gradient and state tensors of an update must agree in type.
+static LogicalResult verifySameTypes(Operation *op, ValueRange values) {
+  Type t = values.front().getType();
+  for (Value v : values)
+    if (v.getType() != t)
+      return op->emitOpError() << "expects parameter, gradient and state of "
+                                  "the same type, got "
+                               << t << " and " << v.getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AdamOp
+//===----------------------------------------------------------------------===//
+
+void AdamOp::build(OpBuilder &b, OperationState &state, Value param,
+                   Value grad, Value expAvg, Value expAvgSq, Value lr,
+                   Value step, double beta1, double beta2, double eps,
+                   double weightDecay, bool decoupled) {
+  Type t = param.getType();
+  build(b, state, {t, t, t}, param, grad, expAvg, expAvgSq, lr, step,
+        b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
+        b.getF64FloatAttr(eps), b.getF64FloatAttr(weightDecay),
+        decoupled ? b.getUnitAttr() : nullptr);
+}
+
+LogicalResult AdamOp::verify() {
+  if (getBeta1().convertToDouble() < 0 || getBeta1().convertToDouble() >= 1 ||
+      getBeta2().convertToDouble() < 0 || getBeta2().convertToDouble() >= 1)
+    return emitOpError("expects betas in [0, 1)");
+  return verifySameTypes(*this, {getParam(), getGrad(), getExpAvg(),
+                                 getExpAvgSq(), getNewParam(), getNewExpAvg(),
+                                 getNewExpAvgSq()});
+}
+
+Value AdamOp::getParameter() { return getParam(); }
+Value AdamOp::getGradient() { return getGrad(); }
+OperandRange AdamOp::getStateOperands() {
+  return getOperation()->getOperands().slice(2, 2);
+}
+Value AdamOp::getUpdatedParameter() { return getNewParam(); }
+ResultRange AdamOp::getUpdatedStates() {
+  return getOperation()->getResults().drop_front();
+}
+
+//===----------------------------------------------------------------------===//
+// SGDOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SGDOp::verify() {
+  bool hasMomentum = getMomentum().convertToDouble() != 0.0;
+  if (hasMomentum != (getMomentumBuffer() != nullptr))
+    return emitOpError("takes a momentum buffer iff momentum is nonzero");
+  if (getNewMomentumBuffer().size() != (hasMomentum ? 1u : 0u))
+    return emitOpError("returns a momentum buffer iff it takes one");
+  if (getNesterov() && (!hasMomentum || getDampening().convertToDouble() != 0))
+    return emitOpError("nesterov needs momentum and zero dampening");
+  SmallVector<Value> vals = {getParam(), getGrad(), getNewParam()};
+  if (hasMomentum) {
+    vals.push_back(getMomentumBuffer());
+    vals.push_back(getNewMomentumBuffer()[0]);
+  }
+  return verifySameTypes(*this, vals);
+}
+
+Value SGDOp::getParameter() { return getParam(); }
+Value SGDOp::getGradient() { return getGrad(); }
+OperandRange SGDOp::getStateOperands() {
+  return getOperation()->getOperands().slice(2, getMomentumBuffer() ? 1 : 0);
+}
+Value SGDOp::getUpdatedParameter() { return getNewParam(); }
+ResultRange SGDOp::getUpdatedStates() { return getNewMomentumBuffer(); }
+
+//===----------------------------------------------------------------------===//
+// AdagradOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AdagradOp::verify() {
+  return verifySameTypes(*this, {getParam(), getGrad(), getSum(),
+                                 getNewParam(), getNewSum()});
+}
+
+Value AdagradOp::getParameter() { return getParam(); }
+Value AdagradOp::getGradient() { return getGrad(); }
+OperandRange AdagradOp::getStateOperands() {
+  return getOperation()->getOperands().slice(2, 1);
+}
+Value AdagradOp::getUpdatedParameter() { return getNewParam(); }
+ResultRange AdagradOp::getUpdatedStates() {
+  return getOperation()->getResults().drop_front();
+}
+
+//===----------------------------------------------------------------------===//
+// GradientOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GradientOp::verify() {
+  auto yt = cast<RankedTensorType>(getY().getType());
+  if (yt.getNumElements() != 1 || !isa<FloatType>(yt.getElementType()))
+    return emitOpError("expects a floating-point scalar y, got ") << yt;
+  if (getXs().size() != getGrads().size())
+    return emitOpError("expects one gradient per x");
+  for (auto [x, g] : llvm::zip(getXs(), getGrads()))
+    if (x.getType() != g.getType())
+      return emitOpError("gradient type ")
+             << g.getType() << " differs from its x " << x.getType();
+  return success();
 }

@@ -26,24 +26,37 @@ struct ZeroCPUEntryPointPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto fn = module.lookupSymbol<func::FuncOp>(funcName);
-    if (!fn) {
-      module.emitError() << "no function named '" << funcName << "'";
+    SmallVector<func::FuncOp> steps;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn->hasAttr("zero.entry"))
+        steps.push_back(fn);
+    if (steps.empty()) {
+      module.emitError() << "no function is marked zero.entry";
       return signalPassFailure();
     }
-    if (fn.getNumResults() != 0) {
-      fn.emitError() << "entry function must return its results through "
-                        "out-parameters (run buffer-results-to-out-params)";
-      return signalPassFailure();
-    }
+    for (func::FuncOp fn : steps)
+      if (failed(addEntry(fn)))
+        return signalPassFailure();
+  }
+
+  LogicalResult addEntry(func::FuncOp fn) {
+    if (fn.getNumResults() != 0)
+      return fn.emitError() << "entry function must return its results "
+                               "through out-parameters (run "
+                               "buffer-results-to-out-params)";
     for (Type t : fn.getArgumentTypes()) {
       auto mt = dyn_cast<MemRefType>(t);
-      if (!mt || !mt.hasStaticShape() || !mt.getLayout().isIdentity()) {
-        fn.emitError() << "entry argument of type " << t
-                       << " is not a static identity-layout memref";
-        return signalPassFailure();
-      }
+      if (!mt || !mt.hasStaticShape() || !mt.getLayout().isIdentity())
+        return fn.emitError() << "entry argument of type " << t
+                              << " is not a static identity-layout memref";
     }
+    if (auto want = fn->getAttrOfType<IntegerAttr>("zero.abi_buffers"))
+      if (want.getInt() != fn.getNumArguments())
+        return fn.emitError()
+               << "takes " << fn.getNumArguments() << " buffers where "
+               << want.getInt()
+               << " were planned: an in-place update could not be done in "
+                  "place";
 
     MLIRContext *ctx = &getContext();
     LLVMTypeConverter converter(ctx);
@@ -51,7 +64,7 @@ struct ZeroCPUEntryPointPass
     b.setInsertionPointAfter(fn);
     Location loc = fn.getLoc();
     auto ptrTy = LLVM::LLVMPointerType::get(ctx);
-    auto entry = func::FuncOp::create(b, loc, funcName + "_entry",
+    auto entry = func::FuncOp::create(b, loc, (fn.getName() + "_entry").str(),
                                       b.getFunctionType({ptrTy}, {}));
     Block *body = entry.addEntryBlock();
     b.setInsertionPointToStart(body);
@@ -69,6 +82,7 @@ struct ZeroCPUEntryPointPass
     }
     func::CallOp::create(b, loc, fn, args);
     func::ReturnOp::create(b, loc);
+    return success();
   }
 };
 } // namespace

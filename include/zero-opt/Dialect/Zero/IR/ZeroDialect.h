@@ -1,14 +1,17 @@
-//===- ZeroDialect.h - zero dialect ------------------------------*- C++
-//-*-===//
+//===- ZeroDialect.h - zero dialect ------------------------------*- C++ -*-===//
 #ifndef ZERO_OPT_DIALECT_ZERO_IR_ZERODIALECT_H
 #define ZERO_OPT_DIALECT_ZERO_IR_ZERODIALECT_H
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "zero-opt/Dialect/Zero/IR/ZeroEnums.h.inc"
 #include "zero-opt/Dialect/Zero/IR/ZeroOpsDialect.h.inc"
+#include "zero-opt/Dialect/Zero/IR/ZeroEnums.h.inc"
+#include "zero-opt/Dialect/Zero/IR/ZeroInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "zero-opt/Dialect/Zero/IR/ZeroAttrs.h.inc"
@@ -17,9 +20,21 @@
 #include "zero-opt/Dialect/Zero/IR/ZeroOps.h.inc"
 
 namespace mlir::zero {
-/// Argument and result attribute names used on the step function.
+/// Argument and result attribute names used on step functions.
 constexpr llvm::StringLiteral kNameAttr = "zero.name";
 constexpr llvm::StringLiteral kRoleAttr = "zero.role";
+/// Marks ops of the backward pass.
+constexpr llvm::StringLiteral kBackwardAttr = "zero.backward";
+/// On an op whose result needs no gradient although its operands are
+/// differentiable (e.g. the max that stabilizes a softmax, which the
+/// softmax's value does not depend on).
+constexpr llvm::StringLiteral kStopGradientAttr = "zero.stop_gradient";
+/// Result attribute: the argument this result updates in place.
+constexpr llvm::StringLiteral kUpdatesAttr = "zero.updates";
+/// Function attribute: a compiled step with a C ABI entry.
+constexpr llvm::StringLiteral kEntryAttr = "zero.entry";
+/// Optimizer state of a parameter: which parameter and which state.
+constexpr llvm::StringLiteral kStateOfAttr = "zero.state_of";
 } // namespace mlir::zero
 
 #endif

@@ -3,7 +3,13 @@
 #define ZERO_OPS_TD
 
 include "zero-opt/Dialect/Zero/IR/ZeroDialect.td"
+include "zero-opt/Dialect/Zero/IR/ZeroInterfaces.td"
 include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Roles
+//===----------------------------------------------------------------------===//
 
 def Zero_RoleInput : I32EnumAttrCase<"input", 0>;
 def Zero_RoleParameter : I32EnumAttrCase<"parameter", 1>;
@@ -11,16 +17,122 @@ def Zero_RoleGradient : I32EnumAttrCase<"gradient", 2>;
 def Zero_RoleOptimizerState : I32EnumAttrCase<"optimizer_state", 3>;
 def Zero_RoleMasterWeight : I32EnumAttrCase<"master_weight", 4>;
 def Zero_RoleOutput : I32EnumAttrCase<"output", 5>;
+def Zero_RoleHyperparameter : I32EnumAttrCase<"hyperparameter", 6>;
+def Zero_RoleLoss : I32EnumAttrCase<"loss", 7>;
+def Zero_RoleMetric : I32EnumAttrCase<"metric", 8>;
 
 def Zero_Role : I32EnumAttr<"Role", "role of a value in the training step",
     [Zero_RoleInput, Zero_RoleParameter, Zero_RoleGradient,
-     Zero_RoleOptimizerState, Zero_RoleMasterWeight, Zero_RoleOutput]> {
+     Zero_RoleOptimizerState, Zero_RoleMasterWeight, Zero_RoleOutput,
+     Zero_RoleHyperparameter, Zero_RoleLoss, Zero_RoleMetric]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::zero";
 }
 
 def Zero_RoleAttr : EnumAttr<Zero_Dialect, Zero_Role, "role"> {
   let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+def Zero_FloatTensor : TensorOf<[AnyFloat]>;
+// Learning rate and step count stay in double precision, as the Python
+// floats of the reference optimizers.
+def Zero_ScalarF64 : 0DTensorOf<[F64]> {
+  let builderCall = "::mlir::RankedTensorType::get({}, $_builder.getF64Type())";
+}
+
+class Zero_OptimizerOp<string mnemonic, list<Trait> traits = []>
+    : Zero_Op<mnemonic, traits # [Pure,
+        DeclareOpInterfaceMethods<Zero_OptimizerOpInterface>]> {
+  let hasVerifier = 1;
+}
+
+def Zero_AdamOp : Zero_OptimizerOp<"adam", [AllTypesMatch<["param", "grad",
+    "exp_avg", "exp_avg_sq", "new_param", "new_exp_avg", "new_exp_avg_sq"]>]> {
+  let summary = "Adam / AdamW update of one parameter (PyTorch semantics)";
+  let description = [{
+    One step of Adam with bias correction, as PyTorch computes it. `step` is
+    the 1-based step count. With `decoupled`, weight decay shrinks the
+    parameter by `lr * weight_decay` first (AdamW); otherwise it is added to
+    the gradient (Adam with L2).
+
+    ```mlir
+    %p1, %m1, %v1 = zero.adam %p, %g, %m, %v, %lr, %t
+        {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01,
+         decoupled} : tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Zero_FloatTensor:$param, Zero_FloatTensor:$grad,
+                   Zero_FloatTensor:$exp_avg, Zero_FloatTensor:$exp_avg_sq,
+                   Zero_ScalarF64:$lr, Zero_ScalarF64:$step,
+                   F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
+                   F64Attr:$weight_decay, UnitAttr:$decoupled);
+  let results = (outs Zero_FloatTensor:$new_param,
+                      Zero_FloatTensor:$new_exp_avg,
+                      Zero_FloatTensor:$new_exp_avg_sq);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step attr-dict
+    `:` type($param)
+  }];
+  let builders = [OpBuilder<(ins "Value":$param, "Value":$grad,
+      "Value":$exp_avg, "Value":$exp_avg_sq, "Value":$lr, "Value":$step,
+      "double":$beta1, "double":$beta2, "double":$eps, "double":$weightDecay,
+      "bool":$decoupled)>];
+}
+
+def Zero_SGDOp : Zero_OptimizerOp<"sgd"> {
+  let summary = "SGD update with optional momentum (PyTorch semantics)";
+  let description = [{
+    `momentum_buffer` is present iff `momentum` is nonzero. At step 1 the
+    buffer becomes the gradient, as in PyTorch.
+  }];
+  let arguments = (ins Zero_FloatTensor:$param, Zero_FloatTensor:$grad,
+                   Optional<Zero_FloatTensor>:$momentum_buffer,
+                   Zero_ScalarF64:$lr, Zero_ScalarF64:$step,
+                   F64Attr:$momentum, F64Attr:$dampening,
+                   F64Attr:$weight_decay, UnitAttr:$nesterov);
+  let results = (outs Zero_FloatTensor:$new_param,
+                      Variadic<Zero_FloatTensor>:$new_momentum_buffer);
+  let assemblyFormat = [{
+    $param `,` $grad (`,` `momentum_buffer` $momentum_buffer^)? `,` $lr `,`
+    $step attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Zero_AdagradOp : Zero_OptimizerOp<"adagrad", [AllTypesMatch<["param",
+    "grad", "sum", "new_param", "new_sum"]>]> {
+  let summary = "Adagrad update (PyTorch semantics)";
+  let arguments = (ins Zero_FloatTensor:$param, Zero_FloatTensor:$grad,
+                   Zero_FloatTensor:$sum, Zero_ScalarF64:$lr,
+                   Zero_ScalarF64:$step, F64Attr:$lr_decay, F64Attr:$eps,
+                   F64Attr:$weight_decay);
+  let results = (outs Zero_FloatTensor:$new_param, Zero_FloatTensor:$new_sum);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $sum `,` $lr `,` $step attr-dict `:` type($param)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients inside a graph
+//===----------------------------------------------------------------------===//
+
+def Zero_GradientOp : Zero_Op<"gradient", [Pure]> {
+  let summary = "Gradient of a scalar with respect to earlier values";
+  let description = [{
+    `d y / d xs`, where `y` and `xs` are values of the same block and `y`
+    depends on them through ops that have derivative rules. The
+    `zero-expand-gradients` pass replaces it with the backward computation.
+    This is ONNX's `Gradient` (ai.onnx.preview.training) in IR form.
+  }];
+  let arguments = (ins AnyRankedTensor:$y, Variadic<AnyRankedTensor>:$xs);
+  let results = (outs Variadic<AnyRankedTensor>:$grads);
+  let assemblyFormat = [{
+    $y `wrt` $xs attr-dict `:` type($y) `,` functional-type($xs, $grads)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // ZERO_OPS_TD

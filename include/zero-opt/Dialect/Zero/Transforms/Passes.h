@@ -1,0 +1,25 @@
+//===- Passes.h - zero dialect transforms ------------------------*- C++ -*-===//
+#ifndef ZERO_OPT_DIALECT_ZERO_TRANSFORMS_PASSES_H
+#define ZERO_OPT_DIALECT_ZERO_TRANSFORMS_PASSES_H
+
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::zero {
+#define GEN_PASS_DECL
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
+
+#endif

@@ -1,0 +1,61 @@
+//===- Config.h - training settings from flags and ds_config.json -*- C++ -*-===//
+#ifndef ZERO_OPT_DRIVER_CONFIG_H
+#define ZERO_OPT_DRIVER_CONFIG_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::zero {
+
+/// A learning-rate schedule, as DeepSpeed defines them. Optimizer step k
+/// (0-based) uses lr(k - 1), with lr(-1) = warmup_min_lr, because
+/// DeepSpeed applies the schedule at construction and steps it after each
+/// optimizer step.
+struct LRSchedule {
+  std::string type = "constant"; // constant, WarmupLR, WarmupDecayLR
+  double warmupMinLr = 0.0;
+  std::optional<double> warmupMaxLr; // default: the optimizer's lr
+  int64_t warmupNumSteps = 1000;
+  std::string warmupType = "log"; // log or linear
+  int64_t totalNumSteps = 0;      // WarmupDecayLR
+};
+
+struct TrainingConfig {
+  std::string optimizer = "adamw"; // adamw, adam, sgd, adagrad
+  std::optional<double> lr;
+  double beta1 = 0.9, beta2 = 0.999;
+  std::optional<double> eps;
+  double weightDecay = 0.0;
+  double momentum = 0.0, dampening = 0.0;
+  bool nesterov = false;
+  double lrDecay = 0.0, initialAccumulator = 0.0;
+  int64_t accumulation = 1;
+  double clip = 0.0;
+  int64_t microBatch = 0; // 0: the model's batch dimension
+  int64_t trainBatch = 0; // 0: derived
+  LRSchedule schedule;
+
+  /// The learning rate, with the optimizer's default when unset.
+  double learningRate() const;
+  /// Epsilon, with the optimizer's default when unset.
+  double epsilon() const;
+};
+
+/// Parses a DeepSpeed config (JSON with // and /* */ comments) into
+/// `config`. Keys zero-opt implements are applied; DeepSpeed keys it does
+/// not implement yet are appended to `warnings`; anything else is an error
+/// naming the key. Returns false with `error` set.
+bool parseDeepSpeedConfig(llvm::StringRef path, TrainingConfig &config,
+                          std::vector<std::string> &warnings,
+                          std::string &error);
+
+/// Checks values (ranges, optimizer names, schedule fields).
+bool validateTrainingConfig(const TrainingConfig &config, std::string &error);
+
+} // namespace mlir::zero
+
+#endif

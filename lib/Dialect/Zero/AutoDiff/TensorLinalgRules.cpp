@@ -1,0 +1,65 @@
+//===- TensorLinalgRules.cpp - rules of tensor and linalg ops --*- C++ -*-===//
+#include "RuleBuilder.h"
+
+#include "zero-opt/Dialect/Zero/AutoDiff/AutoDiff.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+using namespace mlir::zero::autodiff;
+
+namespace {
+/// The gradient of a static slice is the slice inserted into zeros.
+struct ExtractSliceModel
+    : public AutoDiffOpInterface::ExternalModel<ExtractSliceModel,
+                                                tensor::ExtractSliceOp> {
+  LogicalResult buildAdjoints(Operation *op, OpBuilder &b,
+                              ArrayRef<Value> resultAdj, ArrayRef<bool> needed,
+                              SmallVectorImpl<Value> &operandAdj) const {
+    auto slice = cast<tensor::ExtractSliceOp>(op);
+    RuleBuilder r(b, op, resultAdj, needed, operandAdj);
+    if (!slice.getOffsets().empty() || !slice.getSizes().empty() ||
+        !slice.getStrides().empty())
+      return op->emitError("no derivative rule for a dynamic slice");
+    if (slice.getSourceType().getRank() != slice.getResultType().getRank())
+      return op->emitError("no derivative rule for a rank-reducing slice");
+    Value zeros = r.zerosLike(slice.getSource());
+    Value g = tensor::InsertSliceOp::create(
+        b, r.loc, r.dy(), zeros, ValueRange{}, ValueRange{}, ValueRange{},
+        slice.getStaticOffsetsAttr(), slice.getStaticSizesAttr(),
+        slice.getStaticStridesAttr());
+    r.set(0, g);
+    return success();
+  }
+};
+
+/// d sqrt(x) = 1 / (2 sqrt(x)).
+struct SqrtModel
+    : public AutoDiffOpInterface::ExternalModel<SqrtModel, linalg::SqrtOp> {
+  LogicalResult buildAdjoints(Operation *op, OpBuilder &b,
+                              ArrayRef<Value> resultAdj, ArrayRef<bool> needed,
+                              SmallVectorImpl<Value> &operandAdj) const {
+    RuleBuilder r(b, op, resultAdj, needed, operandAdj);
+    Value y = op->getResult(0);
+    r.set(0, r.mul(r.mul(r.dy(), r.recip(y)), r.scalarLike(y, 0.5)));
+    return success();
+  }
+};
+} // namespace
+
+void mlir::zero::autodiff::registerTensorLinalgRules(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
+    tensor::ExtractSliceOp::attachInterface<ExtractSliceModel>(*ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {
+    linalg::SqrtOp::attachInterface<SqrtModel>(*ctx);
+  });
+}
+
+void mlir::zero::registerAutoDiffModels(DialectRegistry &registry) {
+  registerTosaRules(registry);
+  registerTensorLinalgRules(registry);
+}

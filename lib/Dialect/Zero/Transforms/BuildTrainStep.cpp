@@ -1,0 +1,406 @@
+//===- BuildTrainStep.cpp - forward function to training step --*- C++ -*-===//
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/IR/Verifier.h"
+
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROBUILDTRAINSTEP
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+/// Small TOSA builders for the step's own arithmetic.
+struct T {
+  OpBuilder &b;
+  Location loc;
+  static RankedTensorType ty(Value v) {
+    return cast<RankedTensorType>(v.getType());
+  }
+  Value splat(RankedTensorType t, double v) {
+    return tosa::ConstOp::create(
+        b, loc, t,
+        DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), v)));
+  }
+  Value scalarF32(double v) {
+    return splat(RankedTensorType::get({}, b.getF32Type()), v);
+  }
+  Value add(Value x, Value y) {
+    return tosa::AddOp::create(b, loc, x.getType(), x, y);
+  }
+  Value mul(Value x, Value y) {
+    auto st = RankedTensorType::get({1}, b.getI8Type());
+    Value shift = tosa::ConstOp::create(
+        b, loc, st, DenseElementsAttr::get(st, b.getI8IntegerAttr(0)));
+    return tosa::MulOp::create(b, loc, x.getType(), x, y, shift);
+  }
+  Value reshape(Value v, ArrayRef<int64_t> shape) {
+    auto attr = DenseIntElementsAttr::get(
+        RankedTensorType::get({(int64_t)shape.size()}, b.getIndexType()),
+        shape);
+    Value s = tosa::ConstShapeOp::create(
+        b, loc, tosa::shapeType::get(b.getContext(), shape.size()), attr);
+    return tosa::ReshapeOp::create(b, loc, ty(v).clone(shape), v, s);
+  }
+  Value sqrt(Value v) {
+    Value init = tensor::EmptyOp::create(b, loc, ty(v).getShape(),
+                                         ty(v).getElementType());
+    return linalg::SqrtOp::create(b, loc, ValueRange{v}, ValueRange{init})
+        .getResult(0);
+  }
+  /// sum(v * v) as a 0-d tensor.
+  Value sumSquares(Value v) {
+    Value flat = reshape(v, {ty(v).getNumElements()});
+    Value sq = mul(flat, flat);
+    Value s = tosa::ReduceSumOp::create(b, loc, ty(flat).clone({1}), sq,
+                                        b.getI32IntegerAttr(0));
+    return reshape(s, {});
+  }
+  Value castF32(Value v) {
+    if (ty(v).getElementType().isF32())
+      return v;
+    return tosa::CastOp::create(b, loc, ty(v).clone(b.getF32Type()), v);
+  }
+};
+
+struct ZeroBuildTrainStepPass
+    : zero::impl::ZeroBuildTrainStepBase<ZeroBuildTrainStepPass> {
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  FailureOr<unsigned> findLoss(func::FuncOp fn);
+  func::FuncOp buildGradFunc(func::FuncOp fn, unsigned lossIdx,
+                             ArrayRef<unsigned> paramIdx);
+};
+} // namespace
+
+FailureOr<unsigned> ZeroBuildTrainStepPass::findLoss(func::FuncOp fn) {
+  auto isScalarFloat = [](Type t) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    return rt && rt.getNumElements() == 1 &&
+           isa<FloatType>(rt.getElementType());
+  };
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    auto name = fn.getResultAttrOfType<StringAttr>(i, kNameAttr);
+    if (!lossName.empty()) {
+      if (name && name.getValue() == lossName) {
+        if (!isScalarFloat(fn.getResultTypes()[i]))
+          return fn.emitError() << "--loss names '" << lossName
+                                << "', which is not a floating-point scalar ("
+                                << fn.getResultTypes()[i] << ")";
+        return i;
+      }
+      continue;
+    }
+    if (isScalarFloat(fn.getResultTypes()[i]))
+      return i;
+  }
+  if (!lossName.empty())
+    return fn.emitError() << "--loss names '" << lossName
+                          << "', which is not an output of the model";
+  return fn.emitError() << "the model has no scalar floating-point output to "
+                           "train on; export a module that returns its loss "
+                           "(or name it with --loss)";
+}
+
+/// <fn>_grad(args) -> (loss, d loss / d param...)
+func::FuncOp ZeroBuildTrainStepPass::buildGradFunc(func::FuncOp fn,
+                                                   unsigned lossIdx,
+                                                   ArrayRef<unsigned> params) {
+  OpBuilder b(fn);
+  b.setInsertionPointAfter(fn);
+  auto grad = cast<func::FuncOp>(b.clone(*fn));
+  grad.setSymName((fn.getSymName() + "_grad").str());
+  grad.setPrivate();
+  grad->removeAttr(kEntryAttr);
+  auto ret = cast<func::ReturnOp>(grad.getBody().front().getTerminator());
+  Value loss = ret.getOperand(lossIdx);
+  SmallVector<Value> xs;
+  SmallVector<Type> types = {loss.getType()};
+  for (unsigned i : params) {
+    xs.push_back(grad.getArgument(i));
+    types.push_back(grad.getArgument(i).getType());
+  }
+  b.setInsertionPoint(ret);
+  auto g = GradientOp::create(b, ret.getLoc(), TypeRange(xs), loss, xs);
+  SmallVector<Value> results = {loss};
+  llvm::append_range(results, g.getGrads());
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  ret.erase();
+  grad.setFunctionType(b.getFunctionType(grad.getArgumentTypes(), types));
+  grad.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  return grad;
+}
+
+void ZeroBuildTrainStepPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  auto fn = module.lookupSymbol<func::FuncOp>(funcName);
+  if (!fn) {
+    module.emitError() << "no forward function '" << funcName << "'";
+    return signalPassFailure();
+  }
+  if (module.lookupSymbol("train_step")) {
+    module.emitError() << "the module already has a train_step";
+    return signalPassFailure();
+  }
+  StringRef opt = optimizer;
+  if (opt != "adamw" && opt != "adam" && opt != "sgd" && opt != "adagrad") {
+    module.emitError() << "unknown optimizer '" << opt
+                       << "' (expected adamw, adam, sgd or adagrad)";
+    return signalPassFailure();
+  }
+  if (accumulation < 1) {
+    module.emitError() << "accumulation must be at least 1";
+    return signalPassFailure();
+  }
+  auto lossIdx = findLoss(fn);
+  if (failed(lossIdx))
+    return signalPassFailure();
+
+  SmallVector<unsigned> inputs, params;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    auto role = fn.getArgAttrOfType<RoleAttr>(i, kRoleAttr);
+    if (role && role.getValue() == Role::parameter)
+      params.push_back(i);
+    else
+      inputs.push_back(i);
+  }
+  if (params.empty()) {
+    fn.emitError() << "the model has no trainable parameters (floating-point "
+                      "initializers that are not frozen)";
+    return signalPassFailure();
+  }
+  func::FuncOp gradFn = buildGradFunc(fn, *lossIdx, params);
+
+  // State tensors per parameter, by optimizer.
+  SmallVector<StringRef> stateNames;
+  if (opt == "adamw" || opt == "adam")
+    stateNames = {"exp_avg", "exp_avg_sq"};
+  else if (opt == "sgd" && momentum != 0.0)
+    stateNames = {"momentum_buffer"};
+  else if (opt == "adagrad")
+    stateNames = {"sum"};
+
+  // Signature: inputs (g micro-batches stacked), params, states, lr, step.
+  int64_t g = accumulation;
+  Builder bld(ctx);
+  auto f64 = RankedTensorType::get({}, bld.getF64Type());
+  auto f32 = RankedTensorType::get({}, bld.getF32Type());
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  auto attrs = [&](StringRef name, Role role,
+                   ArrayRef<NamedAttribute> extra = {}) {
+    SmallVector<NamedAttribute> a = {
+        bld.getNamedAttr(kNameAttr, bld.getStringAttr(name)),
+        bld.getNamedAttr(kRoleAttr, RoleAttr::get(ctx, role))};
+    a.append(extra.begin(), extra.end());
+    return bld.getDictionaryAttr(a);
+  };
+  auto argName = [&](unsigned i) -> std::string {
+    auto n = fn.getArgAttrOfType<StringAttr>(i, kNameAttr);
+    return n ? n.getValue().str() : "arg" + std::to_string(i);
+  };
+  for (unsigned i : inputs) {
+    auto t = cast<RankedTensorType>(fn.getArgumentTypes()[i]);
+    if (t.getRank() == 0) {
+      fn.emitError() << "input '" << argName(i)
+                     << "' has no batch dimension to split into micro-batches";
+      return signalPassFailure();
+    }
+    SmallVector<int64_t> s(t.getShape());
+    s[0] *= g;
+    argTypes.push_back(t.clone(s));
+    argAttrs.push_back(attrs(argName(i), Role::input));
+  }
+  unsigned firstParam = argTypes.size();
+  for (unsigned i : params) {
+    argTypes.push_back(fn.getArgumentTypes()[i]);
+    argAttrs.push_back(attrs(argName(i), Role::parameter));
+  }
+  unsigned firstState = argTypes.size();
+  for (StringRef st : stateNames)
+    for (unsigned i : params) {
+      argTypes.push_back(fn.getArgumentTypes()[i]);
+      double init = st == "sum" ? initialAccumulator.getValue() : 0.0;
+      argAttrs.push_back(attrs(
+          argName(i) + "/" + st.str(), Role::optimizer_state,
+          {bld.getNamedAttr(kStateOfAttr, bld.getStringAttr(argName(i))),
+           bld.getNamedAttr("zero.init", bld.getF64FloatAttr(init))}));
+    }
+  unsigned lrArg = argTypes.size();
+  argTypes.push_back(f64);
+  argAttrs.push_back(attrs("lr", Role::hyperparameter));
+  argTypes.push_back(f64);
+  argAttrs.push_back(attrs("step", Role::hyperparameter));
+
+  SmallVector<Type> resTypes = {f32, f32};
+  SmallVector<DictionaryAttr> resAttrs = {attrs("loss", Role::loss),
+                                          attrs("grad_norm", Role::metric)};
+  for (unsigned k = 0; k < params.size(); ++k) {
+    resTypes.push_back(argTypes[firstParam + k]);
+    resAttrs.push_back(bld.getDictionaryAttr(
+        {bld.getNamedAttr(kUpdatesAttr,
+                          bld.getI64IntegerAttr(firstParam + k))}));
+  }
+  for (unsigned k = firstState; k < lrArg; ++k) {
+    resTypes.push_back(argTypes[k]);
+    resAttrs.push_back(bld.getDictionaryAttr(
+        {bld.getNamedAttr(kUpdatesAttr, bld.getI64IntegerAttr(k))}));
+  }
+
+  OpBuilder b(ctx);
+  b.setInsertionPointAfter(gradFn);
+  Location loc = fn.getLoc();
+  auto step = func::FuncOp::create(b, loc, "train_step",
+                                   b.getFunctionType(argTypes, resTypes));
+  step.setAllArgAttrs(argAttrs);
+  step.setAllResultAttrs(resAttrs);
+  step->setAttr(kEntryAttr, b.getUnitAttr());
+  Block *body = step.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  T t{b, loc};
+
+  SmallVector<Value> paramVals, stateVals;
+  for (unsigned k = 0; k < params.size(); ++k)
+    paramVals.push_back(body->getArgument(firstParam + k));
+  for (unsigned k = firstState; k < lrArg; ++k)
+    stateVals.push_back(body->getArgument(k));
+
+  // Forward + backward over one micro-batch j (j null: the whole input).
+  auto microStep = [&](OpBuilder &ob, Value j) {
+    SmallVector<Value> callArgs(fn.getNumArguments());
+    for (auto [k, i] : llvm::enumerate(inputs)) {
+      Value in = body->getArgument(k);
+      if (j) {
+        auto full = cast<RankedTensorType>(in.getType());
+        auto mt = cast<RankedTensorType>(fn.getArgumentTypes()[i]);
+        int64_t mb = mt.getDimSize(0);
+        Value off = arith::MulIOp::create(
+            ob, loc, j, arith::ConstantIndexOp::create(ob, loc, mb));
+        SmallVector<OpFoldResult> offs(full.getRank(), ob.getIndexAttr(0));
+        offs[0] = off;
+        SmallVector<OpFoldResult> sizes, strides(full.getRank(),
+                                                 ob.getIndexAttr(1));
+        for (int64_t d : mt.getShape())
+          sizes.push_back(ob.getIndexAttr(d));
+        in = tensor::ExtractSliceOp::create(ob, loc, mt, in, offs, sizes,
+                                            strides);
+      }
+      callArgs[i] = in;
+    }
+    for (auto [k, i] : llvm::enumerate(params))
+      callArgs[i] = paramVals[k];
+    return func::CallOp::create(ob, loc, gradFn, callArgs).getResults();
+  };
+
+  Value loss;
+  SmallVector<Value> grads;
+  if (g == 1) {
+    auto r = microStep(b, Value());
+    loss = r[0];
+    grads.assign(r.begin() + 1, r.end());
+  } else {
+    SmallVector<Value> init = {t.splat(cast<RankedTensorType>(
+                                   gradFn.getResultTypes()[0]), 0.0)};
+    for (Value p : paramVals)
+      init.push_back(t.splat(T::ty(p), 0.0));
+    Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+    Value ub = arith::ConstantIndexOp::create(b, loc, g);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loop = scf::ForOp::create(
+        b, loc, lb, ub, one, init,
+        [&](OpBuilder &lb2, Location l, Value j, ValueRange acc) {
+          auto r = microStep(lb2, j);
+          // Accumulate into the loop-carried tensors themselves, so that
+          // bufferization keeps one buffer per gradient across iterations.
+          // Later elementwise fusion may move the sum into a fresh tensor;
+          // materializing it in the carried tensor keeps the buffer fixed.
+          SmallVector<Value> next;
+          for (auto [a, v] : llvm::zip(acc, r)) {
+            Value sum = linalg::AddOp::create(lb2, l, ValueRange{a, v},
+                                              ValueRange{a})
+                            .getResult(0);
+            next.push_back(bufferization::MaterializeInDestinationOp::create(
+                               lb2, l, sum, a)
+                               .getResult());
+          }
+          scf::YieldOp::create(lb2, l, next);
+        });
+    // The mean over micro-batches.
+    loss = loop.getResult(0);
+    loss = t.mul(loss, t.splat(T::ty(loss), 1.0 / g));
+    for (unsigned k = 0; k < params.size(); ++k) {
+      Value gk = loop.getResult(k + 1);
+      grads.push_back(t.mul(gk, t.splat(T::ty(gk).clone(SmallVector<int64_t>(
+                                            T::ty(gk).getRank(), 1)),
+                                        1.0 / g)));
+    }
+  }
+
+  // Global norm: the 2-norm of the per-tensor 2-norms, as PyTorch's
+  // clip_grad_norm_ computes it.
+  Value sumSq = t.scalarF32(0.0);
+  for (Value gk : grads) {
+    Value n = t.sqrt(t.castF32(t.sumSquares(gk)));
+    sumSq = t.add(sumSq, t.mul(n, n));
+  }
+  Value norm = t.sqrt(sumSq);
+  if (clip > 0.0) {
+    Value denom = t.add(norm, t.scalarF32(1e-6));
+    Value coef = t.mul(t.scalarF32(clip),
+                       tosa::ReciprocalOp::create(b, loc, f32, denom));
+    coef = tosa::MinimumOp::create(b, loc, f32, coef, t.scalarF32(1.0));
+    for (Value &gk : grads) {
+      auto gt = T::ty(gk);
+      Value c = coef;
+      if (!gt.getElementType().isF32())
+        c = tosa::CastOp::create(b, loc, f32.clone(gt.getElementType()), c);
+      gk = t.mul(gk, t.reshape(c, SmallVector<int64_t>(gt.getRank(), 1)));
+    }
+  }
+
+  Value lr = body->getArgument(lrArg), stepCount = body->getArgument(lrArg + 1);
+  SmallVector<Value> newParams, newStates(stateVals.size());
+  size_t np = params.size();
+  for (unsigned k = 0; k < np; ++k) {
+    Value p = paramVals[k], gk = grads[k];
+    if (opt == "adamw" || opt == "adam") {
+      auto op = AdamOp::create(b, loc, p, gk, stateVals[k], stateVals[np + k],
+                               lr, stepCount, beta1, beta2, eps, weightDecay,
+                               opt == "adamw");
+      newParams.push_back(op.getNewParam());
+      newStates[k] = op.getNewExpAvg();
+      newStates[np + k] = op.getNewExpAvgSq();
+    } else if (opt == "sgd") {
+      SmallVector<Type> rt = {p.getType()};
+      if (momentum != 0.0)
+        rt.push_back(p.getType());
+      auto op = SGDOp::create(
+          b, loc, rt, p, gk, momentum != 0.0 ? stateVals[k] : Value(), lr,
+          stepCount, b.getF64FloatAttr(momentum), b.getF64FloatAttr(dampening),
+          b.getF64FloatAttr(weightDecay),
+          nesterov ? b.getUnitAttr() : UnitAttr());
+      newParams.push_back(op.getNewParam());
+      if (momentum != 0.0)
+        newStates[k] = op.getNewMomentumBuffer()[0];
+    } else {
+      auto op = AdagradOp::create(
+          b, loc, TypeRange{p.getType(), p.getType()}, p, gk, stateVals[k], lr,
+          stepCount, b.getF64FloatAttr(lrDecay), b.getF64FloatAttr(eps),
+          b.getF64FloatAttr(weightDecay));
+      newParams.push_back(op.getNewParam());
+      newStates[k] = op.getNewSum();
+    }
+  }
+  SmallVector<Value> results = {t.castF32(loss), norm};
+  llvm::append_range(results, newParams);
+  llvm::append_range(results, newStates);
+  func::ReturnOp::create(b, loc, results);
+  if (failed(verify(step)))
+    return signalPassFailure();
+}

@@ -1,0 +1,209 @@
+//===- LowerOptimizers.cpp - optimizer ops to fused linalg -----*- C++ -*-===//
+//
+// The per-step scalars (bias corrections, step sizes) are computed once in
+// double precision, as PyTorch computes them in Python floats, and rounded
+// to the element type where PyTorch passes them to a tensor kernel. The
+// elementwise part follows PyTorch's single-tensor code path op by op.
+//
+//===----------------------------------------------------------------------===//
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROLOWEROPTIMIZERS
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+/// Scalar arithmetic helpers on f64 values and element-type values.
+struct Scalars {
+  OpBuilder &b;
+  Location loc;
+  Value f64(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF64FloatAttr(v));
+  }
+  Value read(Value tensor0d) {
+    return tensor::ExtractOp::create(b, loc, tensor0d, ValueRange{});
+  }
+  Value add(Value a, Value c) { return arith::AddFOp::create(b, loc, a, c); }
+  Value sub(Value a, Value c) { return arith::SubFOp::create(b, loc, a, c); }
+  Value mul(Value a, Value c) { return arith::MulFOp::create(b, loc, a, c); }
+  Value div(Value a, Value c) { return arith::DivFOp::create(b, loc, a, c); }
+  Value pow(Value a, Value c) { return math::PowFOp::create(b, loc, a, c); }
+  Value sqrt(Value a) { return math::SqrtOp::create(b, loc, a); }
+  /// Rounds an f64 scalar to the element type, as a Python float passed to
+  /// a float tensor op is.
+  Value to(Value v, Type elt) {
+    if (v.getType() == elt)
+      return v;
+    return arith::TruncFOp::create(b, loc, elt, v);
+  }
+};
+
+/// One linalg.generic over identity maps: `ins` read, `outs` written; the
+/// body gets the ins' and outs' elements and yields the new outs.
+Value buildElementwise(
+    OpBuilder &b, Location loc, ValueRange ins, ValueRange outs,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body,
+    SmallVectorImpl<Value> &results) {
+  auto t = cast<RankedTensorType>(outs.front().getType());
+  unsigned rank = t.getRank();
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<AffineMap> maps(ins.size() + outs.size(), id);
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  auto g = linalg::GenericOp::create(
+      b, loc, TypeRange(outs), ins, outs, maps, iters,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        linalg::YieldOp::create(nb, nl, body(nb, nl, args));
+      });
+  results.assign(g.getResults().begin(), g.getResults().end());
+  return g.getResult(0);
+}
+
+LogicalResult lowerAdam(AdamOp op, OpBuilder &b) {
+  Location loc = op.getLoc();
+  Scalars s{b, loc};
+  Type elt = cast<RankedTensorType>(op.getParam().getType()).getElementType();
+  double b1 = op.getBeta1().convertToDouble(), b2 = op.getBeta2().convertToDouble();
+  double eps = op.getEps().convertToDouble(),
+         wd = op.getWeightDecay().convertToDouble();
+  bool decoupled = op.getDecoupled();
+  Value lr = s.read(op.getLr()), step = s.read(op.getStep());
+  Value bc1 = s.sub(s.f64(1.0), s.pow(s.f64(b1), step));
+  Value bc2 = s.sub(s.f64(1.0), s.pow(s.f64(b2), step));
+  Value negStepSize = s.to(s.div(s.sub(s.f64(0.0), lr), bc1), elt);
+  Value bc2Sqrt = s.to(s.sqrt(bc2), elt);
+  Value shrink = s.to(s.sub(s.f64(1.0), s.mul(lr, s.f64(wd))), elt);
+  Value cb1 = s.to(s.f64(b1), elt), c1mb1 = s.to(s.f64(1.0 - b1), elt);
+  Value cb2 = s.to(s.f64(b2), elt), c1mb2 = s.to(s.f64(1.0 - b2), elt);
+  Value cEps = s.to(s.f64(eps), elt), cWd = s.to(s.f64(wd), elt);
+
+  SmallVector<Value> results;
+  buildElementwise(
+      b, loc, ValueRange{op.getGrad()},
+      ValueRange{op.getParam(), op.getExpAvg(), op.getExpAvgSq()},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> SmallVector<Value> {
+        Scalars e{nb, nl};
+        Value g = a[0], p = a[1], m = a[2], v = a[3];
+        if (wd != 0.0) {
+          if (decoupled)
+            p = e.mul(p, shrink);
+          else
+            g = e.add(g, e.mul(p, cWd));
+        }
+        // addcmul / addcdiv evaluate value * t1 * t2 and value * t1 / t2
+        // left to right.
+        m = e.add(e.mul(m, cb1), e.mul(c1mb1, g));
+        v = e.add(e.mul(v, cb2), e.mul(e.mul(c1mb2, g), g));
+        Value denom = e.add(e.div(e.sqrt(v), bc2Sqrt), cEps);
+        p = e.add(p, e.div(e.mul(negStepSize, m), denom));
+        return {p, m, v};
+      },
+      results);
+  op->replaceAllUsesWith(results);
+  return success();
+}
+
+LogicalResult lowerSGD(SGDOp op, OpBuilder &b) {
+  Location loc = op.getLoc();
+  Scalars s{b, loc};
+  Type elt = cast<RankedTensorType>(op.getParam().getType()).getElementType();
+  double mu = op.getMomentum().convertToDouble(),
+         tau = op.getDampening().convertToDouble(),
+         wd = op.getWeightDecay().convertToDouble();
+  bool nesterov = op.getNesterov();
+  Value lr = s.read(op.getLr()), step = s.read(op.getStep());
+  Value negLr = s.to(s.sub(s.f64(0.0), lr), elt);
+  Value cWd = s.to(s.f64(wd), elt), cMu = s.to(s.f64(mu), elt);
+  Value c1mTau = s.to(s.f64(1.0 - tau), elt);
+  // PyTorch starts the buffer as a copy of the first gradient.
+  Value first = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, step,
+                                      s.f64(1.0));
+  SmallVector<Value> outs = {op.getParam()};
+  if (op.getMomentumBuffer())
+    outs.push_back(op.getMomentumBuffer());
+  SmallVector<Value> results;
+  buildElementwise(
+      b, loc, ValueRange{op.getGrad()}, outs,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> SmallVector<Value> {
+        Scalars e{nb, nl};
+        Value d = a[0], p = a[1];
+        if (wd != 0.0)
+          d = e.add(d, e.mul(p, cWd));
+        SmallVector<Value> out;
+        Value buf;
+        if (mu != 0.0) {
+          Value upd = e.add(e.mul(a[2], cMu), e.mul(d, c1mTau));
+          buf = arith::SelectOp::create(nb, nl, first, d, upd);
+          d = nesterov ? e.add(d, e.mul(buf, cMu)) : buf;
+        }
+        out.push_back(e.add(p, e.mul(d, negLr)));
+        if (buf)
+          out.push_back(buf);
+        return out;
+      },
+      results);
+  op->replaceAllUsesWith(results);
+  return success();
+}
+
+LogicalResult lowerAdagrad(AdagradOp op, OpBuilder &b) {
+  Location loc = op.getLoc();
+  Scalars s{b, loc};
+  Type elt = cast<RankedTensorType>(op.getParam().getType()).getElementType();
+  double decay = op.getLrDecay().convertToDouble(),
+         eps = op.getEps().convertToDouble(),
+         wd = op.getWeightDecay().convertToDouble();
+  Value lr = s.read(op.getLr()), step = s.read(op.getStep());
+  // clr = lr / (1 + (step - 1) * lr_decay)
+  Value clr = s.div(
+      lr, s.add(s.f64(1.0), s.mul(s.sub(step, s.f64(1.0)), s.f64(decay))));
+  Value negClr = s.to(s.sub(s.f64(0.0), clr), elt);
+  Value cEps = s.to(s.f64(eps), elt), cWd = s.to(s.f64(wd), elt);
+  SmallVector<Value> results;
+  buildElementwise(
+      b, loc, ValueRange{op.getGrad()}, ValueRange{op.getParam(), op.getSum()},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> SmallVector<Value> {
+        Scalars e{nb, nl};
+        Value g = a[0], p = a[1], sum = a[2];
+        if (wd != 0.0)
+          g = e.add(g, e.mul(p, cWd));
+        sum = e.add(sum, e.mul(g, g));
+        Value std = e.add(e.sqrt(sum), cEps);
+        p = e.add(p, e.div(e.mul(negClr, g), std));
+        return {p, sum};
+      },
+      results);
+  op->replaceAllUsesWith(results);
+  return success();
+}
+
+struct ZeroLowerOptimizersPass
+    : zero::impl::ZeroLowerOptimizersBase<ZeroLowerOptimizersPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](OptimizerOpInterface op) { ops.push_back(op); });
+    for (Operation *op : ops) {
+      OpBuilder b(op);
+      LogicalResult r = TypeSwitch<Operation *, LogicalResult>(op)
+                            .Case([&](AdamOp o) { return lowerAdam(o, b); })
+                            .Case([&](SGDOp o) { return lowerSGD(o, b); })
+                            .Case([&](AdagradOp o) {
+                              return lowerAdagrad(o, b);
+                            })
+                            .Default([](Operation *o) {
+                              return o->emitError("no lowering for this "
+                                                  "optimizer op");
+                            });
+      if (failed(r))
+        return signalPassFailure();
+      op->erase();
+    }
+  }
+};
+} // namespace
