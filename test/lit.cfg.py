@@ -10,12 +10,12 @@ config.suffixes = [".mlir", ".onnxtxt", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.zero_obj_root, "test")
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "Inputs",
-                   "tools", "fuzz", "e2e", "conformance"]
+                   "tools", "fuzz", "e2e", "conformance", "gradcheck"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.zero_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["zero-opt", "zero-run"],
+llvm_config.add_tool_substitutions(["zero-opt", "zero-run", "zero-gradcheck"],
                                    [config.zero_tools_dir])

@@ -74,9 +74,11 @@ static bool hasLoss(func::FuncOp fn, StringRef lossName) {
   return false;
 }
 
-/// Checks the batch settings against the model, as DeepSpeed does:
-/// train_batch_size = micro-batch x accumulation x world size.
-static LogicalResult checkBatch(func::FuncOp fn, const TrainingConfig &c) {
+/// Resolves the batch settings against the model as DeepSpeed does:
+/// train_batch_size = micro-batch x gradient accumulation x world size,
+/// deriving the accumulation steps when only the total is given.
+static LogicalResult resolveBatch(func::FuncOp fn, TrainingConfig &c,
+                                  int64_t worldSize) {
   int64_t micro = 0;
   for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
     auto role = fn.getArgAttrOfType<RoleAttr>(i, kRoleAttr);
@@ -94,9 +96,17 @@ static LogicalResult checkBatch(func::FuncOp fn, const TrainingConfig &c) {
              << "; export the model with that batch size or a symbolic one";
     micro = t.getDimSize(0);
   }
-  const int64_t worldSize = 1;
-  if (c.trainBatch && micro &&
-      c.trainBatch != micro * c.accumulation * worldSize)
+  if (!c.trainBatch || !micro)
+    return success();
+  if (!c.accumulationSet) {
+    if (c.trainBatch % (micro * worldSize))
+      return fn.emitError() << "train_batch_size " << c.trainBatch
+                            << " is not a multiple of micro-batch x world "
+                               "size = "
+                            << micro << " x " << worldSize;
+    c.accumulation = c.trainBatch / (micro * worldSize);
+  }
+  if (c.trainBatch != micro * c.accumulation * worldSize)
     return fn.emitError() << "train_batch_size " << c.trainBatch
                           << " is not micro-batch x gradient accumulation x "
                              "world size = "
@@ -106,7 +116,7 @@ static LogicalResult checkBatch(func::FuncOp fn, const TrainingConfig &c) {
 }
 
 LogicalResult mlir::zero::buildTraining(ModuleOp module,
-                                        const CompileOptions &options,
+                                        CompileOptions &options,
                                         bool &trained) {
   trained = false;
   auto fn = module.lookupSymbol<func::FuncOp>(options.import.funcName);
@@ -114,11 +124,11 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
     return success();
   if (options.mode == CompileMode::Auto && !hasLoss(fn, options.loss))
     return success();
-  const TrainingConfig &c = options.training;
+  TrainingConfig &c = options.training;
   std::string error;
   if (!validateTrainingConfig(c, error))
     return module.emitError() << error;
-  if (failed(checkBatch(fn, c)))
+  if (failed(resolveBatch(fn, c, /*worldSize=*/1)))
     return failure();
 
   ZeroBuildTrainStepOptions o;
@@ -152,7 +162,7 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
 
 OwningOpRef<ModuleOp> mlir::zero::buildStep(MLIRContext *ctx,
                                             StringRef modelPath,
-                                            const CompileOptions &options,
+                                            CompileOptions &options,
                                             ParamValues &params) {
   OwningOpRef<ModuleOp> module = importModel(ctx, modelPath, options, params);
   bool trained;
@@ -192,8 +202,8 @@ static const char *dtypeName(Type t) {
   return nullptr;
 }
 
-static void writeBuffer(llvm::json::OStream &j, DictionaryAttr attrs,
-                        Type type, StringRef defaultRole) {
+static void writeBuffer(llvm::json::OStream &j, DictionaryAttr attrs, Type type,
+                        StringRef defaultRole) {
   auto t = cast<RankedTensorType>(type);
   auto name = attrs ? attrs.getAs<StringAttr>(kNameAttr) : StringAttr();
   auto role = attrs ? attrs.getAs<RoleAttr>(kRoleAttr) : RoleAttr();
@@ -295,8 +305,8 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
           j.attributeArray("results", [&] {
             for (unsigned i = 0; i < fn.getNumResults(); ++i)
               if (!fn.getResultAttr(i, kUpdatesAttr))
-                writeBuffer(j, fn.getResultAttrDict(i),
-                            fn.getResultTypes()[i], "output");
+                writeBuffer(j, fn.getResultAttrDict(i), fn.getResultTypes()[i],
+                            "output");
           });
         });
       }
@@ -343,8 +353,7 @@ static bool writeParams(StringRef path, const ParamValues &params,
   return ::zero::rt::writeNpz(path.str(), arrays, error);
 }
 
-llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered,
-                                          ModuleOp signatures,
+llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered, ModuleOp signatures,
                                           const ParamValues &params,
                                           const CompileOptions &options,
                                           StringRef modelPath,
@@ -390,8 +399,10 @@ llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered,
 }
 
 LogicalResult mlir::zero::compileModel(MLIRContext *ctx, StringRef modelPath,
-                                       const CompileOptions &options,
+                                       const CompileOptions &requested,
                                        StringRef outDir) {
+  // Training settings are resolved against the model (derived batch sizes).
+  CompileOptions options = requested;
   ParamValues params;
   OwningOpRef<ModuleOp> module = buildStep(ctx, modelPath, options, params);
   if (!module)

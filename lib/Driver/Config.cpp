@@ -22,38 +22,95 @@ double TrainingConfig::epsilon() const {
   return optimizer == "adagrad" ? 1e-10 : 1e-8;
 }
 
-/// Removes // and /* */ comments outside strings: configs are copied from
-/// articles that annotate them.
-static std::string stripComments(llvm::StringRef in) {
-  std::string out;
+namespace {
+/// A `//` comment: where it starts and where the line ends.
+struct LineComment {
+  size_t begin, lineEnd;
+};
+} // namespace
+
+/// Blanks /* */ comments and finds // comments, outside strings.
+static std::string scanComments(llvm::StringRef in,
+                                std::vector<LineComment> &lineComments) {
+  std::string out(in.str());
   bool inString = false;
-  for (size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
+  for (size_t i = 0; i < out.size(); ++i) {
+    char c = out[i];
     if (inString) {
-      out += c;
-      if (c == '\\' && i + 1 < in.size())
-        out += in[++i];
+      if (c == '\\')
+        ++i;
       else if (c == '"')
         inString = false;
       continue;
     }
     if (c == '"') {
       inString = true;
-      out += c;
-    } else if (c == '/' && i + 1 < in.size() && in[i + 1] == '/') {
-      while (i < in.size() && in[i] != '\n')
-        ++i;
-      out += '\n';
-    } else if (c == '/' && i + 1 < in.size() && in[i + 1] == '*') {
-      i += 2;
-      while (i + 1 < in.size() && !(in[i] == '*' && in[i + 1] == '/'))
-        out += in[i++] == '\n' ? '\n' : ' ';
-      ++i;
-    } else {
-      out += c;
+    } else if (c == '/' && i + 1 < out.size() && out[i + 1] == '/') {
+      size_t end = out.find('\n', i);
+      if (end == std::string::npos)
+        end = out.size();
+      lineComments.push_back({i, end});
+      i = end;
+    } else if (c == '/' && i + 1 < out.size() && out[i + 1] == '*') {
+      size_t end = out.find("*/", i + 2);
+      end = end == std::string::npos ? out.size() : end + 2;
+      for (size_t k = i; k < end; ++k)
+        if (out[k] != '\n')
+          out[k] = ' ';
+      i = end - 1;
     }
   }
   return out;
+}
+
+/// Blanks comments [k, n) assuming each ends at one of its candidate
+/// positions, searching for the shortest ends that leave valid JSON. A `//`
+/// comment normally runs to the end of its line, but configs copied from
+/// web pages often lost their line breaks, leaving JSON after a comment on
+/// the same line.
+static bool resolveComments(std::string &text,
+                            const std::vector<LineComment> &comments,
+                            size_t k) {
+  if (k == comments.size())
+    return static_cast<bool>(json::parse(text));
+  const LineComment &c = comments[k];
+  // Candidate ends: before each JSON-looking character, nearest first,
+  // then the line end.
+  std::vector<size_t> ends;
+  for (size_t i = c.begin + 2; i < c.lineEnd; ++i)
+    if (llvm::StringRef("\"{}[],").contains(text[i]))
+      ends.push_back(i);
+  ends.push_back(c.lineEnd);
+  std::string saved = text.substr(c.begin, c.lineEnd - c.begin);
+  for (size_t e : ends) {
+    for (size_t i = c.begin; i < e; ++i)
+      text[i] = ' ';
+    if (resolveComments(text, comments, k + 1))
+      return true;
+    text.replace(c.begin, saved.size(), saved);
+  }
+  return false;
+}
+
+/// The config text with comments removed; `warning` notes comments that
+/// had to end before their line did.
+static std::string stripComments(llvm::StringRef in, std::string &warning) {
+  std::vector<LineComment> comments;
+  std::string text = scanComments(in, comments);
+  std::string plain = text;
+  for (const LineComment &c : comments)
+    for (size_t i = c.begin; i < c.lineEnd; ++i)
+      plain[i] = ' ';
+  if (comments.empty() || json::parse(plain))
+    return plain;
+  std::string resolved = text;
+  if (comments.size() <= 16 && resolveComments(resolved, comments, 0)) {
+    warning = "a // comment is followed by more JSON on the same line (were "
+              "its line breaks lost?); read it as ending where the JSON "
+              "resumes";
+    return resolved;
+  }
+  return plain;
 }
 
 namespace {
@@ -146,8 +203,8 @@ static bool parseOptimizer(Reader &r, const json::Object &o,
   if (!params)
     params = &noParams;
   static const llvm::StringSet<> adamKeys = {
-      "lr", "betas", "eps", "weight_decay", "adam_w_mode", "torch_adam",
-      "bias_correction", "amsgrad"};
+      "lr",         "betas",           "eps",    "weight_decay", "adam_w_mode",
+      "torch_adam", "bias_correction", "amsgrad"};
   static const llvm::StringSet<> sgdKeys = {"lr", "momentum", "dampening",
                                             "weight_decay", "nesterov"};
   static const llvm::StringSet<> adagradKeys = {
@@ -246,9 +303,8 @@ static bool parseScheduler(Reader &r, const json::Object &o,
   LRSchedule &s = c.schedule;
   s.type = type;
   if (!params)
-    return type == "WarmupLR" ||
-           r.fail("scheduler.params.total_num_steps",
-                  "is required by WarmupDecayLR");
+    return type == "WarmupLR" || r.fail("scheduler.params.total_num_steps",
+                                        "is required by WarmupDecayLR");
   bool haveTotal = false;
   for (const auto &kv : *params) {
     std::string key = "scheduler.params." + kv.first.str();
@@ -294,12 +350,25 @@ static bool parseScheduler(Reader &r, const json::Object &o,
 
 /// DeepSpeed keys that zero-opt reads elsewhere or does not implement yet.
 static const llvm::StringSet<> &notYetImplemented() {
-  static const llvm::StringSet<> keys = {
-      "zero_optimization", "fp16", "bf16", "amp", "activation_checkpointing",
-      "steps_per_print", "wall_clock_breakdown", "zero_allow_untested_optimizer",
-      "prescale_gradients", "gradient_predivide_factor", "sparse_gradients",
-      "communication_data_type", "flops_profiler", "tensorboard", "wandb",
-      "csv_monitor", "comms_logger", "memory_breakdown", "dump_state"};
+  static const llvm::StringSet<> keys = {"zero_optimization",
+                                         "fp16",
+                                         "bf16",
+                                         "amp",
+                                         "activation_checkpointing",
+                                         "steps_per_print",
+                                         "wall_clock_breakdown",
+                                         "zero_allow_untested_optimizer",
+                                         "prescale_gradients",
+                                         "gradient_predivide_factor",
+                                         "sparse_gradients",
+                                         "communication_data_type",
+                                         "flops_profiler",
+                                         "tensorboard",
+                                         "wandb",
+                                         "csv_monitor",
+                                         "comms_logger",
+                                         "memory_breakdown",
+                                         "dump_state"};
   return keys;
 }
 
@@ -312,10 +381,14 @@ bool mlir::zero::parseDeepSpeedConfig(llvm::StringRef path,
     error = path.str() + ": " + buf.getError().message();
     return false;
   }
-  auto parsed = json::parse(stripComments((*buf)->getBuffer()));
+  std::string commentWarning;
+  std::string text = stripComments((*buf)->getBuffer(), commentWarning);
+  if (!commentWarning.empty())
+    warnings.push_back(path.str() + ": " + commentWarning);
+  auto parsed = json::parse(text);
   if (!parsed) {
-    error = path.str() + ": not valid JSON: " +
-            llvm::toString(parsed.takeError());
+    error =
+        path.str() + ": not valid JSON: " + llvm::toString(parsed.takeError());
     return false;
   }
   Reader r(path, warnings);
@@ -337,6 +410,7 @@ bool mlir::zero::parseDeepSpeedConfig(llvm::StringRef path,
       ok = r.integer(kv.second, key, config.accumulation);
       if (ok && config.accumulation < 1)
         ok = r.fail(key, "must be at least 1");
+      config.accumulationSet = true;
     } else if (key == "gradient_clipping") {
       ok = r.number(kv.second, key, config.clip);
       if (ok && config.clip < 0)
@@ -368,8 +442,8 @@ bool mlir::zero::validateTrainingConfig(const TrainingConfig &c,
     error = msg;
     return false;
   };
-  if (c.optimizer != "adamw" && c.optimizer != "adam" &&
-      c.optimizer != "sgd" && c.optimizer != "adagrad")
+  if (c.optimizer != "adamw" && c.optimizer != "adam" && c.optimizer != "sgd" &&
+      c.optimizer != "adagrad")
     return bad("unknown optimizer '" + c.optimizer +
                "' (expected adamw, adam, sgd or adagrad)");
   if (c.optimizer == "sgd" && !c.lr)

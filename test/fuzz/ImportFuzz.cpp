@@ -146,8 +146,9 @@ int main(int argc, char **argv) {
     MLIRContext ctx(registry);
     ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
     mlir::zero::ParamValues params;
-    OwningOpRef<ModuleOp> module = mlir::zero::buildStep(
-        &ctx, path, mlir::zero::CompileOptions(), params);
+    mlir::zero::CompileOptions options;
+    OwningOpRef<ModuleOp> module =
+        mlir::zero::buildStep(&ctx, path, options, params);
     if (!module)
       continue;
     ++imported;

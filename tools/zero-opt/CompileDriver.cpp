@@ -125,8 +125,7 @@ int mlir::zero::compileMain(int argc, char **argv) {
       "freeze", cl::desc("Floating-point initializers to keep constant"),
       cl::CommaSeparated, cl::cat(cat));
   cl::list<std::string> dims(
-      "dim", cl::desc("Size of a symbolic dimension: NAME=SIZE"),
-      cl::cat(cat));
+      "dim", cl::desc("Size of a symbolic dimension: NAME=SIZE"), cl::cat(cat));
   cl::list<std::string> inputShapes(
       "input-shape", cl::desc("Static shape of a graph input: NAME=AxBxC"),
       cl::cat(cat));
@@ -157,9 +156,9 @@ int mlir::zero::compileMain(int argc, char **argv) {
                                  cl::cat(tcat));
   cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),
                          cl::cat(tcat));
-  cl::opt<std::string> gradAccum(
-      "gradient-accumulation-steps",
-      cl::desc("Micro-batches per optimizer step"), cl::cat(tcat));
+  cl::opt<std::string> gradAccum("gradient-accumulation-steps",
+                                 cl::desc("Micro-batches per optimizer step"),
+                                 cl::cat(tcat));
   cl::opt<std::string> gradClip(
       "gradient-clipping",
       cl::desc("Clip gradients to this global norm (0: off)"), cl::cat(tcat));
@@ -242,6 +241,8 @@ int mlir::zero::compileMain(int argc, char **argv) {
        tc.accumulation < 1))
     return fail("--gradient-accumulation-steps=" + gradAccum +
                 ": expected an integer >= 1");
+  if (!gradAccum.empty())
+    tc.accumulationSet = true;
   opts.loss = loss;
   std::string error;
   if (!validateTrainingConfig(tc, error))
@@ -267,8 +268,7 @@ int mlir::zero::compileMain(int argc, char **argv) {
   if (emit.empty()) {
     if (failed(compileModel(&ctx, input, opts, outDir)))
       return 1;
-    llvm::errs() << "zero-opt: compiled " << input << " -> " << outDir
-                 << "\n";
+    llvm::errs() << "zero-opt: compiled " << input << " -> " << outDir << "\n";
     return 0;
   }
 

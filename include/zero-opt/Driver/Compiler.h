@@ -38,14 +38,14 @@ OwningOpRef<ModuleOp> importModel(MLIRContext *ctx, StringRef modelPath,
                                   ParamValues &params);
 
 /// Adds the training step (autodiff, optimizer, accumulation, clipping)
-/// when the options ask for one; `trained` tells whether it did.
-LogicalResult buildTraining(ModuleOp module, const CompileOptions &options,
+/// when the options ask for one; `trained` tells whether it did. Batch
+/// settings derived from the model are written back into `options`.
+LogicalResult buildTraining(ModuleOp module, CompileOptions &options,
                             bool &trained);
 
 /// importModel + buildTraining: the tensor-level program.
 OwningOpRef<ModuleOp> buildStep(MLIRContext *ctx, StringRef modelPath,
-                                const CompileOptions &options,
-                                ParamValues &params);
+                                CompileOptions &options, ParamValues &params);
 
 /// Lowers every step function to the LLVM dialect.
 LogicalResult lowerStepToLLVM(ModuleOp module);

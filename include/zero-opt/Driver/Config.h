@@ -1,4 +1,5 @@
-//===- Config.h - training settings from flags and ds_config.json -*- C++ -*-===//
+//===- Config.h - training settings from flags and ds_config.json -*- C++
+//-*-===//
 #ifndef ZERO_OPT_DRIVER_CONFIG_H
 #define ZERO_OPT_DRIVER_CONFIG_H
 
@@ -34,6 +35,7 @@ struct TrainingConfig {
   bool nesterov = false;
   double lrDecay = 0.0, initialAccumulator = 0.0;
   int64_t accumulation = 1;
+  bool accumulationSet = false; // given explicitly (else derivable)
   double clip = 0.0;
   int64_t microBatch = 0; // 0: the model's batch dimension
   int64_t trainBatch = 0; // 0: derived

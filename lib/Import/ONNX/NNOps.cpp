@@ -381,44 +381,12 @@ static FailureOr<Window> resolveWindow(NodeImporter &n, ArrayRef<int64_t> in,
   return w;
 }
 
-/// TOSA pads must make (in + pads - kernel) an exact multiple of the
-/// stride: adjust the end padding to the windows actually used, cropping
-/// the input where the end padding would turn negative.
-static Value fitEndPadding(NodeImporter &n, Value nhwc, Window &w) {
-  ArrayRef<int64_t> s = NodeImporter::shapeOf(nhwc);
-  SmallVector<int64_t> crop(s);
-  bool needCrop = false;
-  for (size_t i = 0; i < w.out.size(); ++i) {
-    int64_t ek = (w.kernel[i] - 1) * w.dilation[i] + 1;
-    int64_t need = (w.out[i] - 1) * w.stride[i] + ek;
-    int64_t pe = need - s[i + 1] - w.padBegin[i];
-    if (pe < 0) {
-      crop[i + 1] = s[i + 1] + pe;
-      needCrop = true;
-      pe = 0;
-    }
-    w.padEnd[i] = pe;
-  }
-  if (!needCrop)
-    return nhwc;
-  return tosa::SliceOp::create(
-      n.b, n.loc, NodeImporter::withShape(nhwc, crop), nhwc,
-      n.constShape(SmallVector<int64_t>(s.size(), 0)), n.constShape(crop));
-}
-
 /// Brings a 1-D spatial NCW tensor to 2-D NCHW with H = 1.
 static Value to2d(NodeImporter &n, Value x) {
   ArrayRef<int64_t> s = NodeImporter::shapeOf(x);
   if (s.size() == 4)
     return x;
   return n.reshape(x, {s[0], s[1], 1, s[2]});
-}
-
-static Value toNHWC(NodeImporter &n, Value x) {
-  return n.transpose(x, {0, 2, 3, 1});
-}
-static Value toNCHW(NodeImporter &n, Value x) {
-  return n.transpose(x, {0, 3, 1, 2});
 }
 
 /// Window attributes of a 1-D op, lifted to 2-D with a unit H dimension.
@@ -433,6 +401,46 @@ static void liftWindow(Window &w) {
   w.out.insert(w.out.begin(), 1);
 }
 
+/// Pads NCHW `x` so that every window of `w` lies inside, with `value`.
+/// The end padding grows past ONNX's where ceil mode needs it and is never
+/// cut: windows only read what they need.
+static Value padForWindows(NodeImporter &n, Value x, const Window &w,
+                           double value) {
+  ArrayRef<int64_t> s = NodeImporter::shapeOf(x);
+  SmallVector<int64_t> pads = {0, 0, 0, 0};
+  SmallVector<int64_t> shape = {s[0], s[1]};
+  bool any = false;
+  for (int i = 0; i < 2; ++i) {
+    int64_t need =
+        (w.out[i] - 1) * w.stride[i] + (w.kernel[i] - 1) * w.dilation[i] + 1;
+    int64_t end = std::max(w.padEnd[i], need - s[i + 2] - w.padBegin[i]);
+    pads.push_back(w.padBegin[i]);
+    pads.push_back(end);
+    shape.push_back(s[i + 2] + w.padBegin[i] + end);
+    any |= w.padBegin[i] || end;
+  }
+  if (!any)
+    return x;
+  Type elt = NodeImporter::eltOf(x);
+  Value padConst = n.splat(RankedTensorType::get({1}, elt), value);
+  return tosa::PadOp::create(n.b, n.loc, NodeImporter::withShape(x, shape), x,
+                             n.constShape(pads), padConst);
+}
+
+/// The input elements seen by kernel offset (i, j) of every window:
+/// [N, C, OH, OW], a strided view of the padded input.
+static Value windowSlice(NodeImporter &n, Value xp, const Window &w, int64_t i,
+                         int64_t j) {
+  ArrayRef<int64_t> s = NodeImporter::shapeOf(xp);
+  return n.slice(xp, {0, 0, i * w.dilation[0], j * w.dilation[1]},
+                 {s[0], s[1], w.out[0], w.out[1]},
+                 {1, 1, w.stride[0], w.stride[1]});
+}
+
+/// Conv as im2col + one GEMM: columns [C*KH*KW, N*OH*OW] gathered from
+/// strided views of the padded input, multiplied by the weights viewed as
+/// [O, C*KH*KW]. Only data movement and tosa.matmul, so it runs on BLAS,
+/// works for any float type and differentiates through those ops' rules.
 static LogicalResult lowerConv(NodeImporter &n) {
   Value x = n.input(0), wgt = n.input(1);
   if (failed(requireFloat(n, x)))
@@ -443,8 +451,8 @@ static LogicalResult lowerConv(NodeImporter &n) {
   if (r != 1 && r != 2)
     return n.unsupported(Twine(r) + "-d convolution (1-d and 2-d only)");
   int64_t group = n.intAttr("group", 1);
-  int64_t cin = xs[1], cout = ws[0];
-  if (cin % group || cout % group || ws[1] * group != cin)
+  int64_t nb = xs[0], cin = xs[1], cout = ws[0];
+  if (group < 1 || cin % group || cout % group || ws[1] * group != cin)
     return n.error() << "shape mismatch: Conv weight " << ws[1]
                      << " input channels per group for " << cin
                      << " channels in " << group << " groups",
@@ -457,55 +465,62 @@ static LogicalResult lowerConv(NodeImporter &n) {
     return failure();
   Window w = *win;
   liftWindow(w);
+  Value x4 = to2d(n, x);
+  Value w4 = r == 1 ? n.reshape(wgt, {ws[0], ws[1], 1, ws[2]}) : wgt;
+  Value xp = padForWindows(n, x4, w, 0.0);
+  int64_t kk = w.kernel[0] * w.kernel[1], p = w.out[0] * w.out[1];
+  SmallVector<Value> taps;
+  for (int64_t i = 0; i < w.kernel[0]; ++i)
+    for (int64_t j = 0; j < w.kernel[1]; ++j)
+      taps.push_back(n.reshape(windowSlice(n, xp, w, i, j), {nb, cin, 1, p}));
   Type elt = NodeImporter::eltOf(x);
-  Value bias = n.hasInput(2) ? n.input(2)
-                             : n.splat(RankedTensorType::get({cout}, elt), 0.0);
-  Value xin = toNHWC(n, to2d(n, x));
-  xin = fitEndPadding(n, xin, w);
-  Value w4 = to2d(n, wgt);
-  int64_t n0 = xs[0], oh = w.out[0], ow = w.out[1];
-  auto pad = n.b.getDenseI64ArrayAttr(
-      {w.padBegin[0], w.padEnd[0], w.padBegin[1], w.padEnd[1]});
-  auto stride = n.b.getDenseI64ArrayAttr(w.stride);
-  auto dil = n.b.getDenseI64ArrayAttr(w.dilation);
-  auto acc = TypeAttr::get(elt);
-  int64_t cinG = cin / group, coutG = cout / group;
-  ArrayRef<int64_t> xinS = NodeImporter::shapeOf(xin);
-  SmallVector<Value> parts;
+  Value cols = taps.size() == 1
+                   ? taps[0]
+                   : tosa::ConcatOp::create(
+                         n.b, n.loc,
+                         RankedTensorType::get({nb, cin, kk, p}, elt), taps, 2)
+                         .getResult();
+  int64_t cg = cin / group, og = cout / group;
+  SmallVector<Value> outs;
   for (int64_t g = 0; g < group; ++g) {
-    Value xg = xin, wg = w4, bg = bias;
-    if (group > 1) {
-      xg = tosa::SliceOp::create(
-          n.b, n.loc,
-          NodeImporter::withShape(xin, {xinS[0], xinS[1], xinS[2], cinG}), xin,
-          n.constShape({0, 0, 0, g * cinG}),
-          n.constShape({xinS[0], xinS[1], xinS[2], cinG}));
-      ArrayRef<int64_t> w4s = NodeImporter::shapeOf(w4);
-      wg = tosa::SliceOp::create(
-          n.b, n.loc,
-          NodeImporter::withShape(w4, {coutG, w4s[1], w4s[2], w4s[3]}), w4,
-          n.constShape({g * coutG, 0, 0, 0}),
-          n.constShape({coutG, w4s[1], w4s[2], w4s[3]}));
-      bg = tosa::SliceOp::create(
-          n.b, n.loc, RankedTensorType::get({coutG}, elt), bias,
-          n.constShape({g * coutG}), n.constShape({coutG}));
-    }
-    Value wOhwi = n.transpose(wg, {0, 2, 3, 1});
-    auto outTy = RankedTensorType::get({n0, oh, ow, coutG}, elt);
-    parts.push_back(tosa::Conv2DOp::create(n.b, n.loc, outTy, xg, wOhwi, bg,
-                                           pad, stride, dil, acc));
+    Value cg4 = group == 1 ? cols
+                           : n.slice(cols, {0, g * cg, 0, 0}, {nb, cg, kk, p},
+                                     {1, 1, 1, 1});
+    // [N, Cg*KK, P] -> [Cg*KK, N*P]
+    Value c = n.transpose(n.reshape(cg4, {nb, cg * kk, p}), {1, 0, 2});
+    c = n.reshape(c, {1, cg * kk, nb * p});
+    Value wg = group == 1
+                   ? w4
+                   : n.slice(w4, {g * og, 0, 0, 0},
+                             {og, cg, w.kernel[0], w.kernel[1]}, {1, 1, 1, 1});
+    wg = n.reshape(wg, {1, og, cg * kk});
+    outs.push_back(n.reshape(n.matmul3d(wg, c), {og, nb, p}));
   }
-  Value y = parts[0];
-  if (group > 1)
-    y = tosa::ConcatOp::create(
-        n.b, n.loc, RankedTensorType::get({n0, oh, ow, cout}, elt), parts, 3);
-  y = toNCHW(n, y);
-  if (r == 1)
-    y = n.reshape(y, {n0, cout, ow});
+  Value y =
+      outs.size() == 1
+          ? outs[0]
+          : tosa::ConcatOp::create(
+                n.b, n.loc, RankedTensorType::get({cout, nb, p}, elt), outs, 0)
+                .getResult();
+  y = n.transpose(y, {1, 0, 2});
+  SmallVector<int64_t> outShape = {nb, cout};
+  if (r == 2)
+    outShape.append({w.out[0], w.out[1]});
+  else
+    outShape.push_back(w.out[1]);
+  y = n.reshape(y, outShape);
+  if (n.hasInput(2)) {
+    SmallVector<int64_t> bs(outShape.size(), 1);
+    bs[1] = cout;
+    y = *n.binary<tosa::AddOp>(y, n.reshape(n.input(2), bs));
+  }
   n.setOutput(0, y);
   return success();
 }
 
+/// Pools as a max or a sum over the windows' strided views. Max pads with
+/// -inf, so padding never wins; the chain of maxima gives ties to the
+/// earliest window element, like PyTorch's argmax.
 template <bool isMax> static LogicalResult lowerPool(NodeImporter &n) {
   Value x = n.input(0);
   if (failed(requireFloat(n, x)))
@@ -520,44 +535,53 @@ template <bool isMax> static LogicalResult lowerPool(NodeImporter &n) {
            failure();
   if (isMax && n.hasOutput(1))
     return n.unsupported("MaxPool indices output");
-  if (n.intAttr("storage_order", 0))
-    return n.unsupported("storage_order=1");
   auto win = resolveWindow(n, xs.drop_front(2), *ks, n.intAttr("ceil_mode", 0));
   if (failed(win))
     return failure();
   Window w = *win;
-  if (llvm::any_of(w.dilation, [](int64_t d) { return d != 1; }))
-    return n.unsupported("pooling with dilations");
   liftWindow(w);
-  Type elt = NodeImporter::eltOf(x);
-  Value xin = toNHWC(n, to2d(n, x));
-  if (!isMax && n.intAttr("count_include_pad", 0)) {
-    // Padding counts towards the average: pad with zeros explicitly.
-    ArrayRef<int64_t> s = NodeImporter::shapeOf(xin);
-    SmallVector<int64_t> ps = {
-        0, 0, w.padBegin[0], w.padEnd[0], w.padBegin[1], w.padEnd[1], 0, 0};
-    auto ty = NodeImporter::withShape(
-        xin, {s[0], s[1] + ps[2] + ps[3], s[2] + ps[4] + ps[5], s[3]});
-    xin = tosa::PadOp::create(n.b, n.loc, ty, xin, n.constShape(ps));
-    for (int i = 0; i < 2; ++i)
-      w.padBegin[i] = w.padEnd[i] = 0;
+  Value x4 = to2d(n, x);
+  Value xp = padForWindows(
+      n, x4, w, isMax ? -std::numeric_limits<double>::infinity() : 0.0);
+  Value acc;
+  for (int64_t i = 0; i < w.kernel[0]; ++i)
+    for (int64_t j = 0; j < w.kernel[1]; ++j) {
+      Value v = windowSlice(n, xp, w, i, j);
+      acc = !acc    ? v
+            : isMax ? *n.binary<tosa::MaximumOp>(acc, v)
+                    : *n.binary<tosa::AddOp>(acc, v);
+    }
+  if (!isMax) {
+    // Divisor per output position: the window's elements inside the input
+    // (and inside the explicit padding with count_include_pad).
+    bool includePad = n.intAttr("count_include_pad", 0);
+    int64_t h = NodeImporter::shapeOf(x4)[2], wd = NodeImporter::shapeOf(x4)[3];
+    SmallVector<float> inv;
+    for (int64_t a = 0; a < w.out[0]; ++a)
+      for (int64_t c = 0; c < w.out[1]; ++c) {
+        int64_t cnt = 0;
+        for (int64_t i = 0; i < w.kernel[0]; ++i)
+          for (int64_t j = 0; j < w.kernel[1]; ++j) {
+            int64_t row = a * w.stride[0] + i * w.dilation[0] - w.padBegin[0];
+            int64_t col = c * w.stride[1] + j * w.dilation[1] - w.padBegin[1];
+            bool in = includePad
+                          ? row >= -w.padBegin[0] && row < h + w.padEnd[0] &&
+                                col >= -w.padBegin[1] && col < wd + w.padEnd[1]
+                          : row >= 0 && row < h && col >= 0 && col < wd;
+            cnt += in;
+          }
+        inv.push_back(1.0f / float(std::max<int64_t>(cnt, 1)));
+      }
+    auto invTy =
+        RankedTensorType::get({1, 1, w.out[0], w.out[1]}, n.b.getF32Type());
+    Value scale = n.castTo(
+        n.constant(DenseElementsAttr::get(invTy, ArrayRef<float>(inv))),
+        NodeImporter::eltOf(x));
+    acc = *n.mul(acc, scale);
   }
-  xin = fitEndPadding(n, xin, w);
-  auto outTy = RankedTensorType::get({xs[0], w.out[0], w.out[1], xs[1]}, elt);
-  auto kernel = n.b.getDenseI64ArrayAttr(w.kernel);
-  auto stride = n.b.getDenseI64ArrayAttr(w.stride);
-  auto pad = n.b.getDenseI64ArrayAttr(
-      {w.padBegin[0], w.padEnd[0], w.padBegin[1], w.padEnd[1]});
-  Value y;
-  if (isMax)
-    y = tosa::MaxPool2dOp::create(n.b, n.loc, outTy, xin, kernel, stride, pad);
-  else
-    y = tosa::AvgPool2dOp::create(n.b, n.loc, outTy, xin, kernel, stride, pad,
-                                  TypeAttr::get(elt));
-  y = toNCHW(n, y);
   if (r == 1)
-    y = n.reshape(y, {xs[0], xs[1], w.out[1]});
-  n.setOutput(0, y);
+    acc = n.reshape(acc, {xs[0], xs[1], w.out[1]});
+  n.setOutput(0, acc);
   return success();
 }
 

@@ -1,6 +1,8 @@
 //===- NodeImporter.cpp - shared helpers of the node lowerings -*- C++ -*-===//
 #include "NodeImporter.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 #include <cstring>
 
 using namespace mlir;
@@ -154,6 +156,21 @@ Value NodeImporter::transpose(Value v, ArrayRef<int32_t> perm) {
     shape.push_back(shapeOf(v)[p]);
   return tosa::TransposeOp::create(b, loc, withShape(v, shape), v,
                                    b.getDenseI32ArrayAttr(perm));
+}
+
+Value NodeImporter::slice(Value x, ArrayRef<int64_t> offsets,
+                          ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides) {
+  bool unit = llvm::all_of(strides, [](int64_t s) { return s == 1; });
+  if (unit && llvm::all_of(offsets, [](int64_t o) { return o == 0; }) &&
+      sizes == shapeOf(x))
+    return x;
+  if (unit)
+    return tosa::SliceOp::create(b, loc, withShape(x, sizes), x,
+                                 constShape(offsets), constShape(sizes));
+  return tensor::ExtractSliceOp::create(
+      b, loc, withShape(x, sizes), x, ValueRange{}, ValueRange{}, ValueRange{},
+      b.getDenseI64ArrayAttr(offsets), b.getDenseI64ArrayAttr(sizes),
+      b.getDenseI64ArrayAttr(strides));
 }
 
 Value NodeImporter::splat(RankedTensorType type, double value) {

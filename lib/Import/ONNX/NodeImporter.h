@@ -91,6 +91,10 @@ public:
   Value constShape(ArrayRef<int64_t> shape);
   Value reshape(Value v, ArrayRef<int64_t> shape);
   Value transpose(Value v, ArrayRef<int32_t> perm);
+  /// Static slice with positive strides: tosa.slice for unit strides,
+  /// tensor.extract_slice otherwise; `v` itself when it covers everything.
+  Value slice(Value v, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
+              ArrayRef<int64_t> strides);
   /// Splat constant of `type`.
   Value splat(RankedTensorType type, double value);
   /// Scalar constant broadcastable against tensors of `rank`.

@@ -304,24 +304,6 @@ static LogicalResult lowerConcat(NodeImporter &n) {
   return success();
 }
 
-/// Slice along several axes with positive steps (tensor.extract_slice).
-static Value sliceStrided(NodeImporter &n, Value x, ArrayRef<int64_t> offsets,
-                          ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides) {
-  bool unit = llvm::all_of(strides, [](int64_t s) { return s == 1; });
-  bool full = unit && llvm::all_of(offsets, [](int64_t o) { return o == 0; }) &&
-              sizes == NodeImporter::shapeOf(x);
-  if (full)
-    return x;
-  if (unit)
-    return tosa::SliceOp::create(n.b, n.loc, NodeImporter::withShape(x, sizes),
-                                 x, n.constShape(offsets), n.constShape(sizes));
-  auto ty = NodeImporter::withShape(x, sizes);
-  return tensor::ExtractSliceOp::create(
-      n.b, n.loc, ty, x, ValueRange{}, ValueRange{}, ValueRange{},
-      n.b.getDenseI64ArrayAttr(offsets), n.b.getDenseI64ArrayAttr(sizes),
-      n.b.getDenseI64ArrayAttr(strides));
-}
-
 static LogicalResult lowerSlice(NodeImporter &n) {
   Value x = n.input(0);
   ArrayRef<int64_t> in = NodeImporter::shapeOf(x);
@@ -388,7 +370,7 @@ static LogicalResult lowerSlice(NodeImporter &n) {
   }
   if (llvm::is_contained(sizes, 0))
     return n.unsupported("empty slice result");
-  n.setOutput(0, sliceStrided(n, x, offsets, sizes, strides));
+  n.setOutput(0, n.slice(x, offsets, sizes, strides));
   return success();
 }
 
@@ -433,7 +415,7 @@ static LogicalResult lowerSplit(NodeImporter &n) {
     off += split[i];
     if (split[i] == 0)
       return n.unsupported("empty split output");
-    n.setOutput(i, sliceStrided(n, x, offsets, sizes, strides));
+    n.setOutput(i, n.slice(x, offsets, sizes, strides));
   }
   return success();
 }

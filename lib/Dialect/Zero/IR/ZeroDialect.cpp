@@ -44,10 +44,10 @@ static LogicalResult verifySameTypes(Operation *op, ValueRange values) {
 // AdamOp
 //===----------------------------------------------------------------------===//
 
-void AdamOp::build(OpBuilder &b, OperationState &state, Value param,
-                   Value grad, Value expAvg, Value expAvgSq, Value lr,
-                   Value step, double beta1, double beta2, double eps,
-                   double weightDecay, bool decoupled) {
+void AdamOp::build(OpBuilder &b, OperationState &state, Value param, Value grad,
+                   Value expAvg, Value expAvgSq, Value lr, Value step,
+                   double beta1, double beta2, double eps, double weightDecay,
+                   bool decoupled) {
   Type t = param.getType();
   build(b, state, {t, t, t}, param, grad, expAvg, expAvgSq, lr, step,
         b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
@@ -59,9 +59,9 @@ LogicalResult AdamOp::verify() {
   if (getBeta1().convertToDouble() < 0 || getBeta1().convertToDouble() >= 1 ||
       getBeta2().convertToDouble() < 0 || getBeta2().convertToDouble() >= 1)
     return emitOpError("expects betas in [0, 1)");
-  return verifySameTypes(*this, {getParam(), getGrad(), getExpAvg(),
-                                 getExpAvgSq(), getNewParam(), getNewExpAvg(),
-                                 getNewExpAvgSq()});
+  return verifySameTypes(*this,
+                         {getParam(), getGrad(), getExpAvg(), getExpAvgSq(),
+                          getNewParam(), getNewExpAvg(), getNewExpAvgSq()});
 }
 
 Value AdamOp::getParameter() { return getParam(); }
@@ -97,7 +97,7 @@ LogicalResult SGDOp::verify() {
 Value SGDOp::getParameter() { return getParam(); }
 Value SGDOp::getGradient() { return getGrad(); }
 OperandRange SGDOp::getStateOperands() {
-  return getOperation()->getOperands().slice(2, getMomentumBuffer() ? 1 : 0);
+  return getOperation()->getOperands().slice(4, getMomentumBuffer() ? 1 : 0);
 }
 Value SGDOp::getUpdatedParameter() { return getNewParam(); }
 ResultRange SGDOp::getUpdatedStates() { return getNewMomentumBuffer(); }
@@ -107,8 +107,8 @@ ResultRange SGDOp::getUpdatedStates() { return getNewMomentumBuffer(); }
 //===----------------------------------------------------------------------===//
 
 LogicalResult AdagradOp::verify() {
-  return verifySameTypes(*this, {getParam(), getGrad(), getSum(),
-                                 getNewParam(), getNewSum()});
+  return verifySameTypes(
+      *this, {getParam(), getGrad(), getSum(), getNewParam(), getNewSum()});
 }
 
 Value AdagradOp::getParameter() { return getParam(); }

@@ -38,6 +38,8 @@ struct T {
     return tosa::MulOp::create(b, loc, x.getType(), x, y, shift);
   }
   Value reshape(Value v, ArrayRef<int64_t> shape) {
+    if (ty(v).getShape() == shape)
+      return v;
     auto attr = DenseIntElementsAttr::get(
         RankedTensorType::get({(int64_t)shape.size()}, b.getIndexType()),
         shape);
@@ -227,10 +229,10 @@ void ZeroBuildTrainStepPass::runOnOperation() {
     for (unsigned i : params) {
       argTypes.push_back(fn.getArgumentTypes()[i]);
       double init = st == "sum" ? initialAccumulator.getValue() : 0.0;
-      argAttrs.push_back(attrs(
-          argName(i) + "/" + st.str(), Role::optimizer_state,
-          {bld.getNamedAttr(kStateOfAttr, bld.getStringAttr(argName(i))),
-           bld.getNamedAttr("zero.init", bld.getF64FloatAttr(init))}));
+      argAttrs.push_back(
+          attrs(argName(i) + "/" + st.str(), Role::optimizer_state,
+                {bld.getNamedAttr(kStateOfAttr, bld.getStringAttr(argName(i))),
+                 bld.getNamedAttr("zero.init", bld.getF64FloatAttr(init))}));
     }
   unsigned lrArg = argTypes.size();
   argTypes.push_back(f64);
@@ -243,9 +245,8 @@ void ZeroBuildTrainStepPass::runOnOperation() {
                                           attrs("grad_norm", Role::metric)};
   for (unsigned k = 0; k < params.size(); ++k) {
     resTypes.push_back(argTypes[firstParam + k]);
-    resAttrs.push_back(bld.getDictionaryAttr(
-        {bld.getNamedAttr(kUpdatesAttr,
-                          bld.getI64IntegerAttr(firstParam + k))}));
+    resAttrs.push_back(bld.getDictionaryAttr({bld.getNamedAttr(
+        kUpdatesAttr, bld.getI64IntegerAttr(firstParam + k))}));
   }
   for (unsigned k = firstState; k < lrArg; ++k) {
     resTypes.push_back(argTypes[k]);
@@ -284,8 +285,8 @@ void ZeroBuildTrainStepPass::runOnOperation() {
             ob, loc, j, arith::ConstantIndexOp::create(ob, loc, mb));
         SmallVector<OpFoldResult> offs(full.getRank(), ob.getIndexAttr(0));
         offs[0] = off;
-        SmallVector<OpFoldResult> sizes, strides(full.getRank(),
-                                                 ob.getIndexAttr(1));
+        SmallVector<OpFoldResult> sizes,
+            strides(full.getRank(), ob.getIndexAttr(1));
         for (int64_t d : mt.getShape())
           sizes.push_back(ob.getIndexAttr(d));
         in = tensor::ExtractSliceOp::create(ob, loc, mt, in, offs, sizes,
@@ -305,8 +306,8 @@ void ZeroBuildTrainStepPass::runOnOperation() {
     loss = r[0];
     grads.assign(r.begin() + 1, r.end());
   } else {
-    SmallVector<Value> init = {t.splat(cast<RankedTensorType>(
-                                   gradFn.getResultTypes()[0]), 0.0)};
+    SmallVector<Value> init = {
+        t.splat(cast<RankedTensorType>(gradFn.getResultTypes()[0]), 0.0)};
     for (Value p : paramVals)
       init.push_back(t.splat(T::ty(p), 0.0));
     Value lb = arith::ConstantIndexOp::create(b, loc, 0);
@@ -322,9 +323,9 @@ void ZeroBuildTrainStepPass::runOnOperation() {
           // materializing it in the carried tensor keeps the buffer fixed.
           SmallVector<Value> next;
           for (auto [a, v] : llvm::zip(acc, r)) {
-            Value sum = linalg::AddOp::create(lb2, l, ValueRange{a, v},
-                                              ValueRange{a})
-                            .getResult(0);
+            Value sum =
+                linalg::AddOp::create(lb2, l, ValueRange{a, v}, ValueRange{a})
+                    .getResult(0);
             next.push_back(bufferization::MaterializeInDestinationOp::create(
                                lb2, l, sum, a)
                                .getResult());
@@ -381,9 +382,9 @@ void ZeroBuildTrainStepPass::runOnOperation() {
       if (momentum != 0.0)
         rt.push_back(p.getType());
       auto op = SGDOp::create(
-          b, loc, rt, p, gk, momentum != 0.0 ? stateVals[k] : Value(), lr,
-          stepCount, b.getF64FloatAttr(momentum), b.getF64FloatAttr(dampening),
-          b.getF64FloatAttr(weightDecay),
+          b, loc, rt, p, gk, lr, stepCount,
+          momentum != 0.0 ? stateVals[k] : Value(), b.getF64FloatAttr(momentum),
+          b.getF64FloatAttr(dampening), b.getF64FloatAttr(weightDecay),
           nesterov ? b.getUnitAttr() : UnitAttr());
       newParams.push_back(op.getNewParam());
       if (momentum != 0.0)
@@ -397,7 +398,8 @@ void ZeroBuildTrainStepPass::runOnOperation() {
       newStates[k] = op.getNewSum();
     }
   }
-  SmallVector<Value> results = {t.castF32(loss), norm};
+  // Scalar losses of any shape ([1], [1, 1]) are reported as 0-d.
+  SmallVector<Value> results = {t.castF32(t.reshape(loss, {})), norm};
   llvm::append_range(results, newParams);
   llvm::append_range(results, newStates);
   func::ReturnOp::create(b, loc, results);

@@ -90,15 +90,15 @@ def Zero_SGDOp : Zero_OptimizerOp<"sgd"> {
     buffer becomes the gradient, as in PyTorch.
   }];
   let arguments = (ins Zero_FloatTensor:$param, Zero_FloatTensor:$grad,
-                   Optional<Zero_FloatTensor>:$momentum_buffer,
                    Zero_ScalarF64:$lr, Zero_ScalarF64:$step,
+                   Optional<Zero_FloatTensor>:$momentum_buffer,
                    F64Attr:$momentum, F64Attr:$dampening,
                    F64Attr:$weight_decay, UnitAttr:$nesterov);
   let results = (outs Zero_FloatTensor:$new_param,
                       Variadic<Zero_FloatTensor>:$new_momentum_buffer);
   let assemblyFormat = [{
-    $param `,` $grad (`,` `momentum_buffer` $momentum_buffer^)? `,` $lr `,`
-    $step attr-dict `:` functional-type(operands, results)
+    $param `,` $grad `,` $lr `,` $step (`,` `momentum_buffer` $momentum_buffer^)?
+    attr-dict `:` functional-type(operands, results)
   }];
 }
 

@@ -1,0 +1,89 @@
+// RUN: zero-opt %s --split-input-file --verify-diagnostics --zero-expand-gradients | FileCheck %s
+
+// y = sum(x * w) with w used twice (fan-out) and broadcast over rows:
+// dy/dw sums both uses and the broadcast dimension.
+// CHECK-LABEL: func.func @fanout_broadcast
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[W:.*]]: tensor<1x3xf32>)
+// CHECK: %[[XW:.*]] = tosa.mul %[[X]], %[[W]]
+// CHECK: %[[ONE:.*]] = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1xf32>}> {zero.backward}
+// CHECK: %[[T1:.*]] = tosa.tile %[[ONE]], {{.*}} {zero.backward} : (tensor<1x1xf32>, !tosa.shape<2>) -> tensor<1x3xf32>
+// CHECK: %[[T:.*]] = tosa.tile %[[T1]], {{.*}} {zero.backward} : (tensor<1x3xf32>, !tosa.shape<2>) -> tensor<2x3xf32>
+// CHECK: %[[DA:.*]] = tosa.mul %[[T]], %[[W]], {{.*}} {zero.backward}
+// CHECK: %[[P2:.*]] = tosa.mul %[[T]], %[[XW]], {{.*}} {zero.backward}
+// CHECK: %[[G2:.*]] = tosa.reduce_sum %[[P2]] {axis = 0 : i32, zero.backward} : (tensor<2x3xf32>) -> tensor<1x3xf32>
+// CHECK: %[[P1:.*]] = tosa.mul %[[DA]], %[[X]], {{.*}} {zero.backward}
+// CHECK: %[[G1:.*]] = tosa.reduce_sum %[[P1]] {axis = 0 : i32, zero.backward} : (tensor<2x3xf32>) -> tensor<1x3xf32>
+// CHECK: %[[G:.*]] = tosa.add %[[G2]], %[[G1]] {zero.backward}
+// CHECK: return %[[G]]
+func.func @fanout_broadcast(%x: tensor<2x3xf32>, %w: tensor<1x3xf32>) -> tensor<1x3xf32> {
+  %s = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %a = tosa.mul %x, %w, %s : (tensor<2x3xf32>, tensor<1x3xf32>, tensor<1xi8>) -> tensor<2x3xf32>
+  %b = tosa.mul %a, %w, %s : (tensor<2x3xf32>, tensor<1x3xf32>, tensor<1xi8>) -> tensor<2x3xf32>
+  %r0 = tosa.reduce_sum %b {axis = 0 : i32} : (tensor<2x3xf32>) -> tensor<1x3xf32>
+  %r1 = tosa.reduce_sum %r0 {axis = 1 : i32} : (tensor<1x3xf32>) -> tensor<1x1xf32>
+  %g = zero.gradient %r1 wrt %w : tensor<1x1xf32>, (tensor<1x3xf32>) -> tensor<1x3xf32>
+  return %g : tensor<1x3xf32>
+}
+
+// -----
+
+// Integer values carry no gradient; a value y does not depend on gets
+// zeros; ops outside the path to y are not differentiated.
+// CHECK-LABEL: func.func @inactive
+// CHECK: %[[Z:.*]] = "tosa.const"() <{values = dense<0.000000e+00> : tensor<4xf32>}> {zero.backward}
+// CHECK-NOT: tosa.exp {{.*}} zero.backward
+// CHECK: return %{{.*}}, %[[Z]]
+func.func @inactive(%x: tensor<4xf32>, %u: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = tosa.exp %u : (tensor<4xf32>) -> tensor<4xf32>
+  %c = tosa.cast %i : (tensor<4xi32>) -> tensor<4xf32>
+  %s = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %m = tosa.mul %x, %c, %s : (tensor<4xf32>, tensor<4xf32>, tensor<1xi8>) -> tensor<4xf32>
+  %r = tosa.reduce_sum %m {axis = 0 : i32} : (tensor<4xf32>) -> tensor<1xf32>
+  %g:2 = zero.gradient %r wrt %x, %u : tensor<1xf32>, (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %g#0, %g#1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// matmul: dA = dY B^T, dB = A^T dY.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: (%[[A:.*]]: tensor<1x2x3xf32>, %[[B:.*]]: tensor<1x3x4xf32>)
+// CHECK-DAG: %[[BT:.*]] = tosa.transpose %[[B]] {perms = array<i32: 0, 2, 1>, zero.backward}
+// CHECK-DAG: %[[AT:.*]] = tosa.transpose %[[A]] {perms = array<i32: 0, 2, 1>, zero.backward}
+// CHECK-DAG: tosa.matmul %{{.*}}, %[[BT]], {{.*}} {zero.backward} : {{.*}} -> tensor<1x2x3xf32>
+// CHECK-DAG: tosa.matmul %[[AT]], %{{.*}}, {{.*}} {zero.backward} : {{.*}} -> tensor<1x3x4xf32>
+func.func @matmul(%a: tensor<1x2x3xf32>, %b: tensor<1x3x4xf32>) -> (tensor<1x2x3xf32>, tensor<1x3x4xf32>) {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %y = tosa.matmul %a, %b, %zp, %zp : (tensor<1x2x3xf32>, tensor<1x3x4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x2x4xf32>
+  %r0 = tosa.reduce_sum %y {axis = 1 : i32} : (tensor<1x2x4xf32>) -> tensor<1x1x4xf32>
+  %r1 = tosa.reduce_sum %r0 {axis = 2 : i32} : (tensor<1x1x4xf32>) -> tensor<1x1x1xf32>
+  %g:2 = zero.gradient %r1 wrt %a, %b : tensor<1x1x1xf32>, (tensor<1x2x3xf32>, tensor<1x3x4xf32>) -> (tensor<1x2x3xf32>, tensor<1x3x4xf32>)
+  return %g#0, %g#1 : tensor<1x2x3xf32>, tensor<1x3x4xf32>
+}
+
+// -----
+
+// Embedding gradient: a scatter-add loop, so repeated tokens accumulate.
+// CHECK-LABEL: func.func @gather
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: tensor.extract %{{.*}} {zero.backward} : tensor<1x4xi32>
+// CHECK: tosa.add {{.*}} {zero.backward} : (tensor<1x1x3xf32>, tensor<1x1x3xf32>)
+// CHECK: tensor.insert_slice
+func.func @gather(%t: tensor<1x5x3xf32>, %i: tensor<1x4xi32>) -> tensor<1x5x3xf32> {
+  %y = tosa.gather %t, %i : (tensor<1x5x3xf32>, tensor<1x4xi32>) -> tensor<1x4x3xf32>
+  %r0 = tosa.reduce_sum %y {axis = 1 : i32} : (tensor<1x4x3xf32>) -> tensor<1x1x3xf32>
+  %r1 = tosa.reduce_sum %r0 {axis = 2 : i32} : (tensor<1x1x3xf32>) -> tensor<1x1x1xf32>
+  %g = zero.gradient %r1 wrt %t : tensor<1x1x1xf32>, (tensor<1x5x3xf32>) -> tensor<1x5x3xf32>
+  return %g : tensor<1x5x3xf32>
+}
+
+// -----
+
+func.func @no_rule(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = arith.constant dense<1.0> : tensor<4xf32>
+  // expected-error @+1 {{no derivative rule for 'arith.addf'}}
+  %y = arith.addf %x, %c : tensor<4xf32>
+  %r = tosa.reduce_sum %y {axis = 0 : i32} : (tensor<4xf32>) -> tensor<1xf32>
+  %g = zero.gradient %r wrt %x : tensor<1xf32>, (tensor<4xf32>) -> tensor<4xf32>
+  return %g : tensor<4xf32>
+}
