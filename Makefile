@@ -62,9 +62,14 @@ test-runtime: build
 	$(BUILD)/bin/zero-npz-test
 	$(PYTHON) runtime/tests/npz_numpy_check.py --tool $(BUILD)/bin/zero-npz-dump
 
+ONNX_TESTS := /usr/share/libonnx-testdata/data
 test-conformance: build
+	$(PYTHON) test/conformance/reference_overrides.py $(ONNX_TESTS)/node \
+	  $(BUILD)/test/conformance/overrides
 	$(BUILD)/bin/zero-onnx-conformance --jobs $(JOBS) --min-pass 250 \
-	  /usr/share/libonnx-testdata/data/node
+	  --expected-overrides $(BUILD)/test/conformance/overrides \
+	  $(ONNX_TESTS)/node $(ONNX_TESTS)/simple $(ONNX_TESTS)/pytorch-operator \
+	  $(ONNX_TESTS)/pytorch-converted
 
 test-parity: build setup
 	$(PYTHON) test/e2e/forward_parity.py --build $(BUILD)

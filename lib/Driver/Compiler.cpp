@@ -50,7 +50,9 @@ OwningOpRef<ModuleOp> mlir::zero::importModel(MLIRContext *ctx,
       importONNXModel(ctx, modelPath, importOpts, &params);
   if (!module)
     return nullptr;
+  // ONNX Gradient nodes become zero.gradient; expand them here.
   PassManager pm(ctx);
+  pm.addNestedPass<func::FuncOp>(createZeroExpandGradients());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (failed(pm.run(*module)))

@@ -162,8 +162,21 @@ static LogicalResult lowerLeakyRelu(NodeImporter &n) {
 }
 
 static LogicalResult lowerPRelu(NodeImporter &n) {
-  Value x = n.input(0);
-  Value neg = *n.mul(x, n.input(1));
+  Value x = n.input(0), slope = n.input(1);
+  ArrayRef<int64_t> xs = NodeImporter::shapeOf(x),
+                    ss = NodeImporter::shapeOf(slope);
+  // Before opset 7 a 1-D slope ran along the channel axis (axis 1); the
+  // version converter leaves it as is.
+  if (n.state.originalOpset < 7 && ss.size() == 1 && xs.size() > 2 &&
+      ss[0] == xs[1] && ss[0] != xs.back()) {
+    SmallVector<int64_t> shape(xs.size() - 1, 1);
+    shape[0] = ss[0];
+    slope = n.reshape(slope, shape);
+  }
+  auto prod = n.mul(x, slope);
+  if (failed(prod))
+    return failure();
+  Value neg = *prod;
   if (neg.getType() != x.getType())
     return n.unsupported("slope that broadcasts beyond the input's shape");
   Value zero =

@@ -194,9 +194,18 @@ bool mlir::zero::onnx_import::loadModel(const std::string &path,
       if (isDefaultDomain(imp.domain()))
         opset = imp.version();
     if (opset < 0) {
-      error = "the model imports no default-domain (ai.onnx) opset";
-      return false;
+      // Only models without default-domain nodes (e.g. a lone optimizer
+      // op) may leave the default opset out.
+      for (const auto &node : model.graph().node())
+        if (isDefaultDomain(node.domain())) {
+          error = "the model imports no default-domain (ai.onnx) opset but "
+                  "uses its op " +
+                  node.op_type();
+          return false;
+        }
+      opset = kTargetOpset;
     }
+    out.originalOpset = opset;
     if (opset > kTargetOpset) {
       error = "unsupported opset " + std::to_string(opset) +
               ": zero-opt imports ONNX opsets up to " +

@@ -25,6 +25,8 @@ struct LoadedModel {
   std::unordered_map<std::string, onnx::TensorShapeProto> shapeData;
   /// Default-domain opset the model was imported at (after conversion).
   int64_t opset = 0;
+  /// The opset the model was written for, before conversion.
+  int64_t originalOpset = 0;
 };
 
 /// Parses (binary or text), converts to kTargetOpset, fixes symbolic

@@ -31,6 +31,9 @@ struct GraphState {
   llvm::StringMap<RankedTensorType> types;
   const std::unordered_map<std::string, onnx::TensorShapeProto> *shapeData =
       nullptr;
+  /// The opset the model was written for (lowerings of ops whose semantics
+  /// changed without the version converter adapting them consult it).
+  int64_t originalOpset = 0;
   /// Where constants are materialized when a lowering needs them as values.
   Block *entry = nullptr;
   Location fileLoc;
@@ -170,6 +173,11 @@ using LoweringFn = LogicalResult (*)(NodeImporter &);
 void registerElementwiseLowerings(llvm::StringMap<LoweringFn> &map);
 void registerTensorLowerings(llvm::StringMap<LoweringFn> &map);
 void registerNNLowerings(llvm::StringMap<LoweringFn> &map);
+/// Ops of the ai.onnx.preview.training domain.
+void registerTrainingLowerings(llvm::StringMap<LoweringFn> &map);
+
+/// Domain of ONNX's training ops.
+constexpr llvm::StringLiteral kTrainingDomain = "ai.onnx.preview.training";
 
 /// ONNX TensorProto element type to MLIR; null if unsupported.
 Type convertElementType(MLIRContext *ctx, int32_t onnxType);

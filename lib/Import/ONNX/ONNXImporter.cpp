@@ -31,8 +31,27 @@ static const llvm::StringMap<LoweringFn> &loweringTable() {
   return table;
 }
 
-bool zero::isSupportedONNXOp(StringRef opType) {
-  return loweringTable().count(opType);
+static const llvm::StringMap<LoweringFn> &trainingTable() {
+  static const llvm::StringMap<LoweringFn> table = [] {
+    llvm::StringMap<LoweringFn> m;
+    registerTrainingLowerings(m);
+    return m;
+  }();
+  return table;
+}
+
+/// The lowerings of one domain, or null for a domain zero-opt does not lower.
+static const llvm::StringMap<LoweringFn> *tableFor(StringRef domain) {
+  if (domain.empty() || domain == "ai.onnx")
+    return &loweringTable();
+  if (domain == kTrainingDomain)
+    return &trainingTable();
+  return nullptr;
+}
+
+bool zero::isSupportedONNXOp(StringRef domain, StringRef opType) {
+  const llvm::StringMap<LoweringFn> *table = tableFor(domain);
+  return table && table->count(opType);
 }
 
 bool zero::isCompileTimeOperand(StringRef opType, unsigned index) {
@@ -148,14 +167,15 @@ LogicalResult GraphImporter::importNode(OpBuilder &b,
                                         int index) {
   Location loc = nodeLoc(node, index);
   const std::string &domain = node.domain();
-  if (!domain.empty() && domain != "ai.onnx") {
+  const llvm::StringMap<LoweringFn> *table = tableFor(domain);
+  if (!table) {
     emitError(loc) << "unsupported: op " << node.op_type() << " of domain '"
-                   << domain << "': zero-opt lowers only the default ONNX "
-                   << "domain (ai.onnx)";
+                   << domain << "': zero-opt lowers the ONNX domains ai.onnx "
+                   << "and " << kTrainingDomain;
     return failure();
   }
-  auto it = loweringTable().find(node.op_type());
-  if (it == loweringTable().end()) {
+  auto it = table->find(node.op_type());
+  if (it == table->end()) {
     if (isKnownONNXOp(domain, node.op_type(), lm.opset))
       emitError(loc) << "unsupported: op " << node.op_type()
                      << " has no lowering in zero-opt yet";
@@ -221,7 +241,7 @@ LogicalResult GraphImporter::importNode(OpBuilder &b,
 OwningOpRef<ModuleOp> GraphImporter::run(ParamValues *initialValues) {
   const onnx::GraphProto &g = lm.model.graph();
   state.shapeData = &lm.shapeData;
-  state.fileLoc = fileLoc;
+  state.originalOpset = lm.originalOpset;
   for (const auto &vi : g.value_info()) {
     if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
       continue;

@@ -42,8 +42,8 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext *ctx, llvm::StringRef path,
                                       const ONNXImportOptions &options,
                                       ParamValues *initialValues = nullptr);
 
-/// Whether an op of the default ONNX domain has a lowering.
-bool isSupportedONNXOp(llvm::StringRef opType);
+/// Whether an op of `domain` ("" for the default) has a lowering.
+bool isSupportedONNXOp(llvm::StringRef domain, llvm::StringRef opType);
 
 /// Whether operand `index` of a default-domain op must be known at compile
 /// time because it fixes a shape or axes (Reshape's shape, Slice's starts,
