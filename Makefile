@@ -76,6 +76,7 @@ test-parity: build setup
 
 test-train: build setup
 	$(PYTHON) test/e2e/train_parity.py --build $(BUILD)
+	$(PYTHON) test/e2e/onnx_training.py --build $(BUILD)
 
 test-fuzz: build
 	$(BUILD)/bin/zero-import-fuzz --runs 10000 --seed 1 \

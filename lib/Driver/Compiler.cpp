@@ -122,8 +122,17 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
                                         bool &trained) {
   trained = false;
   auto fn = module.lookupSymbol<func::FuncOp>(options.import.funcName);
-  if (!fn || options.mode == CompileMode::Infer)
+  if (!fn || options.mode == CompileMode::Infer) {
+    if (auto ts = module.lookupSymbol<func::FuncOp>("train_step"))
+      ts.erase();
     return success();
+  }
+  // An ONNX training model brings its own step (TrainingInfoProto).
+  if (module->hasAttr("zero.training")) {
+    trained = true;
+    options.training.optimizer = "onnx";
+    return success();
+  }
   if (options.mode == CompileMode::Auto && !hasLoss(fn, options.loss))
     return success();
   TrainingConfig &c = options.training;
@@ -231,6 +240,16 @@ static std::string planName(func::FuncOp fn) {
 
 static void writeTraining(llvm::json::OStream &j, const TrainingConfig &c,
                           int64_t microBatch) {
+  if (c.optimizer == "onnx") {
+    // The step is the model's TrainingInfoProto algorithm; learning rate and
+    // iteration count live in its own tensors.
+    j.attributeObject("training", [&] {
+      j.attribute("optimizer", "onnx");
+      j.attribute("gradient_accumulation_steps", 1);
+      j.attribute("micro_batch_size", microBatch);
+    });
+    return;
+  }
   j.attributeObject("training", [&] {
     j.attribute("optimizer", c.optimizer);
     j.attribute("lr", c.learningRate());
@@ -333,9 +352,12 @@ static bool writeParams(StringRef path, const ParamValues &params,
       a.dtype = ::zero::rt::DType::F64;
     else if (elt.isF16())
       a.dtype = ::zero::rt::DType::F16;
+    else if (elt.isInteger(64))
+      a.dtype = ::zero::rt::DType::I64;
+    else if (elt.isInteger(32))
+      a.dtype = ::zero::rt::DType::I32;
     else {
-      error = "parameter '" + name +
-              "' has an element type params.npz "
+      error = "initial value '" + name + "' has an element type params.npz "
               "cannot hold";
       return false;
     }

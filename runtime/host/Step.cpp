@@ -218,6 +218,29 @@ bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
   return true;
 }
 
+bool Program::loadStates(const Function &fn, std::vector<Array> &states,
+                         std::string &error) const {
+  states.clear();
+  std::vector<Array> stored;
+  std::string path = dir_ + "/" + paramsFile;
+  if (!readNpz(path, stored, error))
+    return false;
+  for (const BufferSpec &spec : fn.arguments) {
+    if (spec.role != "optimizer_state")
+      continue;
+    for (Array &a : stored)
+      if (a.name == spec.name) {
+        if (a.dtype != spec.dtype || a.shape != spec.shape) {
+          error = path + ": state '" + spec.name + "' has the wrong type or "
+                  "shape";
+          return false;
+        }
+        states.push_back(std::move(a));
+      }
+  }
+  return true;
+}
+
 Array zero::rt::makeArray(const BufferSpec &spec) {
   Array a;
   a.name = spec.name;

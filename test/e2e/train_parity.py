@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MODELS_DIR = os.path.join(ROOT, "test", "e2e", "models")
 LOSS_RTOL, WEIGHT_ATOL, STEPS = 1e-5, 1e-5, 10
 
-# name -> (zero-opt flags, train_torch.py flags)
+# name -> (zero-opt flags, train_torch.py flags[, models])
 CONFIGS = {
     "adamw": (["--optimizer=adamw", "--lr=1e-3", "--weight-decay=0.01"],
               ["--optimizer", "adamw", "--lr", "1e-3", "--weight-decay", "0.01"]),
@@ -35,6 +35,17 @@ CONFIGS = {
                        "--gradient-clipping=0.5"],
                       ["--optimizer", "adamw", "--lr", "1e-3", "--weight-decay", "0.01",
                        "--clip", "0.5"]),
+    # The other optimizers, on the MLP.
+    "adam-l2": (["--optimizer=adam", "--lr=1e-3", "--weight-decay=0.01"],
+                ["--optimizer", "adam", "--lr", "1e-3", "--weight-decay", "0.01"], ["mlp"]),
+    "sgd-momentum": (["--optimizer=sgd", "--lr=0.05", "--momentum=0.9", "--weight-decay=0.01"],
+                     ["--optimizer", "sgd", "--lr", "0.05", "--momentum", "0.9",
+                      "--weight-decay", "0.01"], ["mlp"]),
+    "sgd-nesterov": (["--optimizer=sgd", "--lr=0.05", "--momentum=0.9", "--nesterov"],
+                     ["--optimizer", "sgd", "--lr", "0.05", "--momentum", "0.9",
+                      "--nesterov"], ["mlp"]),
+    "adagrad": (["--optimizer=adagrad", "--lr=0.05"],
+                ["--optimizer", "adagrad", "--lr", "0.05"], ["mlp"]),
 }
 
 
@@ -85,7 +96,10 @@ def main():
                 continue
             model = os.path.join(tmp, f"{name}.onnx")
             data = os.path.join(tmp, f"{name}.data.npz")
-            for cfg, (zflags, tflags) in CONFIGS.items():
+            for cfg, spec in CONFIGS.items():
+                zflags, tflags = spec[0], spec[1]
+                if len(spec) > 2 and name not in spec[2]:
+                    continue
                 out = os.path.join(tmp, f"{name}.{cfg}.out")
                 log = os.path.join(tmp, f"{name}.{cfg}.jsonl")
                 weights = os.path.join(tmp, f"{name}.{cfg}.weights.npz")

@@ -9,6 +9,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace zero::rt;
@@ -117,6 +118,9 @@ static int train(const Program &prog, const Options &o) {
       return fail("cannot write " + o.log + ": " + ec.message());
   }
 
+  std::vector<Array> states;
+  if (!prog.loadStates(*fn, states, error))
+    return fail(error);
   Buffers buf;
   size_t nextParam = 0;
   std::vector<size_t> paramIdx;
@@ -125,6 +129,14 @@ static int train(const Program &prog, const Options &o) {
     if (spec.role == "parameter") {
       paramIdx.push_back(buf.arrays.size());
       buf.arrays.push_back(std::move(params[nextParam++]));
+      continue;
+    }
+    // States start from the model's values (ONNX training models) or from
+    // the optimizer's initial value.
+    auto stored = std::find_if(states.begin(), states.end(),
+                               [&](const Array &a) { return a.name == spec.name; });
+    if (spec.role == "optimizer_state" && stored != states.end()) {
+      buf.arrays.push_back(std::move(*stored));
       continue;
     }
     Array a = makeArray(spec);
@@ -145,10 +157,14 @@ static int train(const Program &prog, const Options &o) {
   for (const BufferSpec &spec : fn->results)
     buf.arrays.push_back(makeArray(spec));
   buf.finish();
+  // The loss is the result named so, else the first scalar float one.
   int lossIdx = fn->resultIndex("loss"), normIdx = fn->resultIndex("grad_norm");
-  if (lrIdx < 0 || stepIdx < 0 || lossIdx < 0 || normIdx < 0)
-    return fail(o.dir + "/plan.json: the training step lacks lr, step, loss "
-                        "or grad_norm");
+  for (size_t r = 0; lossIdx < 0 && r < fn->results.size(); ++r)
+    if (fn->results[r].numel() == 1 && (fn->results[r].dtype == DType::F32 ||
+                                        fn->results[r].dtype == DType::F64))
+      lossIdx = r;
+  if (lossIdx < 0)
+    return fail(o.dir + "/plan.json: the training step has no scalar loss");
 
   int64_t n = batches.samples(), g = batches.batchSize();
   int64_t steps = o.steps ? o.steps : (n + g - 1) / g;
@@ -157,15 +173,20 @@ static int train(const Program &prog, const Options &o) {
       if (batches.inputFor(i) >= 0)
         batches.copyRows(batches.inputFor(i), s * g, g, buf.ptrs[i]);
     double lr = tr.schedule.lrAt(s, tr.lr);
-    buf.arrays[lrIdx].as<double>()[0] = lr;
-    buf.arrays[stepIdx].as<double>()[0] = double(s + 1);
+    if (lrIdx >= 0)
+      buf.arrays[lrIdx].as<double>()[0] = lr;
+    if (stepIdx >= 0)
+      buf.arrays[stepIdx].as<double>()[0] = double(s + 1);
     fn->run(buf.ptrs.data());
     double loss = scalarOf(buf.arrays[firstResult + lossIdx]);
-    double norm = scalarOf(buf.arrays[firstResult + normIdx]);
     if (log) {
-      *log << llvm::formatv("{{\"step\": {0}, \"loss\": {1:e9}, "
-                            "\"grad_norm\": {2:e9}, \"lr\": {3:e9}}\n",
-                            s, loss, norm, lr);
+      *log << llvm::formatv("{{\"step\": {0}, \"loss\": {1:e9}", s, loss);
+      if (normIdx >= 0)
+        *log << llvm::formatv(", \"grad_norm\": {0:e9}",
+                              scalarOf(buf.arrays[firstResult + normIdx]));
+      if (lrIdx >= 0)
+        *log << llvm::formatv(", \"lr\": {0:e9}", lr);
+      *log << "}\n";
       log->flush();
     }
   }

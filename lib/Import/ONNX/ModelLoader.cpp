@@ -159,6 +159,58 @@ static bool checkGraphOutputs(const onnx::GraphProto &g, std::string &error) {
   return true;
 }
 
+/// The training graph of a model with a TrainingInfoProto: the inference
+/// graph's lists followed by the algorithm's, as the ONNX spec defines the
+/// combination, with shapes inferred over the whole.
+static bool loadTrainingInfo(const onnx::ModelProto &model, LoadedModel &out,
+                             std::string &error) {
+  if (model.training_info_size() == 0)
+    return true;
+  if (model.training_info_size() > 1) {
+    error = "unsupported: more than one TrainingInfoProto";
+    return false;
+  }
+  const onnx::TrainingInfoProto &ti = model.training_info(0);
+  if (ti.initialization().node_size() || ti.initialization_binding_size()) {
+    error = "unsupported: TrainingInfoProto.initialization; give the "
+            "initial values as initializers instead";
+    return false;
+  }
+  if (ti.update_binding_size() == 0) {
+    error = "the TrainingInfoProto binds no update (update_binding is "
+            "empty), so training would change nothing";
+    return false;
+  }
+  onnx::ModelProto combined = model;
+  combined.clear_training_info();
+  onnx::GraphProto *g = combined.mutable_graph();
+  const onnx::GraphProto &alg = ti.algorithm();
+  for (const auto &v : alg.input())
+    *g->add_input() = v;
+  for (const auto &t : alg.initializer())
+    *g->add_initializer() = t;
+  for (const auto &n : alg.node())
+    *g->add_node() = n;
+  // The algorithm's outputs are values for update_binding, not results.
+  for (const auto &v : alg.output())
+    *g->add_value_info() = v;
+  for (const auto &v : alg.value_info())
+    *g->add_value_info() = v;
+  try {
+    onnx::checker::check_model(combined);
+    onnx::ShapeInferenceOptions opts(true, 1, true);
+    onnx::shape_inference::InferShapes(
+        combined, onnx::OpSchemaRegistry::Instance(), opts, &out.shapeData);
+  } catch (const std::exception &e) {
+    error = "the training algorithm is not valid: " + oneLine(e.what());
+    return false;
+  }
+  out.trainingGraph = combined.graph();
+  for (const auto &kv : ti.update_binding())
+    out.updateBinding.push_back({kv.key(), kv.value()});
+  return true;
+}
+
 bool mlir::zero::onnx_import::loadModel(const std::string &path,
                                         const ONNXImportOptions &options,
                                         LoadedModel &out, std::string &error) {
@@ -251,7 +303,7 @@ bool mlir::zero::onnx_import::loadModel(const std::string &path,
       error = "shape inference failed: " + oneLine(e.what());
       return false;
     }
-    return true;
+    return loadTrainingInfo(model, out, error);
   } catch (const std::exception &e) {
     error = "cannot load the model: " + oneLine(e.what());
     return false;

@@ -13,7 +13,9 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <optional>
 #include <string>
+#include <vector>
 #include <unordered_map>
 
 namespace mlir::zero::onnx_import {
@@ -27,6 +29,11 @@ struct LoadedModel {
   int64_t opset = 0;
   /// The opset the model was written for, before conversion.
   int64_t originalOpset = 0;
+  /// For an ONNX training model: the inference graph followed by the
+  /// training algorithm (TrainingInfoProto.algorithm), shape-inferred, and
+  /// its update_binding (initializer <- algorithm output).
+  std::optional<onnx::GraphProto> trainingGraph;
+  std::vector<std::pair<std::string, std::string>> updateBinding;
 };
 
 /// Parses (binary or text), converts to kTargetOpset, fixes symbolic

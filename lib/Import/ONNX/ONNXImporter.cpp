@@ -6,6 +6,7 @@
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -14,6 +15,7 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <functional>
 #include <set>
 
 using namespace mlir;
@@ -68,7 +70,7 @@ bool zero::isCompileTimeOperand(StringRef opType, unsigned index) {
 void zero::registerONNXImportDialects(DialectRegistry &registry) {
   registry.insert<func::FuncDialect, tosa::TosaDialect, tensor::TensorDialect,
                   arith::ArithDialect, linalg::LinalgDialect, math::MathDialect,
-                  ZeroDialect>();
+                  bufferization::BufferizationDialect, ZeroDialect>();
 }
 
 namespace {
@@ -82,6 +84,23 @@ public:
   OwningOpRef<ModuleOp> run(ParamValues *initialValues);
 
 private:
+  /// How the initializers of a graph become arguments of its function.
+  struct FunctionSpec {
+    std::string name;
+    /// Role of an initializer that becomes an argument; nullopt keeps it a
+    /// constant.
+    std::function<std::optional<Role>(const onnx::TensorProto &,
+                                      DenseElementsAttr)>
+        argRole;
+    /// Extra results: (graph value, initializer it updates in place).
+    std::vector<std::pair<std::string, std::string>> updates;
+  };
+  /// Imports `g` as a function appended to `module`; initializers turned
+  /// into arguments are appended to `initialValues`.
+  func::FuncOp importGraph(ModuleOp module, const onnx::GraphProto &g,
+                           const FunctionSpec &spec,
+                           ParamValues *initialValues);
+
   FailureOr<RankedTensorType> convertType(const onnx::TypeProto &t,
                                           StringRef name, bool isInput);
   Location nodeLoc(const onnx::NodeProto &node, int index);
@@ -238,8 +257,11 @@ LogicalResult GraphImporter::importNode(OpBuilder &b,
   return success();
 }
 
-OwningOpRef<ModuleOp> GraphImporter::run(ParamValues *initialValues) {
-  const onnx::GraphProto &g = lm.model.graph();
+func::FuncOp GraphImporter::importGraph(ModuleOp module,
+                                        const onnx::GraphProto &g,
+                                        const FunctionSpec &spec,
+                                        ParamValues *initialValues) {
+  state = GraphState(fileLoc);
   state.shapeData = &lm.shapeData;
   state.originalOpset = lm.originalOpset;
   for (const auto &vi : g.value_info()) {
@@ -257,14 +279,14 @@ OwningOpRef<ModuleOp> GraphImporter::run(ParamValues *initialValues) {
     state.types[vi.name()] = RankedTensorType::get(shape, elt);
   }
 
-  // Initializers: floating-point ones are trained unless frozen.
-  std::set<std::string> frozen(options.freeze.begin(), options.freeze.end());
-  std::set<std::string> initNames;
-  struct Param {
+  struct Arg {
     std::string name;
-    DenseElementsAttr value;
+    Role role;
+    Type type;
+    DenseElementsAttr value; // initial value of an initializer argument
   };
-  std::vector<Param> params;
+  std::set<std::string> initNames;
+  std::vector<Arg> inits;
   for (const auto &t : g.initializer()) {
     std::string err;
     auto attr = convertTensor(ctx, t, err);
@@ -273,42 +295,25 @@ OwningOpRef<ModuleOp> GraphImporter::run(ParamValues *initialValues) {
       return nullptr;
     }
     initNames.insert(t.name());
-    bool isFloat = isa<FloatType>(attr->getElementType());
-    if (isFloat && !frozen.count(t.name()))
-      params.push_back({t.name(), *attr});
+    if (auto role = spec.argRole(t, *attr))
+      inits.push_back({t.name(), *role, attr->getType(), *attr});
     else
       state.constants[t.name()] = *attr;
   }
-  for (const std::string &f : options.freeze) {
-    auto it = state.constants.find(f);
-    if (!initNames.count(f) || it == state.constants.end() ||
-        !isa<FloatType>(it->second.getElementType())) {
-      emitError(fileLoc) << "--freeze names '" << f
-                         << "', which is not a floating-point initializer "
-                            "of the model";
-      return nullptr;
-    }
-  }
 
-  SmallVector<Type> argTypes;
-  SmallVector<std::string> argNames;
-  SmallVector<Role> argRoles;
+  std::vector<Arg> args;
   for (const auto &vi : g.input()) {
     if (initNames.count(vi.name()))
       continue;
     auto ty = convertType(vi.type(), vi.name(), /*isInput=*/true);
     if (failed(ty))
       return nullptr;
-    argTypes.push_back(*ty);
-    argNames.push_back(vi.name());
-    argRoles.push_back(Role::input);
+    args.push_back({vi.name(), Role::input, *ty, {}});
   }
-  for (const Param &p : params) {
-    argTypes.push_back(p.value.getType());
-    argNames.push_back(p.name);
-    argRoles.push_back(Role::parameter);
-  }
-  SmallVector<Type> resultTypes;
+  llvm::append_range(args, inits);
+  SmallVector<Type> argTypes, resultTypes;
+  for (const Arg &a : args)
+    argTypes.push_back(a.type);
   for (const auto &vi : g.output()) {
     auto ty = convertType(vi.type(), vi.name(), /*isInput=*/false);
     if (failed(ty))
@@ -316,25 +321,39 @@ OwningOpRef<ModuleOp> GraphImporter::run(ParamValues *initialValues) {
     resultTypes.push_back(*ty);
     state.types[vi.name()] = *ty;
   }
+  // In-place updates: result type = the updated argument's type.
+  SmallVector<int64_t> updatesArg;
+  for (const auto &[value, init] : spec.updates) {
+    auto it = llvm::find_if(args, [&](const Arg &a) { return a.name == init; });
+    if (it == args.end()) {
+      emitError(fileLoc) << "update_binding names '" << init
+                         << "', which is not an initializer";
+      return nullptr;
+    }
+    updatesArg.push_back(it - args.begin());
+    resultTypes.push_back(it->type);
+  }
 
   OpBuilder b(ctx);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-  b.setInsertionPointToEnd(module->getBody());
-  auto fn = func::FuncOp::create(b, fileLoc, options.funcName,
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = func::FuncOp::create(b, fileLoc, spec.name,
                                  b.getFunctionType(argTypes, resultTypes));
   fn->setAttr(kEntryAttr, b.getUnitAttr());
-  for (unsigned i = 0; i < argTypes.size(); ++i) {
-    fn.setArgAttr(i, kNameAttr, b.getStringAttr(argNames[i]));
-    fn.setArgAttr(i, kRoleAttr, RoleAttr::get(ctx, argRoles[i]));
+  for (auto [i, a] : llvm::enumerate(args)) {
+    fn.setArgAttr(i, kNameAttr, b.getStringAttr(a.name));
+    fn.setArgAttr(i, kRoleAttr, RoleAttr::get(ctx, a.role));
   }
   for (auto [i, vi] : llvm::enumerate(g.output())) {
     fn.setResultAttr(i, kNameAttr, b.getStringAttr(vi.name()));
     fn.setResultAttr(i, kRoleAttr, RoleAttr::get(ctx, Role::output));
   }
+  for (auto [k, argIdx] : llvm::enumerate(updatesArg))
+    fn.setResultAttr(g.output_size() + k, kUpdatesAttr,
+                     b.getI64IntegerAttr(argIdx));
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToStart(body);
-  for (unsigned i = 0; i < argTypes.size(); ++i)
-    state.values[argNames[i]] = body->getArgument(i);
+  for (unsigned i = 0; i < args.size(); ++i)
+    state.values[args[i].name] = body->getArgument(i);
   state.entry = body;
 
   for (auto [i, node] : llvm::enumerate(g.node()))
@@ -342,26 +361,92 @@ OwningOpRef<ModuleOp> GraphImporter::run(ParamValues *initialValues) {
       return nullptr;
 
   SmallVector<Value> results;
-  for (auto [i, vi] : llvm::enumerate(g.output())) {
-    Value v = state.lookup(vi.name());
+  SmallVector<std::string> resultNames;
+  for (const auto &vi : g.output())
+    resultNames.push_back(vi.name());
+  for (const auto &u : spec.updates)
+    resultNames.push_back(u.first);
+  for (auto [i, name] : llvm::enumerate(resultNames)) {
+    Value v = state.lookup(name);
     if (!v) {
-      emitError(fileLoc) << "graph output '" << vi.name()
+      emitError(fileLoc) << "graph output '" << name
                          << "' is not produced by any node";
       return nullptr;
     }
     if (v.getType() != resultTypes[i]) {
-      emitError(fileLoc) << "graph output '" << vi.name() << "' is declared "
+      emitError(fileLoc) << "graph output '" << name << "' is declared "
                          << resultTypes[i] << " but computes " << v.getType();
       return nullptr;
     }
+    // Updates are written into the argument they replace.
+    if (i >= (size_t)g.output_size())
+      v = bufferization::MaterializeInDestinationOp::create(
+              b, fileLoc, v, body->getArgument(updatesArg[i - g.output_size()]))
+              .getResult();
     results.push_back(v);
   }
   func::ReturnOp::create(b, fileLoc, results);
+  if (initialValues)
+    for (const Arg &a : inits)
+      if (llvm::none_of(*initialValues,
+                        [&](const auto &p) { return p.first == a.name; }))
+        initialValues->emplace_back(a.name, a.value);
+  return fn;
+}
+
+OwningOpRef<ModuleOp> GraphImporter::run(ParamValues *initialValues) {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  const onnx::GraphProto &g = lm.model.graph();
+
+  // Forward: floating-point initializers are trained unless frozen.
+  std::set<std::string> frozen(options.freeze.begin(), options.freeze.end());
+  std::set<std::string> floatInits;
+  FunctionSpec forward;
+  forward.name = options.funcName;
+  forward.argRole = [&](const onnx::TensorProto &t, DenseElementsAttr v)
+      -> std::optional<Role> {
+    if (!isa<FloatType>(v.getElementType()))
+      return std::nullopt;
+    floatInits.insert(t.name());
+    if (frozen.count(t.name()))
+      return std::nullopt;
+    return Role::parameter;
+  };
+  if (!importGraph(*module, g, forward, initialValues))
+    return nullptr;
+  for (const std::string &f : options.freeze)
+    if (!floatInits.count(f)) {
+      emitError(fileLoc) << "--freeze names '" << f
+                         << "', which is not a floating-point initializer "
+                            "of the model";
+      return nullptr;
+    }
+
+  // An ONNX training model: its algorithm graph, run after the inference
+  // graph, is the training step; update_binding says which initializers
+  // take which of its outputs.
+  if (lm.trainingGraph) {
+    std::set<std::string> bound;
+    FunctionSpec train;
+    train.name = "train_step";
+    for (const auto &[init, value] : lm.updateBinding) {
+      bound.insert(init);
+      train.updates.push_back({value, init});
+    }
+    train.argRole = [&](const onnx::TensorProto &t, DenseElementsAttr v)
+        -> std::optional<Role> {
+      if (!bound.count(t.name()))
+        return std::nullopt;
+      return floatInits.count(t.name()) ? Role::parameter
+                                        : Role::optimizer_state;
+    };
+    if (!importGraph(*module, *lm.trainingGraph, train, initialValues))
+      return nullptr;
+    module->getOperation()->setAttr("zero.training",
+                                    StringAttr::get(ctx, "onnx"));
+  }
   if (failed(verify(*module)))
     return nullptr;
-  if (initialValues)
-    for (const Param &p : params)
-      initialValues->emplace_back(p.name, p.value);
   return module;
 }
 

@@ -78,6 +78,11 @@ public:
   bool loadParameters(const Function &fn, std::vector<Array> &params,
                       std::string &error, const std::string &file = "") const;
 
+  /// Initial values of `fn`'s optimizer states that OUT/params.npz holds
+  /// (those of ONNX training models), by name.
+  bool loadStates(const Function &fn, std::vector<Array> &states,
+                  std::string &error) const;
+
 private:
   std::string dir_;
   std::map<std::string, Function> functions;
