@@ -284,7 +284,8 @@ static void writeTraining(llvm::json::OStream &j, const TrainingConfig &c,
 
 /// plan.json: what zero-run needs to call the steps and what users read.
 static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
-                      const CompileOptions &options, std::string &error) {
+                      DictionaryAttr memory, const CompileOptions &options,
+                      std::string &error) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec) {
@@ -329,6 +330,23 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
                 writeBuffer(j, fn.getResultAttrDict(i), fn.getResultTypes()[i],
                             "output");
           });
+          auto mem = memory ? memory.getAs<DictionaryAttr>(fn.getName())
+                            : DictionaryAttr();
+          if (!mem)
+            return;
+          // Simulated from the compiled buffers: argument bytes by role and
+          // the peak of live temporaries.
+          j.attributeObject("memory", [&] {
+            j.attributeObject("arguments", [&] {
+              for (NamedAttribute a : mem.getAs<DictionaryAttr>("arguments"))
+                j.attribute(a.getName().strref(),
+                            cast<IntegerAttr>(a.getValue()).getInt());
+            });
+            j.attribute("temporaries_peak",
+                        mem.getAs<IntegerAttr>("temporaries_peak").getInt());
+            j.attribute("peak", mem.getAs<IntegerAttr>("peak").getInt());
+            j.attribute("peak_at", mem.getAs<StringAttr>("peak_at").getValue());
+          });
         });
       }
     });
@@ -357,7 +375,8 @@ static bool writeParams(StringRef path, const ParamValues &params,
     else if (elt.isInteger(32))
       a.dtype = ::zero::rt::DType::I32;
     else {
-      error = "initial value '" + name + "' has an element type params.npz "
+      error = "initial value '" + name +
+              "' has an element type params.npz "
               "cannot hold";
       return false;
     }
@@ -408,11 +427,14 @@ llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered, ModuleOp signatures,
     llvm::sys::path::append(p, f);
     return std::string(p);
   };
-  if (llvm::Error e = cpu::emitSharedLibrary(lowered, inTmp("step.so")))
+  auto memory = lowered->getAttrOfType<DictionaryAttr>("zero.memory");
+  if (llvm::Error e =
+          cpu::emitSharedLibrary(lowered, inTmp("step.so"), options.optLevel))
     return e;
   std::string error;
   if (!writeParams(inTmp("params.npz"), params, error) ||
-      !writePlan(inTmp("plan.json"), modelPath, signatures, options, error))
+      !writePlan(inTmp("plan.json"), modelPath, signatures, memory, options,
+                 error))
     return err(error);
   if (llvm::sys::fs::exists(out))
     if (auto ec = llvm::sys::fs::remove_directories(out))

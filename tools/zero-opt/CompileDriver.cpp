@@ -129,6 +129,9 @@ int mlir::zero::compileMain(int argc, char **argv) {
   cl::list<std::string> inputShapes(
       "input-shape", cl::desc("Static shape of a graph input: NAME=AxBxC"),
       cl::cat(cat));
+  cl::opt<unsigned> optLevel(
+      "O", cl::desc("Optimization level of the generated code (0-3)"),
+      cl::init(2), cl::Prefix, cl::cat(cat));
   cl::opt<std::string> mode(
       "mode",
       cl::desc("auto (train when the model outputs a scalar loss), train or "
@@ -185,6 +188,9 @@ int mlir::zero::compileMain(int argc, char **argv) {
                   ": expected NAME=AxBxC with positive sizes");
     imp.inputShapes[name.str()] = std::vector<int64_t>(v.begin(), v.end());
   }
+  if (optLevel > 3)
+    return fail("-O" + std::to_string(optLevel) + ": expected 0 to 3");
+  opts.optLevel = optLevel;
   if (mode == "auto")
     opts.mode = CompileMode::Auto;
   else if (mode == "train")

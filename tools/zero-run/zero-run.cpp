@@ -5,12 +5,14 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <malloc.h>
 
 using namespace zero::rt;
 namespace cl = llvm::cl;
@@ -133,8 +135,9 @@ static int train(const Program &prog, const Options &o) {
     }
     // States start from the model's values (ONNX training models) or from
     // the optimizer's initial value.
-    auto stored = std::find_if(states.begin(), states.end(),
-                               [&](const Array &a) { return a.name == spec.name; });
+    auto stored =
+        std::find_if(states.begin(), states.end(),
+                     [&](const Array &a) { return a.name == spec.name; });
     if (spec.role == "optimizer_state" && stored != states.end()) {
       buf.arrays.push_back(std::move(*stored));
       continue;
@@ -177,7 +180,11 @@ static int train(const Program &prog, const Options &o) {
       buf.arrays[lrIdx].as<double>()[0] = lr;
     if (stepIdx >= 0)
       buf.arrays[stepIdx].as<double>()[0] = double(s + 1);
+    auto t0 = std::chrono::steady_clock::now();
     fn->run(buf.ptrs.data());
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - t0)
+                    .count();
     double loss = scalarOf(buf.arrays[firstResult + lossIdx]);
     if (log) {
       *log << llvm::formatv("{{\"step\": {0}, \"loss\": {1:e9}", s, loss);
@@ -186,7 +193,7 @@ static int train(const Program &prog, const Options &o) {
                               scalarOf(buf.arrays[firstResult + normIdx]));
       if (lrIdx >= 0)
         *log << llvm::formatv(", \"lr\": {0:e9}", lr);
-      *log << "}\n";
+      *log << llvm::formatv(", \"time_ms\": {0:f3}}\n", ms);
       log->flush();
     }
   }
@@ -204,6 +211,11 @@ static int train(const Program &prog, const Options &o) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // A step frees and reallocates the same large temporaries every
+  // iteration; keep them in the heap instead of mapping fresh zeroed pages
+  // each time.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   cl::OptionCategory cat("zero-run options");
   cl::opt<std::string> dir(cl::Positional, cl::desc("<OUT folder>"),
                            cl::Required, cl::cat(cat));
@@ -211,23 +223,26 @@ int main(int argc, char **argv) {
                           cl::desc("Evaluate the graph outputs for each batch "
                                    "instead of training"),
                           cl::cat(cat));
-  cl::opt<std::string> data("data", cl::desc("Data (.npz), one array per "
-                                             "graph input"),
+  cl::opt<std::string> data("data",
+                            cl::desc("Data (.npz), one array per "
+                                     "graph input"),
                             cl::value_desc("FILE"), cl::cat(cat));
   cl::opt<std::string> out("out", cl::desc("With --infer: outputs (.npz)"),
                            cl::value_desc("FILE"), cl::cat(cat));
   cl::opt<int64_t> steps("steps",
                          cl::desc("Steps (default: one pass over the data)"),
                          cl::init(0), cl::cat(cat));
-  cl::opt<std::string> log("log", cl::desc("Training log, one JSON line per "
-                                           "optimizer step"),
+  cl::opt<std::string> log("log",
+                           cl::desc("Training log, one JSON line per "
+                                    "optimizer step"),
                            cl::value_desc("FILE.jsonl"), cl::cat(cat));
-  cl::opt<std::string> saveWeights(
-      "save-weights", cl::desc("Write the trained weights (.npz)"),
-      cl::value_desc("FILE"), cl::cat(cat));
+  cl::opt<std::string> saveWeights("save-weights",
+                                   cl::desc("Write the trained weights (.npz)"),
+                                   cl::value_desc("FILE"), cl::cat(cat));
   cl::opt<std::string> loadWeights(
-      "load-weights", cl::desc("Start from these weights instead of the "
-                               "model's (.npz)"),
+      "load-weights",
+      cl::desc("Start from these weights instead of the "
+               "model's (.npz)"),
       cl::value_desc("FILE"), cl::cat(cat));
   cl::HideUnrelatedOptions(cat);
   cl::ParseCommandLineOptions(argc, argv, "zero-run: run a compiled model\n");

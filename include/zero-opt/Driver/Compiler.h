@@ -26,6 +26,7 @@ struct CompileOptions {
   CompileMode mode = CompileMode::Auto;
   std::string loss; ///< name of the loss output; empty: first scalar
   TrainingConfig training;
+  unsigned optLevel = 2; ///< LLVM optimization level of the step library
 };
 
 /// Registers every dialect, interface model and pass the pipeline uses.

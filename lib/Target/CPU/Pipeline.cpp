@@ -12,7 +12,7 @@ std::string zero::cpu::lowerToLLVMPipeline() {
   return std::string(
       "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
       "tosa-to-tensor),"
-      "canonicalize,linalg-fuse-elementwise-ops,cse,"
+      "canonicalize,zero-cpu-fuse-elementwise,cse,"
       "zero-cpu-prepare-entries,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
@@ -22,6 +22,7 @@ std::string zero::cpu::lowerToLLVMPipeline() {
       "canonicalize,zero-linalg-to-blas,"
       "func.func(buffer-hoisting,buffer-loop-hoisting),"
       "buffer-deallocation-pipeline,"
+      "zero-cpu-memory-report,"
       "zero-cpu-entry-point,"
       "func.func(zero-cpu-expand-strided-copies),"
       "convert-linalg-to-loops,expand-strided-metadata,lower-affine,"

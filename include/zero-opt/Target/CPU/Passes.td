@@ -4,6 +4,20 @@
 
 include "mlir/Pass/PassBase.td"
 
+def ZeroCPUFuseElementwise : Pass<"zero-cpu-fuse-elementwise"> {
+  let summary = "Elementwise fusion that leaves matmuls to BLAS";
+  let description = [{
+    Upstream `linalg-fuse-elementwise-ops` with one difference: reshapes are
+    not folded into (nor producers fused with) contractions such as
+    `linalg.batch_matmul`. Folding an expand_shape into a batch matmul turns
+    it into a higher-rank `linalg.generic` that `zero-linalg-to-blas` no
+    longer recognizes, and the GEMM then runs as scalar loops.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::affine::AffineDialect"];
+}
+
 def ZeroCPUPrepareEntries : Pass<"zero-cpu-prepare-entries", "ModuleOp"> {
   let summary = "Make step functions internal ahead of bufferization";
   let description = [{
@@ -25,6 +39,18 @@ def ZeroCPUDropInPlaceResults
     keeps a single buffer. Unlike upstream
     `drop-equivalent-buffer-results`, this looks through
     `memref.collapse_shape`, `memref.expand_shape` and `memref.cast`.
+  }];
+}
+
+def ZeroCPUMemoryReport : Pass<"zero-cpu-memory-report", "ModuleOp"> {
+  let summary = "Record each step's memory use, simulated on the buffers";
+  let description = [{
+    Runs after deallocation insertion. For every `zero.entry` function it
+    sums the argument buffers by role and replays the function's
+    `memref.alloc` / `memref.dealloc` sequence in program order (loop bodies
+    once), finding the peak of live temporaries and the op where it occurs.
+    The result is stored as the module attribute `zero.memory`, keyed by
+    function name, so it survives lowering.
   }];
 }
 

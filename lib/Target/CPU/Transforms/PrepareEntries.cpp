@@ -1,4 +1,5 @@
-//===- PrepareEntries.cpp - step functions ahead of bufferization -*- C++ -*-===//
+//===- PrepareEntries.cpp - step functions ahead of bufferization -*- C++
+//-*-===//
 #include "zero-opt/Target/CPU/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -27,9 +28,9 @@ struct ZeroCPUPrepareEntriesPass
       }
       fn->setAttr("zero.inplace_results",
                   DenseI64ArrayAttr::get(&getContext(), inPlace));
-      fn->setAttr("zero.abi_buffers",
-                  IntegerAttr::get(IntegerType::get(&getContext(), 64),
-                                   buffers));
+      fn->setAttr(
+          "zero.abi_buffers",
+          IntegerAttr::get(IntegerType::get(&getContext(), 64), buffers));
       fn.setPrivate();
     }
   }

@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""Step time of a 3.4M-parameter GPT: zero-opt + zero-run against PyTorch
+eager, both on one OpenBLAS thread, in the same run.
+
+Model: 4 layers, d = 256, 4 heads, T = 64, vocab 512 (tied embeddings,
+causal mask), micro-batch 8, AdamW. Reports the median per-step time over
+--steps steps after --warmup.
+
+Usage: /usr/bin/python3 bench/gpt_step.py [--build build] [--steps 20]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+os.environ["OMP_NUM_THREADS"] = "1"
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "test", "e2e", "models"))
+import export_models  # noqa: E402
+
+V, D, H, L, T, B = 512, 256, 4, 4, 64, 8
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    model = export_models.GPT(vocab=V, d=D, n_head=H, n_layer=L, block_size=T)
+    model.train()
+    nparams = sum(p.numel() for p in model.parameters())
+    gen = torch.Generator().manual_seed(1)
+    n = B * (args.steps + args.warmup)
+    tokens = torch.randint(0, V, (n, T), generator=gen)
+    targets = torch.randint(0, V, (n, T), generator=gen)
+    bindir = os.path.join(os.path.abspath(args.build), "bin")
+    with tempfile.TemporaryDirectory(prefix="zero-bench-") as tmp:
+        onnx_path = os.path.join(tmp, "gpt.onnx")
+        torch.onnx.export(model, (tokens[:B], targets[:B]), onnx_path,
+                          input_names=["tokens", "targets"],
+                          output_names=["loss", "logits"], opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False)
+        np.savez(os.path.join(tmp, "data.npz"), tokens=tokens.numpy(),
+                 targets=targets.numpy())
+        out = os.path.join(tmp, "out")
+        t0 = time.time()
+        subprocess.run([os.path.join(bindir, "zero-opt"), onnx_path, "-o", out,
+                        "--optimizer=adamw", "--lr=1e-3", "--weight-decay=0.01"],
+                       check=True, capture_output=True)
+        compile_s = time.time() - t0
+        log = os.path.join(tmp, "log.jsonl")
+        subprocess.run([os.path.join(bindir, "zero-run"), out, "--data",
+                        os.path.join(tmp, "data.npz"), "--steps",
+                        str(args.steps + args.warmup), "--log", log],
+                       check=True, capture_output=True)
+        ours = [json.loads(l)["time_ms"] for l in open(log)][args.warmup:]
+
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    theirs = []
+    for s in range(args.steps + args.warmup):
+        x, y = tokens[s * B:(s + 1) * B], targets[s * B:(s + 1) * B]
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = model(x, y)[0]
+        loss.backward()
+        opt.step()
+        ms = (time.perf_counter() - t0) * 1e3
+        if s >= args.warmup:
+            theirs.append(ms)
+    mo, mt = statistics.median(ours), statistics.median(theirs)
+    print(f"model: GPT {L} layers, d={D}, {H} heads, T={T}, vocab {V}, "
+          f"{nparams / 1e6:.2f}M parameters, micro-batch {B}, AdamW")
+    print(f"zero-opt compile: {compile_s:.1f} s")
+    print(f"median step over {args.steps} steps (after {args.warmup} warmup):")
+    print(f"  zero-opt + zero-run : {mo:8.1f} ms")
+    print(f"  PyTorch eager       : {mt:8.1f} ms")
+    print(f"  ratio zero/PyTorch  : {mo / mt:8.2f}")
+
+
+if __name__ == "__main__":
+    main()
