@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """The main job, end to end: a GPT exported from PyTorch, compiled by
-zero-opt and run by zero-run on this CPU, checked against ONNX Runtime.
+zero-opt, run and trained by zero-run on this CPU, and checked against ONNX
+Runtime (forward) and PyTorch (training).
 
 Usage: /usr/bin/python3 bench/demo.py [--build build] [--keep DIR]
 """
@@ -52,16 +53,23 @@ def main():
         data = os.path.join(work, "gpt.data.npz")
         print(f"model: {model} ({os.path.getsize(model)} bytes), data: {data}")
 
-        step("2. Compile it: import ONNX -> TOSA -> linalg -> LLVM -> shared library")
+        step("2. Compile it: import ONNX -> TOSA -> autodiff + AdamW -> linalg -> LLVM")
         out = os.path.join(work, "gpt.out")
-        secs = run([os.path.join(bindir, "zero-opt"), model, "-o", out])
+        secs = run([os.path.join(bindir, "zero-opt"), model, "-o", out,
+                    "--optimizer=adamw", "--lr=1e-3", "--weight-decay=0.01"])
         plan = json.load(open(os.path.join(out, "plan.json")))
-        params = [a for a in plan["arguments"] if a["role"] == "parameter"]
-        inputs = [a for a in plan["arguments"] if a["role"] == "input"]
+        fwd = plan["functions"]["forward"]
+        params = [a for a in fwd["arguments"] if a["role"] == "parameter"]
+        inputs = [a for a in fwd["arguments"] if a["role"] == "input"]
         n = sum(int(np.prod(a["shape"])) for a in params)
         print(f"compiled in {secs:.1f}s: {len(params)} parameter tensors ({n} values), "
               f"inputs {', '.join(a['name'] + str(a['shape']) for a in inputs)}, "
-              f"outputs {', '.join(r['name'] + str(r['shape']) for r in plan['results'])}")
+              f"outputs {', '.join(r['name'] + str(r['shape']) for r in fwd['results'])}")
+        mem = plan["functions"]["train_step"]["memory"]
+        print(f"training step: {', '.join(sorted(plan['functions']))} compiled; "
+              f"peak memory {mem['peak']} bytes (parameters "
+              f"{mem['arguments']['parameter']}, optimizer state "
+              f"{mem['arguments']['optimizer_state']}, temporaries {mem['temporaries_peak']})")
         print(f"{out}/ holds: {', '.join(sorted(os.listdir(out)))}")
 
         step("3. Run the forward pass over every batch of the data")
@@ -75,7 +83,31 @@ def main():
         run(["node", os.path.join(ROOT, "test/tools/run_ort.js"), model, data, ref], show=False)
         run(["/usr/bin/python3", os.path.join(ROOT, "test/tools/compare_npz.py"), ours, ref,
              "--rtol", "1e-5", "--atol", "1e-6"])
-        print("\nzero-opt's compiled forward pass matches ONNX Runtime.")
+        print("zero-opt's compiled forward pass matches ONNX Runtime.")
+
+        step("5. Train 10 AdamW steps, and the same in PyTorch from the same weights")
+        log = os.path.join(work, "gpt.log.jsonl")
+        weights = os.path.join(work, "gpt.final.npz")
+        run([os.path.join(bindir, "zero-run"), out, "--data", data, "--steps", "10",
+             "--log", log, "--save-weights", weights])
+        ref = os.path.join(work, "gpt.torch.npz")
+        run(["/usr/bin/python3", os.path.join(ROOT, "test/e2e/models/train_torch.py"),
+             "gpt", model, data, ref, "--steps", "10", "--optimizer", "adamw",
+             "--lr", "1e-3", "--weight-decay", "0.01"], show=False)
+        ours = [json.loads(l) for l in open(log)]
+        theirs = np.load(ref)
+        print(" step   loss (zero-opt)   loss (PyTorch)   grad norm   ms/step")
+        for e, l in zip(ours, theirs["losses"]):
+            print(f" {e['step']:4d}   {e['loss']:15.6f}   {l:14.6f}   {e['grad_norm']:9.4f}   "
+                  f"{e['time_ms']:7.2f}")
+        final = np.load(weights)
+        werr = max(float(np.abs(final[k[6:]] - theirs[k]).max())
+                   for k in theirs.files if k.startswith("param:"))
+        lerr = max(abs(e["loss"] - l) / abs(l) for e, l in zip(ours, theirs["losses"]))
+        print(f"\nlosses agree with PyTorch to {lerr:.1e} (relative), final weights to "
+              f"{werr:.1e} (absolute)")
+        if args.keep:
+            print(f"trained weights: {weights}")
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

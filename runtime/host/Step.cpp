@@ -218,6 +218,20 @@ bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
   return true;
 }
 
+bool Program::loadFrozen(const Function &fn, std::vector<Array> &frozen,
+                         std::string &error) const {
+  frozen.clear();
+  std::vector<Array> stored;
+  if (!readNpz(dir_ + "/" + paramsFile, stored, error))
+    return false;
+  for (Array &a : stored)
+    if (fn.argumentIndex(a.name) < 0 &&
+        (a.dtype == DType::F32 || a.dtype == DType::F64 ||
+         a.dtype == DType::F16))
+      frozen.push_back(std::move(a));
+  return true;
+}
+
 bool Program::loadStates(const Function &fn, std::vector<Array> &states,
                          std::string &error) const {
   states.clear();

@@ -35,6 +35,12 @@ CONFIGS = {
                        "--gradient-clipping=0.5"],
                       ["--optimizer", "adamw", "--lr", "1e-3", "--weight-decay", "0.01",
                        "--clip", "0.5"]),
+    # Frozen parameters, and buffers (causal masks, position ids), are
+    # constants: no state, no update.
+    "adamw-freeze": (["--optimizer=adamw", "--lr=1e-3", "--weight-decay=0.01",
+                      "--freeze=wpe.weight,ln_f.weight"],
+                     ["--optimizer", "adamw", "--lr", "1e-3", "--weight-decay", "0.01",
+                      "--freeze", "wpe.weight,ln_f.weight"], ["gpt"]),
     # The other optimizers, on the MLP.
     "adam-l2": (["--optimizer=adam", "--lr=1e-3", "--weight-decay=0.01"],
                 ["--optimizer", "adam", "--lr", "1e-3", "--weight-decay", "0.01"], ["mlp"]),
@@ -82,6 +88,22 @@ def compare(name, cfg, log_path, ours_path, ref_path):
     return ok
 
 
+def check_constants(model_path, out_dir, frozen):
+    """Frozen initializers and non-float buffers never reach the training
+    step as arguments, so they get no optimizer state and cannot change."""
+    import onnx
+    plan = json.load(open(os.path.join(out_dir, "plan.json")))
+    args = plan["functions"]["train_step"]["arguments"]
+    names = {a["name"] for a in args}
+    states_of = {a.get("state_of") for a in args if a["role"] == "optimizer_state"}
+    consts = set(frozen) | {t.name for t in onnx.load(model_path).graph.initializer
+                            if t.data_type != onnx.TensorProto.FLOAT}
+    bad = sorted(c for c in consts if c in names or c in states_of)
+    print(f"     constants kept out of the training step: {sorted(consts)}"
+          + (f"; but found {bad}" if bad else ""))
+    return not bad and bool(consts)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -110,6 +132,9 @@ def main():
                 run(["/usr/bin/python3", os.path.join(MODELS_DIR, "train_torch.py"),
                      name, model, data, ref, "--steps", str(STEPS)] + tflags)
                 ok &= compare(name, cfg, log, weights, ref)
+                if "--freeze" in tflags:
+                    frozen = tflags[tflags.index("--freeze") + 1].split(",")
+                    ok &= check_constants(model, out, frozen)
     print("training parity with PyTorch: " + ("all agree" if ok else "FAILED"))
     return 0 if ok else 1
 

@@ -178,13 +178,14 @@ int main(int argc, char **argv) {
     args.push_back(std::move(buf));
   }
   // Parameters start from the model's initializers.
-  size_t p = 0;
-  for (size_t a = 0; a < argTypes.size() && p < params.size(); ++a) {
-    if (isParam[a]) {
-      ArrayRef<char> raw = params[p++].second.getRawData();
-      if (raw.size() == args[a].size())
-        std::memcpy(args[a].data(), raw.data(), raw.size());
-    }
+  for (size_t a = 0; a < argTypes.size(); ++a) {
+    if (!isParam[a])
+      continue;
+    for (const auto &[name, value] : params)
+      if (name == argNames[a] && !value.isSplat() &&
+          value.getRawData().size() == args[a].size())
+        std::memcpy(args[a].data(), value.getRawData().data(),
+                    args[a].size());
   }
 
   auto eval = [&]() {

@@ -203,6 +203,13 @@ static int train(const Program &prog, const Options &o) {
     std::vector<Array> weights;
     for (size_t i : paramIdx)
       weights.push_back(buf.arrays[i]);
+    // Frozen initializers are saved too, unchanged, so the file holds the
+    // whole model.
+    std::vector<Array> frozen;
+    if (!prog.loadFrozen(*fn, frozen, error))
+      return fail(error);
+    for (Array &a : frozen)
+      weights.push_back(std::move(a));
     if (!writeNpz(o.saveWeights, weights, error))
       return fail(error);
   }

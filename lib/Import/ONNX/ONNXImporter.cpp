@@ -414,6 +414,15 @@ OwningOpRef<ModuleOp> GraphImporter::run(ParamValues *initialValues) {
   };
   if (!importGraph(*module, g, forward, initialValues))
     return nullptr;
+  // Frozen floats go along, so that saved weights are complete.
+  if (initialValues)
+    for (const auto &t : g.initializer())
+      if (frozen.count(t.name()) && floatInits.count(t.name())) {
+        std::string err;
+        auto attr = convertTensor(ctx, t, err);
+        if (succeeded(attr))
+          initialValues->emplace_back(t.name(), *attr);
+      }
   for (const std::string &f : options.freeze)
     if (!floatInits.count(f)) {
       emitError(fileLoc) << "--freeze names '" << f

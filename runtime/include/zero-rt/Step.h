@@ -78,6 +78,11 @@ public:
   bool loadParameters(const Function &fn, std::vector<Array> &params,
                       std::string &error, const std::string &file = "") const;
 
+  /// Floating-point initializers of OUT/params.npz that are not arguments of
+  /// `fn` (frozen ones).
+  bool loadFrozen(const Function &fn, std::vector<Array> &frozen,
+                  std::string &error) const;
+
   /// Initial values of `fn`'s optimizer states that OUT/params.npz holds
   /// (those of ONNX training models), by name.
   bool loadStates(const Function &fn, std::vector<Array> &states,

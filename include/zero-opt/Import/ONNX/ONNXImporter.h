@@ -35,7 +35,9 @@ constexpr int64_t kTargetOpset = 17;
 /// into a module holding one function over tensors. Graph inputs come first,
 /// then trainable parameters; arguments and results carry `zero.name` and
 /// `zero.role`. On failure one error is emitted and null is returned.
-/// Initial values of the trainable parameters, in argument order.
+/// Initial values of the initializers that params.npz carries: trainable
+/// parameters, frozen floating-point initializers and the states of ONNX
+/// training models, by name.
 using ParamValues = std::vector<std::pair<std::string, DenseElementsAttr>>;
 
 OwningOpRef<ModuleOp> importONNXModel(MLIRContext *ctx, llvm::StringRef path,
