@@ -29,6 +29,7 @@ void mlir::zero::registerCompilerDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAutoDiffModels(registry);
+  registerZeroBufferizationModels(registry);
   registry.insert<ZeroDialect>();
 }
 
@@ -139,7 +140,7 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
   std::string error;
   if (!validateTrainingConfig(c, error))
     return module.emitError() << error;
-  if (failed(resolveBatch(fn, c, /*worldSize=*/1)))
+  if (failed(resolveBatch(fn, c, options.worldSize)))
     return failure();
 
   ZeroBuildTrainStepOptions o;
@@ -163,6 +164,19 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
   pm.addPass(createInlinerPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // ZeRO: each stage adds its concern to the previous ones.
+  ZeroPartitionDataParallelOptions dp;
+  dp.worldSize = options.worldSize;
+  pm.addNestedPass<func::FuncOp>(createZeroPartitionDataParallel(dp));
+  if (c.stage >= 1)
+    pm.addNestedPass<func::FuncOp>(createZeroPartitionOptimizerStates());
+  if (c.stage >= 2)
+    pm.addNestedPass<func::FuncOp>(createZeroPartitionGradients());
+  if (c.stage >= 3) {
+    ZeroPartitionParametersOptions pp;
+    pp.persistenceThreshold = c.persistenceThreshold;
+    pm.addNestedPass<func::FuncOp>(createZeroPartitionParameters(pp));
+  }
   pm.addNestedPass<func::FuncOp>(createZeroLowerOptimizers());
   pm.addPass(createCanonicalizerPass());
   if (failed(pm.run(module)))
@@ -230,6 +244,16 @@ static void writeBuffer(llvm::json::OStream &j, DictionaryAttr attrs, Type type,
       j.attribute("state_of", of.getValue());
     if (auto init = attrs ? attrs.getAs<FloatAttr>("zero.init") : nullptr)
       j.attribute("init", init.getValueAsDouble());
+    // A flat, end-padded shard of a tensor of `shape`.
+    if (auto sh = attrs ? attrs.getAs<DictionaryAttr>(kShardAttr) : nullptr)
+      j.attributeObject("shard", [&] {
+        j.attribute("numel", sh.getAs<IntegerAttr>("numel").getInt());
+        j.attribute("size", sh.getAs<IntegerAttr>("shard").getInt());
+        j.attributeArray("shape", [&] {
+          for (int64_t d : sh.getAs<DenseI64ArrayAttr>("shape").asArrayRef())
+            j.value(d);
+        });
+      });
   });
 }
 
@@ -299,8 +323,8 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
     j.attribute("format", "zero-opt-plan");
     j.attribute("version", 1);
     j.attribute("model", model);
-    j.attribute("world_size", 1);
-    j.attribute("stage", 0);
+    j.attribute("world_size", options.worldSize);
+    j.attribute("stage", options.training.stage);
     j.attribute("dtype", "float32");
     j.attribute("runtime_abi", ZERO_RT_ABI_VERSION);
     j.attribute("library", "step.so");

@@ -22,16 +22,8 @@ double TrainingConfig::epsilon() const {
   return optimizer == "adagrad" ? 1e-10 : 1e-8;
 }
 
-namespace {
-/// A `//` comment: where it starts and where the line ends.
-struct LineComment {
-  size_t begin, lineEnd;
-};
-} // namespace
-
-/// Blanks /* */ comments and finds // comments, outside strings.
-static std::string scanComments(llvm::StringRef in,
-                                std::vector<LineComment> &lineComments) {
+/// Blanks /* */ comments outside strings.
+static std::string blankBlockComments(llvm::StringRef in) {
   std::string out(in.str());
   bool inString = false;
   for (size_t i = 0; i < out.size(); ++i) {
@@ -41,16 +33,8 @@ static std::string scanComments(llvm::StringRef in,
         ++i;
       else if (c == '"')
         inString = false;
-      continue;
-    }
-    if (c == '"') {
+    } else if (c == '"') {
       inString = true;
-    } else if (c == '/' && i + 1 < out.size() && out[i + 1] == '/') {
-      size_t end = out.find('\n', i);
-      if (end == std::string::npos)
-        end = out.size();
-      lineComments.push_back({i, end});
-      i = end;
     } else if (c == '/' && i + 1 < out.size() && out[i + 1] == '*') {
       size_t end = out.find("*/", i + 2);
       end = end == std::string::npos ? out.size() : end + 2;
@@ -63,31 +47,52 @@ static std::string scanComments(llvm::StringRef in,
   return out;
 }
 
-/// Blanks comments [k, n) assuming each ends at one of its candidate
-/// positions, searching for the shortest ends that leave valid JSON. A `//`
-/// comment normally runs to the end of its line, but configs copied from
-/// web pages often lost their line breaks, leaving JSON after a comment on
-/// the same line.
-static bool resolveComments(std::string &text,
-                            const std::vector<LineComment> &comments,
-                            size_t k) {
-  if (k == comments.size())
+/// Position of the next `//` outside strings at or after `pos`, or npos.
+static size_t nextLineComment(const std::string &text, size_t pos) {
+  bool inString = false;
+  for (size_t i = pos; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
+/// Blanks the `//` comments from `pos` on. A comment normally runs to the
+/// end of its line; configs copied from web pages often lost their line
+/// breaks, leaving JSON after a comment on the same line, so when the
+/// result is not valid JSON, shorter endings (before a JSON-looking
+/// character, nearest first) are tried, resolving the comments after each
+/// in turn. `depth` bounds the search.
+static bool resolveComments(std::string &text, size_t pos, bool lenient,
+                            unsigned depth = 0) {
+  size_t begin = nextLineComment(text, pos);
+  if (begin == std::string::npos)
     return static_cast<bool>(json::parse(text));
-  const LineComment &c = comments[k];
-  // Candidate ends: before each JSON-looking character, nearest first,
-  // then the line end.
+  size_t lineEnd = text.find('\n', begin);
+  if (lineEnd == std::string::npos)
+    lineEnd = text.size();
   std::vector<size_t> ends;
-  for (size_t i = c.begin + 2; i < c.lineEnd; ++i)
-    if (llvm::StringRef("\"{}[],").contains(text[i]))
-      ends.push_back(i);
-  ends.push_back(c.lineEnd);
-  std::string saved = text.substr(c.begin, c.lineEnd - c.begin);
+  if (lenient && depth < 16)
+    for (size_t i = begin + 2; i < lineEnd; ++i)
+      if (llvm::StringRef("\"{}[],").contains(text[i]))
+        ends.push_back(i);
+  ends.push_back(lineEnd);
+  std::string saved = text.substr(begin, lineEnd - begin);
   for (size_t e : ends) {
-    for (size_t i = c.begin; i < e; ++i)
+    for (size_t i = begin; i < e; ++i)
       text[i] = ' ';
-    if (resolveComments(text, comments, k + 1))
+    if (resolveComments(text, e, lenient, depth + 1))
       return true;
-    text.replace(c.begin, saved.size(), saved);
+    text.replace(begin, saved.size(), saved);
   }
   return false;
 }
@@ -95,22 +100,27 @@ static bool resolveComments(std::string &text,
 /// The config text with comments removed; `warning` notes comments that
 /// had to end before their line did.
 static std::string stripComments(llvm::StringRef in, std::string &warning) {
-  std::vector<LineComment> comments;
-  std::string text = scanComments(in, comments);
+  std::string text = blankBlockComments(in);
   std::string plain = text;
-  for (const LineComment &c : comments)
-    for (size_t i = c.begin; i < c.lineEnd; ++i)
-      plain[i] = ' ';
-  if (comments.empty() || json::parse(plain))
+  if (resolveComments(plain, 0, /*lenient=*/false))
     return plain;
   std::string resolved = text;
-  if (comments.size() <= 16 && resolveComments(resolved, comments, 0)) {
+  if (resolveComments(resolved, 0, /*lenient=*/true)) {
     warning = "a // comment is followed by more JSON on the same line (were "
               "its line breaks lost?); read it as ending where the JSON "
               "resumes";
     return resolved;
   }
-  return plain;
+  // Not valid either way: report the plain reading's error.
+  std::string fallback = text;
+  for (size_t p = nextLineComment(fallback, 0); p != std::string::npos;
+       p = nextLineComment(fallback, p)) {
+    size_t e = fallback.find('\n', p);
+    e = e == std::string::npos ? fallback.size() : e;
+    for (size_t i = p; i < e; ++i)
+      fallback[i] = ' ';
+  }
+  return fallback;
 }
 
 namespace {
@@ -348,10 +358,58 @@ static bool parseScheduler(Reader &r, const json::Object &o,
   return true;
 }
 
+static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
+  // Applied, or accepted with a warning until implemented.
+  static const llvm::StringSet<> later = {
+      "reduce_bucket_size",
+      "allgather_bucket_size",
+      "overlap_comm",
+      "contiguous_gradients",
+      "stage3_max_live_parameters",
+      "stage3_prefetch_bucket_size",
+      "stage3_max_reuse_distance",
+      "offload_optimizer",
+      "offload_param",
+      "reduce_scatter",
+      "allgather_partitions",
+      "stage3_gather_16bit_weights_on_model_save",
+      "sub_group_size",
+      "round_robin_gradients",
+      "load_from_fp32_weights",
+      "elastic_checkpoint",
+      "zero_quantized_weights",
+      "zero_quantized_gradients",
+      "zero_hpz_partition_size",
+      "mics_shard_size",
+      "ignore_unused_parameters",
+      "use_multi_rank_bucket_allreduce",
+      "cpu_offload",
+      "cpu_offload_params",
+      "cpu_offload_use_pin_memory"};
+  for (const auto &kv : o) {
+    std::string key = "zero_optimization." + kv.first.str();
+    if (kv.first == "stage") {
+      if (!r.integer(kv.second, key, c.stage))
+        return false;
+      if (c.stage < 0 || c.stage > 3)
+        return r.fail(key, "must be 0, 1, 2 or 3");
+    } else if (kv.first == "stage3_param_persistence_threshold") {
+      if (!r.integer(kv.second, key, c.persistenceThreshold))
+        return false;
+      if (c.persistenceThreshold < 0)
+        return r.fail(key, "must be >= 0");
+    } else if (later.contains(kv.first)) {
+      r.warn(key, "is accepted but not implemented yet; it has no effect");
+    } else {
+      return r.fail(key, "is not a DeepSpeed zero_optimization setting");
+    }
+  }
+  return true;
+}
+
 /// DeepSpeed keys that zero-opt reads elsewhere or does not implement yet.
 static const llvm::StringSet<> &notYetImplemented() {
-  static const llvm::StringSet<> keys = {"zero_optimization",
-                                         "fp16",
+  static const llvm::StringSet<> keys = {"fp16",
                                          "bf16",
                                          "amp",
                                          "activation_checkpointing",
@@ -415,6 +473,9 @@ bool mlir::zero::parseDeepSpeedConfig(llvm::StringRef path,
       ok = r.number(kv.second, key, config.clip);
       if (ok && config.clip < 0)
         ok = r.fail(key, "must be >= 0 (0 turns clipping off)");
+    } else if (key == "zero_optimization") {
+      const json::Object *o = r.object(kv.second, key);
+      ok = o && parseZero(r, *o, config);
     } else if (key == "train_micro_batch_size_per_gpu") {
       ok = r.integer(kv.second, key, config.microBatch);
       if (ok && config.microBatch < 1)

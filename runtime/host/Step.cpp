@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <dlfcn.h>
 
 using namespace zero::rt;
@@ -42,9 +43,9 @@ double Schedule::lrAt(int64_t step, double baseLr) const {
   int64_t n = std::max<int64_t>(2, warmupNumSteps);
   double gamma;
   if (j < n) {
-    gamma = warmupType == "linear" ? double(j) / double(n)
-                                   : std::log(double(j + 1)) /
-                                         std::log(double(n));
+    gamma = warmupType == "linear"
+                ? double(j) / double(n)
+                : std::log(double(j + 1)) / std::log(double(n));
   } else if (type == "WarmupDecayLR") {
     gamma = std::max(0.0, double(totalNumSteps - j) /
                               std::max(1.0, double(totalNumSteps - n)));
@@ -80,6 +81,12 @@ static bool parseBuffers(const json::Array *list, const std::string &what,
     spec.role = role->str();
     spec.stateOf = o->getString("state_of").value_or("").str();
     spec.init = o->getNumber("init").value_or(0.0);
+    if (const json::Object *sh = o->getObject("shard")) {
+      spec.fullNumel = sh->getInteger("numel").value_or(0);
+      if (const json::Array *fs = sh->getArray("shape"))
+        for (const json::Value &d : *fs)
+          spec.fullShape.push_back(d.getAsInteger().value_or(0));
+    }
     bool known = false;
     for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,
                     DType::I16, DType::I32, DType::I64, DType::U8, DType::U16,
@@ -132,6 +139,7 @@ bool Program::load(const std::string &dir, std::string &error) {
     return false;
   }
   worldSize_ = plan->getInteger("world_size").value_or(1);
+  stage_ = plan->getInteger("stage").value_or(0);
   paramsFile = plan->getString("parameters").value_or("").str();
   const json::Object *fns = plan->getObject("functions");
   if (!fns || fns->empty()) {
@@ -191,8 +199,8 @@ const Function *Program::function(const std::string &name) const {
 }
 
 bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
-                             std::string &error,
-                             const std::string &file) const {
+                             std::string &error, const std::string &file,
+                             int64_t rank) const {
   params.clear();
   std::vector<Array> stored;
   std::string path = file.empty() ? dir_ + "/" + paramsFile : file;
@@ -206,6 +214,20 @@ bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
     if (it == stored.end()) {
       error = path + ": no array for parameter '" + spec.name + "'";
       return false;
+    }
+    if (spec.sharded() && it->dtype == spec.dtype &&
+        it->shape == spec.fullShape) {
+      // This rank's shard of the flat tensor, zero past its end.
+      Array shard = makeArray(spec);
+      size_t es = shard.itemSize();
+      int64_t size = spec.numel(), first = rank * size;
+      int64_t count =
+          std::max<int64_t>(0, std::min<int64_t>(size, spec.fullNumel - first));
+      if (count > 0)
+        std::memcpy(shard.data.data(), it->data.data() + first * es,
+                    count * es);
+      params.push_back(std::move(shard));
+      continue;
     }
     if (it->dtype != spec.dtype || it->shape != spec.shape) {
       error = path + ": parameter '" + spec.name + "' is " +
@@ -245,7 +267,8 @@ bool Program::loadStates(const Function &fn, std::vector<Array> &states,
     for (Array &a : stored)
       if (a.name == spec.name) {
         if (a.dtype != spec.dtype || a.shape != spec.shape) {
-          error = path + ": state '" + spec.name + "' has the wrong type or "
+          error = path + ": state '" + spec.name +
+                  "' has the wrong type or "
                   "shape";
           return false;
         }

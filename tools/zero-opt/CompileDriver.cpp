@@ -162,6 +162,16 @@ int mlir::zero::compileMain(int argc, char **argv) {
   cl::opt<std::string> gradAccum("gradient-accumulation-steps",
                                  cl::desc("Micro-batches per optimizer step"),
                                  cl::cat(tcat));
+  cl::opt<int64_t> stage("stage", cl::desc("ZeRO stage: 0 (DDP), 1, 2 or 3"),
+                         cl::init(-1), cl::cat(tcat));
+  cl::opt<int64_t> worldSize("world-size",
+                             cl::desc("Data-parallel ranks (mpirun -np N)"),
+                             cl::init(1), cl::cat(tcat));
+  cl::opt<int64_t> persistence(
+      "persistence-threshold",
+      cl::desc("Stage 3: parameters with fewer elements stay replicated "
+               "(DeepSpeed stage3_param_persistence_threshold, default 1e5)"),
+      cl::init(-1), cl::cat(tcat));
   cl::opt<std::string> gradClip(
       "gradient-clipping",
       cl::desc("Clip gradients to this global norm (0: off)"), cl::cat(tcat));
@@ -249,6 +259,21 @@ int mlir::zero::compileMain(int argc, char **argv) {
                 ": expected an integer >= 1");
   if (!gradAccum.empty())
     tc.accumulationSet = true;
+  if (stage != -1) {
+    if (stage < 0 || stage > 3)
+      return fail("--stage=" + std::to_string(stage) +
+                  ": expected 0, 1, 2 or 3");
+    tc.stage = stage;
+  }
+  if (worldSize < 1)
+    return fail("--world-size=" + std::to_string(worldSize) +
+                ": expected at least 1");
+  opts.worldSize = worldSize;
+  if (persistence != -1) {
+    if (persistence < 0)
+      return fail("--persistence-threshold must be >= 0");
+    tc.persistenceThreshold = persistence;
+  }
   opts.loss = loss;
   std::string error;
   if (!validateTrainingConfig(tc, error))

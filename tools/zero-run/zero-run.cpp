@@ -1,5 +1,6 @@
 //===- zero-run.cpp - run a program compiled by zero-opt -------*- C++ -*-===//
 #include "zero-rt/Batches.h"
+#include "zero-rt/Comm.h"
 #include "zero-rt/Npz.h"
 #include "zero-rt/Step.h"
 
@@ -7,6 +8,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -24,10 +26,52 @@ static int fail(const llvm::Twine &msg) {
 
 namespace {
 struct Options {
-  std::string dir, data, out, log, saveWeights, loadWeights;
+  std::string dir, data, out, log, saveWeights, loadWeights, stats;
   int64_t steps = 0;
 };
 } // namespace
+
+/// The whole tensor behind a sharded parameter: every rank's shard,
+/// gathered, unpadded and reshaped.
+static Array gatherFull(const BufferSpec &spec, const Array &shard) {
+  int64_t n = commWorldSize(), s = spec.numel();
+  std::vector<float> all(n * s);
+  commAllGatherFloats(shard.as<float>(), all.data(), s);
+  Array a;
+  a.name = spec.name;
+  a.dtype = DType::F32;
+  a.shape = spec.fullShape;
+  a.data.resize(spec.fullNumel * sizeof(float));
+  std::memcpy(a.data.data(), all.data(), a.data.size());
+  return a;
+}
+
+static bool writeStats(const std::string &path, int64_t steps,
+                       std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path + ": " + ec.message();
+    return false;
+  }
+  const CommStats &st = commStats();
+  static const char *names[] = {"all_reduce", "reduce_scatter", "all_gather"};
+  llvm::json::OStream j(os, 2);
+  j.object([&] {
+    j.attribute("world_size", commWorldSize());
+    j.attribute("steps", steps);
+    j.attributeObject("bytes_sent_per_rank", [&] {
+      for (int k = 0; k < 3; ++k)
+        j.attribute(names[k], st.bytesSent[k]);
+    });
+    j.attributeObject("calls", [&] {
+      for (int k = 0; k < 3; ++k)
+        j.attribute(names[k], st.calls[k]);
+    });
+  });
+  os << "\n";
+  return true;
+}
 
 /// Buffers of one function call: arguments then results.
 struct Buffers {
@@ -109,11 +153,12 @@ static int train(const Program &prog, const Options &o) {
   Batches batches;
   if (!batches.bind(*fn, std::move(data), error))
     return fail(o.data + ": " + error);
-  if (!prog.loadParameters(*fn, params, error, o.loadWeights))
+  int64_t rank = commRank(), world = commWorldSize();
+  if (!prog.loadParameters(*fn, params, error, o.loadWeights, rank))
     return fail(error);
 
   std::unique_ptr<llvm::raw_fd_ostream> log;
-  if (!o.log.empty()) {
+  if (!o.log.empty() && rank == 0) {
     std::error_code ec;
     log = std::make_unique<llvm::raw_fd_ostream>(o.log, ec);
     if (ec)
@@ -169,12 +214,23 @@ static int train(const Program &prog, const Options &o) {
   if (lossIdx < 0)
     return fail(o.dir + "/plan.json: the training step has no scalar loss");
 
-  int64_t n = batches.samples(), g = batches.batchSize();
-  int64_t steps = o.steps ? o.steps : (n + g - 1) / g;
+  // Global batch G = N x b x g; micro-batch j of rank r is rows
+  // s*G + (j*N + r)*b ... + b of step s.
+  int64_t n = batches.samples(), local = batches.batchSize();
+  int64_t accum = std::max<int64_t>(1, tr.accumulation);
+  int64_t micro = local / accum, global = local * world;
+  int64_t steps = o.steps ? o.steps : (n + global - 1) / global;
   for (int64_t s = 0; s < steps; ++s) {
-    for (size_t i = 0; i < fn->arguments.size(); ++i)
-      if (batches.inputFor(i) >= 0)
-        batches.copyRows(batches.inputFor(i), s * g, g, buf.ptrs[i]);
+    for (size_t i = 0; i < fn->arguments.size(); ++i) {
+      int d = batches.inputFor(i);
+      if (d < 0)
+        continue;
+      size_t rowBytes = fn->arguments[i].bytes() / local;
+      for (int64_t j = 0; j < accum; ++j)
+        batches.copyRows(d, s * global + (j * world + rank) * micro, micro,
+                         static_cast<char *>(buf.ptrs[i]) +
+                             j * micro * rowBytes);
+    }
     double lr = tr.schedule.lrAt(s, tr.lr);
     if (lrIdx >= 0)
       buf.arrays[lrIdx].as<double>()[0] = lr;
@@ -197,12 +253,20 @@ static int train(const Program &prog, const Options &o) {
       log->flush();
     }
   }
-  llvm::errs() << "zero-run: trained " << steps << " steps of " << g
-               << " samples (" << tr.optimizer << ")\n";
+  if (rank == 0)
+    llvm::errs() << "zero-run: trained " << steps << " steps of " << global
+                 << " samples (" << tr.optimizer << ", " << world
+                 << (world == 1 ? " rank" : " ranks") << ", ZeRO stage "
+                 << prog.stage() << ")\n";
+  if (!o.stats.empty() && rank == 0 && !writeStats(o.stats, steps, error))
+    return fail(error);
   if (!o.saveWeights.empty()) {
     std::vector<Array> weights;
-    for (size_t i : paramIdx)
-      weights.push_back(buf.arrays[i]);
+    for (size_t i : paramIdx) {
+      const BufferSpec &spec = fn->arguments[i];
+      weights.push_back(spec.sharded() ? gatherFull(spec, buf.arrays[i])
+                                       : buf.arrays[i]);
+    }
     // Frozen initializers are saved too, unchanged, so the file holds the
     // whole model.
     std::vector<Array> frozen;
@@ -210,6 +274,8 @@ static int train(const Program &prog, const Options &o) {
       return fail(error);
     for (Array &a : frozen)
       weights.push_back(std::move(a));
+    if (rank != 0)
+      return 0;
     if (!writeNpz(o.saveWeights, weights, error))
       return fail(error);
   }
@@ -251,17 +317,46 @@ int main(int argc, char **argv) {
       cl::desc("Start from these weights instead of the "
                "model's (.npz)"),
       cl::value_desc("FILE"), cl::cat(cat));
+  // --stats is LLVM's own option name, so it is taken out before parsing.
+  std::string stats;
+  std::vector<char *> args;
+  for (int i = 0; i < argc; ++i) {
+    llvm::StringRef a(argv[i]);
+    if ((a == "--stats" || a == "-stats") && i + 1 < argc) {
+      stats = argv[++i];
+      continue;
+    }
+    if (a.consume_front("--stats=") || a.consume_front("-stats=")) {
+      stats = a.str();
+      continue;
+    }
+    args.push_back(argv[i]);
+  }
   cl::HideUnrelatedOptions(cat);
-  cl::ParseCommandLineOptions(argc, argv, "zero-run: run a compiled model\n");
+  cl::ParseCommandLineOptions(
+      args.size(), args.data(),
+      "zero-run: run a compiled model\n"
+      "  --stats FILE.json  bytes sent per collective\n");
 
   Program prog;
   std::string error;
   if (!prog.load(dir, error))
     return fail(error);
+  // Every rank checks the world size itself, so a mismatch is an error
+  // everywhere instead of a hang.
+  if (!commInit(&argc, &argv, prog.worldSize(), error)) {
+    fail(error);
+    commFinalize();
+    return 1;
+  }
   if (data.empty())
     return fail("no data: pass --data FILE.npz");
   if (steps < 0)
     return fail("--steps must be positive");
-  Options o{dir, data, out, log, saveWeights, loadWeights, steps};
-  return inferMode ? infer(prog, o) : train(prog, o);
+  Options o{dir, data, out, log, saveWeights, loadWeights, stats, steps};
+  int rc = inferMode ? infer(prog, o) : train(prog, o);
+  if (rc != 0 && commWorldSize() > 1)
+    commAbort("stopping every rank");
+  commFinalize();
+  return rc;
 }

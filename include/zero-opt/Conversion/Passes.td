@@ -15,4 +15,17 @@ def ZeroLinalgToBLAS : Pass<"zero-linalg-to-blas", "ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def ConvertZeroToRuntime : Pass<"convert-zero-to-runtime", "ModuleOp"> {
+  let summary = "Collectives and rank queries on buffers as runtime calls";
+  let description = [{
+    After bufferization, `zero.all_reduce`, `zero.reduce_scatter` and
+    `zero.all_gather` on contiguous buffers become calls to
+    `zero_rt_collective(kind, dtype, send, recv, count)` and `zero.rank` a
+    call to `zero_rt_rank()`. The runtime's communicator (MPI on the CPU)
+    runs them and counts the bytes each rank sends.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif

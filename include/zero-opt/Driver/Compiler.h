@@ -27,6 +27,7 @@ struct CompileOptions {
   std::string loss; ///< name of the loss output; empty: first scalar
   TrainingConfig training;
   unsigned optLevel = 2; ///< LLVM optimization level of the step library
+  int64_t worldSize = 1; ///< data-parallel ranks the program runs on
 };
 
 /// Registers every dialect, interface model and pass the pipeline uses.

@@ -40,6 +40,9 @@ struct TrainingConfig {
   int64_t microBatch = 0; // 0: the model's batch dimension
   int64_t trainBatch = 0; // 0: derived
   LRSchedule schedule;
+  // zero_optimization
+  int64_t stage = 0;
+  int64_t persistenceThreshold = 100000; // DeepSpeed's default
 
   /// The learning rate, with the optimizer's default when unset.
   double learningRate() const;

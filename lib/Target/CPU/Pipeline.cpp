@@ -19,7 +19,7 @@ std::string zero::cpu::lowerToLLVMPipeline() {
       "zero-cpu-drop-inplace-results,"
       "buffer-results-to-out-params{modify-public-functions "
       "hoist-static-allocs},"
-      "canonicalize,zero-linalg-to-blas,"
+      "canonicalize,zero-linalg-to-blas,convert-zero-to-runtime,"
       "func.func(buffer-hoisting,buffer-loop-hoisting),"
       "buffer-deallocation-pipeline,"
       "zero-cpu-memory-report,"

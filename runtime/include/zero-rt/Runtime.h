@@ -28,6 +28,27 @@ void zero_rt_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t a,
                    int64_t bSN, int64_t c, int64_t cOff, int64_t cSB,
                    int64_t cSM, int64_t cSN);
 
+/* Collectives over the data-parallel group. `send` and `recv` are byte
+ * addresses; `count` is the number of elements each rank contributes
+ * (all_reduce: the whole buffer; reduce_scatter: what each rank receives;
+ * all_gather: what each rank sends). Start returns a handle that wait
+ * completes; `stream` orders operations on devices and is 0 on the CPU. */
+enum {
+  ZERO_RT_ALL_REDUCE = 0,
+  ZERO_RT_REDUCE_SCATTER = 1,
+  ZERO_RT_ALL_GATHER = 2,
+  ZERO_RT_NUM_COLLECTIVES = 3
+};
+enum { ZERO_RT_F32 = 0, ZERO_RT_F64 = 1 };
+int64_t zero_rt_comm_start(int32_t kind, int32_t dtype, int64_t send,
+                           int64_t recv, int64_t count, int64_t stream);
+void zero_rt_comm_wait(int64_t handle);
+/* Start and wait: what synchronous generated code calls. */
+void zero_rt_collective(int32_t kind, int32_t dtype, int64_t send,
+                        int64_t recv, int64_t count);
+int64_t zero_rt_rank(void);
+int64_t zero_rt_world_size(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -24,6 +24,11 @@ struct BufferSpec {
   std::vector<int64_t> shape;
   std::string stateOf;       ///< optimizer state: its parameter
   double init = 0.0;         ///< optimizer state: initial value
+  /// A rank's flat, end-padded shard of a tensor of `fullShape`
+  /// (`fullNumel` elements); empty when not sharded.
+  std::vector<int64_t> fullShape;
+  int64_t fullNumel = 0;
+  bool sharded() const { return fullNumel > 0; }
   int64_t numel() const;
   size_t bytes() const { return numel() * itemSize(dtype); }
 };
@@ -72,11 +77,14 @@ public:
   const std::optional<Training> &training() const { return training_; }
   const std::string &dir() const { return dir_; }
   int worldSize() const { return worldSize_; }
+  int stage() const { return stage_; }
 
   /// The initial parameters from OUT/params.npz (or `file` when given),
   /// one per parameter argument of `fn`, in argument order.
+  /// Sharded parameters get rank `rank`'s shard.
   bool loadParameters(const Function &fn, std::vector<Array> &params,
-                      std::string &error, const std::string &file = "") const;
+                      std::string &error, const std::string &file = "",
+                      int64_t rank = 0) const;
 
   /// Floating-point initializers of OUT/params.npz that are not arguments of
   /// `fn` (frozen ones).
@@ -93,7 +101,7 @@ private:
   std::map<std::string, Function> functions;
   std::optional<Training> training_;
   std::string paramsFile;
-  int worldSize_ = 1;
+  int worldSize_ = 1, stage_ = 0;
   void *handle = nullptr;
 };
 

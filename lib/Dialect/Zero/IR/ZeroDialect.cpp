@@ -137,3 +137,87 @@ LogicalResult GradientOp::verify() {
              << g.getType() << " differs from its x " << x.getType();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// ClipGradNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ClipGradNormOp::verify() {
+  if (getGrads().size() != getClipped().size())
+    return emitOpError("returns one clipped gradient per gradient");
+  for (auto [g, c] : llvm::zip(getGrads(), getClipped()))
+    if (g.getType() != c.getType())
+      return emitOpError("clipped gradient type differs from its gradient");
+  if (getMaxNorm().convertToDouble() < 0)
+    return emitOpError("expects max_norm >= 0");
+  if (getSharded() && !getWorldSize())
+    return emitOpError("sharded norms need world_size");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// Shape rules: all_reduce keeps the shape, reduce_scatter divides a 1-D
+/// input by the world size, all_gather multiplies it.
+static LogicalResult verifyCollective(Operation *op, int64_t factorIn,
+                                      int64_t factorOut) {
+  auto in = cast<ShapedType>(op->getOperand(0).getType());
+  auto out = cast<ShapedType>(op->getOperand(1).getType());
+  if (in.getElementType() != out.getElementType())
+    return op->emitOpError("input and destination element types differ");
+  if (isa<TensorType>(in) != isa<TensorType>(out))
+    return op->emitOpError("expects both tensors or both buffers");
+  if (isa<TensorType>(in) != (op->getNumResults() == 1))
+    return op->emitOpError("returns a tensor exactly on tensors");
+  if (op->getNumResults() && op->getResult(0).getType() != out)
+    return op->emitOpError("result type differs from the destination");
+  if (!in.hasStaticShape() || !out.hasStaticShape())
+    return op->emitOpError("expects static shapes");
+  if (factorIn == factorOut) {
+    if (in.getShape() != out.getShape())
+      return op->emitOpError("input and destination shapes differ");
+    return success();
+  }
+  if (in.getRank() != 1 || out.getRank() != 1 ||
+      in.getNumElements() * factorOut != out.getNumElements() * factorIn)
+    return op->emitOpError()
+           << "expects 1-D operands whose sizes differ by the world size";
+  return success();
+}
+
+template <typename OpTy>
+static void collectiveEffects(
+    OpTy op, SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) {
+  // Buffers: reads the input, writes the destination; a collective is also
+  // an event every rank must reach, so it is never dropped or reordered.
+  effects.emplace_back(MemoryEffects::Write::get());
+  if (isa<MemRefType>(op.getInput().getType())) {
+    effects.emplace_back(MemoryEffects::Read::get(), &op.getInputMutable(),
+                         SideEffects::DefaultResource::get());
+    effects.emplace_back(MemoryEffects::Write::get(), &op.getInitMutable(),
+                         SideEffects::DefaultResource::get());
+  }
+}
+
+LogicalResult AllReduceOp::verify() { return verifyCollective(*this, 1, 1); }
+LogicalResult ReduceScatterOp::verify() {
+  return verifyCollective(*this, getWorldSize(), 1);
+}
+LogicalResult AllGatherOp::verify() {
+  return verifyCollective(*this, 1, getWorldSize());
+}
+void AllReduceOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &e) {
+  collectiveEffects(*this, e);
+}
+void ReduceScatterOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &e) {
+  collectiveEffects(*this, e);
+}
+void AllGatherOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &e) {
+  collectiveEffects(*this, e);
+}

@@ -343,27 +343,15 @@ void ZeroBuildTrainStepPass::runOnOperation() {
     }
   }
 
-  // Global norm: the 2-norm of the per-tensor 2-norms, as PyTorch's
-  // clip_grad_norm_ computes it.
-  Value sumSq = t.scalarF32(0.0);
-  for (Value gk : grads) {
-    Value n = t.sqrt(t.castF32(t.sumSquares(gk)));
-    sumSq = t.add(sumSq, t.mul(n, n));
-  }
-  Value norm = t.sqrt(sumSq);
-  if (clip > 0.0) {
-    Value denom = t.add(norm, t.scalarF32(1e-6));
-    Value coef = t.mul(t.scalarF32(clip),
-                       tosa::ReciprocalOp::create(b, loc, f32, denom));
-    coef = tosa::MinimumOp::create(b, loc, f32, coef, t.scalarF32(1.0));
-    for (Value &gk : grads) {
-      auto gt = T::ty(gk);
-      Value c = coef;
-      if (!gt.getElementType().isF32())
-        c = tosa::CastOp::create(b, loc, f32.clone(gt.getElementType()), c);
-      gk = t.mul(gk, t.reshape(c, SmallVector<int64_t>(gt.getRank(), 1)));
-    }
-  }
+  // Global norm and clipping, as PyTorch's clip_grad_norm_.
+  SmallVector<Type> gradTypes;
+  for (Value gk : grads)
+    gradTypes.push_back(gk.getType());
+  auto clipOp = ClipGradNormOp::create(b, loc, f32, gradTypes, grads,
+                                       b.getF64FloatAttr(clip), UnitAttr(),
+                                       IntegerAttr());
+  Value norm = clipOp.getNorm();
+  grads.assign(clipOp.getClipped().begin(), clipOp.getClipped().end());
 
   Value lr = body->getArgument(lrArg), stepCount = body->getArgument(lrArg + 1);
   SmallVector<Value> newParams, newStates(stateVals.size());

@@ -69,7 +69,8 @@ LogicalResult lowerAdam(AdamOp op, OpBuilder &b) {
   Location loc = op.getLoc();
   Scalars s{b, loc};
   Type elt = cast<RankedTensorType>(op.getParam().getType()).getElementType();
-  double b1 = op.getBeta1().convertToDouble(), b2 = op.getBeta2().convertToDouble();
+  double b1 = op.getBeta1().convertToDouble(),
+         b2 = op.getBeta2().convertToDouble();
   double eps = op.getEps().convertToDouble(),
          wd = op.getWeightDecay().convertToDouble();
   bool decoupled = op.getDecoupled();
@@ -183,23 +184,146 @@ LogicalResult lowerAdagrad(AdagradOp op, OpBuilder &b) {
   return success();
 }
 
+/// TOSA helpers for the norm computation.
+struct NormBuilder {
+  OpBuilder &b;
+  Location loc;
+  static RankedTensorType ty(Value v) {
+    return cast<RankedTensorType>(v.getType());
+  }
+  Value scalar(double v, Type elt, unsigned rank = 0) {
+    auto t = RankedTensorType::get(SmallVector<int64_t>(rank, 1), elt);
+    return tosa::ConstOp::create(
+        b, loc, t, DenseElementsAttr::get(t, b.getFloatAttr(elt, v)));
+  }
+  Value reshape(Value v, ArrayRef<int64_t> shape) {
+    if (ty(v).getShape() == shape)
+      return v;
+    auto attr = DenseIntElementsAttr::get(
+        RankedTensorType::get({(int64_t)shape.size()}, b.getIndexType()),
+        shape);
+    Value s = tosa::ConstShapeOp::create(
+        b, loc, tosa::shapeType::get(b.getContext(), shape.size()), attr);
+    return tosa::ReshapeOp::create(b, loc, ty(v).clone(shape), v, s);
+  }
+  Value mul(Value x, Value y) {
+    auto st = RankedTensorType::get({1}, b.getI8Type());
+    Value shift = tosa::ConstOp::create(
+        b, loc, st, DenseElementsAttr::get(st, b.getI8IntegerAttr(0)));
+    SmallVector<int64_t> shape;
+    for (auto [a, c] : llvm::zip(ty(x).getShape(), ty(y).getShape()))
+      shape.push_back(a == 1 ? c : a);
+    return tosa::MulOp::create(b, loc, ty(x).clone(shape), x, y, shift);
+  }
+  Value add(Value x, Value y) {
+    return tosa::AddOp::create(b, loc, x.getType(), x, y);
+  }
+  Value sqrt(Value v) {
+    Value init = tensor::EmptyOp::create(b, loc, ty(v).getShape(),
+                                         ty(v).getElementType());
+    return linalg::SqrtOp::create(b, loc, ValueRange{v}, ValueRange{init})
+        .getResult(0);
+  }
+  Value castF32(Value v) {
+    if (ty(v).getElementType().isF32())
+      return v;
+    return tosa::CastOp::create(b, loc, ty(v).clone(b.getF32Type()), v);
+  }
+  /// sum(v * v) as tensor<1xf32>.
+  Value sumSquares(Value v) {
+    Value flat = reshape(v, {ty(v).getNumElements()});
+    Value s = tosa::ReduceSumOp::create(
+        b, loc, ty(flat).clone({1}), mul(flat, flat), b.getI32IntegerAttr(0));
+    return castF32(s);
+  }
+};
+
+/// The norm of the per-tensor norms; with sharded gradients the per-tensor
+/// sums of squares are first summed over the ranks, in one collective.
+LogicalResult lowerClip(ClipGradNormOp op, OpBuilder &b) {
+  NormBuilder nb{b, op.getLoc()};
+  Location loc = op.getLoc();
+  Type f32 = b.getF32Type();
+  SmallVector<Value> sums;
+  for (Value g : op.getGrads())
+    sums.push_back(nb.sumSquares(g));
+  if (op.getSharded() && !sums.empty()) {
+    auto vt = RankedTensorType::get({(int64_t)sums.size()}, f32);
+    Value packed =
+        sums.size() == 1
+            ? sums[0]
+            : tosa::ConcatOp::create(b, loc, vt, sums, 0).getResult();
+    Value init = tensor::EmptyOp::create(b, loc, vt.getShape(), f32);
+    Value total = AllReduceOp::create(b, loc, TypeRange{vt}, packed, init,
+                                      op.getWorldSizeAttr())
+                      .getResult()[0];
+    for (unsigned i = 0; i < sums.size(); ++i) {
+      auto attr = DenseIntElementsAttr::get(
+          RankedTensorType::get({1}, b.getIndexType()), {int64_t(i)});
+      auto one = DenseIntElementsAttr::get(
+          RankedTensorType::get({1}, b.getIndexType()), {int64_t(1)});
+      auto st = tosa::shapeType::get(b.getContext(), 1);
+      sums[i] =
+          tosa::SliceOp::create(b, loc, RankedTensorType::get({1}, f32), total,
+                                tosa::ConstShapeOp::create(b, loc, st, attr),
+                                tosa::ConstShapeOp::create(b, loc, st, one));
+    }
+  }
+  Value sumSq = nb.scalar(0.0, f32, 1);
+  for (Value s : sums) {
+    Value n = nb.sqrt(s);
+    sumSq = nb.add(sumSq, nb.mul(n, n));
+  }
+  Value norm = nb.reshape(nb.sqrt(sumSq), {});
+  SmallVector<Value> clipped(op.getGrads().begin(), op.getGrads().end());
+  double maxNorm = op.getMaxNorm().convertToDouble();
+  if (maxNorm > 0.0) {
+    // clip_coef = max_norm * (1 / (norm + 1e-6)), clamped to 1.
+    Value denom = nb.add(norm, nb.scalar(1e-6, f32));
+    Value coef =
+        nb.mul(nb.scalar(maxNorm, f32),
+               tosa::ReciprocalOp::create(b, loc, denom.getType(), denom));
+    coef = tosa::MinimumOp::create(b, loc, coef.getType(), coef,
+                                   nb.scalar(1.0, f32));
+    for (Value &g : clipped) {
+      auto gt = NormBuilder::ty(g);
+      Value c = coef;
+      if (!gt.getElementType().isF32())
+        c = tosa::CastOp::create(
+            b, loc, NormBuilder::ty(c).clone(gt.getElementType()), c);
+      g = nb.mul(g, nb.reshape(c, SmallVector<int64_t>(gt.getRank(), 1)));
+    }
+  }
+  op.getNorm().replaceAllUsesWith(norm);
+  for (auto [r, c] : llvm::zip(op.getClipped(), clipped))
+    r.replaceAllUsesWith(c);
+  return success();
+}
+
 struct ZeroLowerOptimizersPass
     : zero::impl::ZeroLowerOptimizersBase<ZeroLowerOptimizersPass> {
   void runOnOperation() override {
+    SmallVector<ClipGradNormOp> clips;
+    getOperation().walk([&](ClipGradNormOp op) { clips.push_back(op); });
+    for (ClipGradNormOp op : clips) {
+      OpBuilder b(op);
+      if (failed(lowerClip(op, b)))
+        return signalPassFailure();
+      op->erase();
+    }
     SmallVector<Operation *> ops;
     getOperation().walk([&](OptimizerOpInterface op) { ops.push_back(op); });
     for (Operation *op : ops) {
       OpBuilder b(op);
-      LogicalResult r = TypeSwitch<Operation *, LogicalResult>(op)
-                            .Case([&](AdamOp o) { return lowerAdam(o, b); })
-                            .Case([&](SGDOp o) { return lowerSGD(o, b); })
-                            .Case([&](AdagradOp o) {
-                              return lowerAdagrad(o, b);
-                            })
-                            .Default([](Operation *o) {
-                              return o->emitError("no lowering for this "
-                                                  "optimizer op");
-                            });
+      LogicalResult r =
+          TypeSwitch<Operation *, LogicalResult>(op)
+              .Case([&](AdamOp o) { return lowerAdam(o, b); })
+              .Case([&](SGDOp o) { return lowerSGD(o, b); })
+              .Case([&](AdagradOp o) { return lowerAdagrad(o, b); })
+              .Default([](Operation *o) {
+                return o->emitError("no lowering for this "
+                                    "optimizer op");
+              });
       if (failed(r))
         return signalPassFailure();
       op->erase();

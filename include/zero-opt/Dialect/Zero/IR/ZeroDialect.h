@@ -7,6 +7,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroOpsDialect.h.inc"
@@ -35,6 +36,12 @@ constexpr llvm::StringLiteral kUpdatesAttr = "zero.updates";
 constexpr llvm::StringLiteral kEntryAttr = "zero.entry";
 /// Optimizer state of a parameter: which parameter and which state.
 constexpr llvm::StringLiteral kStateOfAttr = "zero.state_of";
+/// Argument attribute of a sharded tensor: {numel, shard, shape} of the
+/// whole tensor it is this rank's flat, end-padded shard of.
+constexpr llvm::StringLiteral kShardAttr = "zero.shard";
+
+/// Registers bufferization of the collectives.
+void registerZeroBufferizationModels(DialectRegistry &registry);
 } // namespace mlir::zero
 
 #endif

@@ -5,6 +5,7 @@
 include "zero-opt/Dialect/Zero/IR/ZeroDialect.td"
 include "zero-opt/Dialect/Zero/IR/ZeroInterfaces.td"
 include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
@@ -133,6 +134,81 @@ def Zero_GradientOp : Zero_Op<"gradient", [Pure]> {
     $y `wrt` $xs attr-dict `:` type($y) `,` functional-type($xs, $grads)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient clipping
+//===----------------------------------------------------------------------===//
+
+def Zero_ClipGradNormOp : Zero_Op<"clip_grad_norm", [Pure]> {
+  let summary = "Global gradient norm, and gradients clipped to max_norm";
+  let description = [{
+    PyTorch's `clip_grad_norm_`: the 2-norm of the per-tensor 2-norms of
+    `grads`, and each gradient scaled by `min(1, max_norm / (norm + 1e-6))`
+    (with `max_norm` = 0, the gradients are returned unchanged). The norm is
+    returned before clipping.
+
+    With `sharded`, each gradient is this rank's shard of the whole
+    gradient: the per-tensor sums of squares are summed over the
+    `world_size` ranks before the norms are taken.
+  }];
+  let arguments = (ins Variadic<Zero_FloatTensor>:$grads, F64Attr:$max_norm,
+                   UnitAttr:$sharded, OptionalAttr<I64Attr>:$world_size);
+  let results = (outs 0DTensorOf<[F32]>:$norm,
+                      Variadic<Zero_FloatTensor>:$clipped);
+  let assemblyFormat = [{
+    $grads attr-dict `:` functional-type($grads, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+// Collectives are in destination-passing style: on tensors they return the
+// filled destination, on buffers (after bufferization) they write it.
+class Zero_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Zero_Op<mnemonic, traits # [DestinationStyleOpInterface,
+        DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let arguments = (ins AnyShaped:$input, AnyShaped:$init,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$world_size);
+  let results = (outs Variadic<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    $input `into` $init attr-dict `:` type($input) `,` type($init)
+    (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitMutable();
+    }
+  }];
+}
+
+def Zero_AllReduceOp : Zero_CollectiveOp<"all_reduce"> {
+  let summary = "Sum of the input over all ranks, on every rank";
+}
+
+def Zero_ReduceScatterOp : Zero_CollectiveOp<"reduce_scatter"> {
+  let summary = "Rank r gets slice r of the sum of the inputs";
+  let description = [{
+    The 1-D input of `world_size * S` elements is summed over the ranks;
+    rank r receives elements `[r * S, (r + 1) * S)`.
+  }];
+}
+
+def Zero_AllGatherOp : Zero_CollectiveOp<"all_gather"> {
+  let summary = "Concatenation of every rank's input, on every rank";
+  let description = [{
+    The 1-D inputs of S elements, in rank order: `world_size * S` elements.
+  }];
+}
+
+def Zero_RankOp : Zero_Op<"rank", [Pure]> {
+  let summary = "This process's rank in the data-parallel group";
+  let results = (outs Index:$rank);
+  let assemblyFormat = "attr-dict";
 }
 
 #endif // ZERO_OPS_TD

@@ -67,15 +67,90 @@ def ZeroExpandGradients : Pass<"zero-expand-gradients", "func::FuncOp"> {
 }
 
 def ZeroLowerOptimizers : Pass<"zero-lower-optimizers", "func::FuncOp"> {
-  let summary = "Lower zero optimizer ops to fused elementwise linalg";
+  let summary = "Lower zero optimizer and clipping ops";
   let description = [{
     Each update becomes one `linalg.generic` that reads the parameter,
     gradient and states once and writes the parameter and states into their
     own tensors, so bufferization performs the update in place.
+    `zero.clip_grad_norm` becomes TOSA arithmetic, with one `zero.all_reduce`
+    of the per-tensor sums of squares when the gradients are sharded.
   }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect",
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tosa::TosaDialect",
                            "mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def ZeroPartitionDataParallel
+    : Pass<"zero-partition-data-parallel", "func::FuncOp"> {
+  let summary = "ZeRO stage 0 (DDP): average gradients and loss over ranks";
+  let description = [{
+    On a training step (a function with `zero.clip_grad_norm`), every
+    gradient entering the norm and clipping is replaced by its
+    `zero.all_reduce` over `world-size` ranks times 1/N, and so is the
+    returned loss, so each rank holds the mean over the global batch. The
+    function records `zero.world_size` and `zero.stage`. With one rank the
+    step is unchanged.
+  }];
+  let options = [Option<"worldSize", "world-size", "int64_t", "1",
+                        "Data-parallel ranks">];
+  let dependentDialects = ["mlir::zero::ZeroDialect",
+                           "mlir::tosa::TosaDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def ZeroPartitionOptimizerStates
+    : Pass<"zero-partition-optimizer-states", "func::FuncOp"> {
+  let dependentDialects = ["mlir::zero::ZeroDialect",
+                           "mlir::tosa::TosaDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::bufferization::BufferizationDialect"];
+  let summary = "ZeRO stage 1: shard optimizer state, scatter gradients";
+  let description = [{
+    Runs after `zero-partition-data-parallel`. Each gradient's all-reduce
+    becomes a reduce-scatter of the flattened, end-padded gradient: rank r
+    keeps shard r of ceil(numel / N) elements. Norm and clipping work on the
+    shards (`sharded`); every optimizer update runs on this rank's shard of
+    the parameter and on optimizer-state arguments that are now shards
+    (`zero.shard`); the updated shards are all-gathered back into the full,
+    replicated parameter.
+  }];
+}
+
+def ZeroPartitionGradients
+    : Pass<"zero-partition-gradients", "func::FuncOp"> {
+  let summary = "ZeRO stage 2: reduce-scatter each gradient when complete";
+  let description = [{
+    Runs after `zero-partition-optimizer-states`. Each gradient's
+    reduce-scatter moves to right after the gradient is complete in the
+    backward pass, so the full gradient is freed at once and only the shard
+    lives on. With gradient accumulation, the micro-batch gradients are
+    reduce-scattered inside the loop and the shards accumulate.
+  }];
+  let dependentDialects = ["mlir::zero::ZeroDialect",
+                           "mlir::tosa::TosaDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::bufferization::BufferizationDialect"];
+}
+
+def ZeroPartitionParameters
+    : Pass<"zero-partition-parameters", "func::FuncOp"> {
+  let summary = "ZeRO stage 3: shard the parameters themselves";
+  let description = [{
+    Runs after `zero-partition-gradients`. Parameters with at least
+    `persistence-threshold` elements become shard arguments; each is
+    all-gathered right before its first use in the forward pass and again
+    before its first use in the backward pass, so bufferization frees the
+    gathered copy after its last use in each phase. The optimizer updates
+    the shard in place; smaller parameters stay replicated.
+  }];
+  let options = [Option<"persistenceThreshold", "persistence-threshold",
+                        "int64_t", "0",
+                        "Parameters with fewer elements stay replicated">];
+  let dependentDialects = ["mlir::zero::ZeroDialect",
+                           "mlir::tosa::TosaDialect",
                            "mlir::tensor::TensorDialect"];
 }
 

@@ -1,0 +1,45 @@
+//===- BufferizationModels.cpp - collectives on buffers --------*- C++ -*-===//
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/IR/DstBufferizableOpInterfaceImpl.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+/// A collective writes its destination in place; on buffers it is the same
+/// op without a result.
+template <typename OpTy>
+struct CollectiveModel
+    : public bufferization::DstBufferizableOpInterfaceExternalModel<
+          CollectiveModel<OpTy>, OpTy> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const bufferization::BufferizationOptions &options,
+                          bufferization::BufferizationState &state) const {
+    auto c = cast<OpTy>(op);
+    if (isa<MemRefType>(c.getInput().getType()))
+      return success();
+    FailureOr<Value> in =
+        bufferization::getBuffer(rewriter, c.getInput(), options, state);
+    FailureOr<Value> out =
+        bufferization::getBuffer(rewriter, c.getInit(), options, state);
+    if (failed(in) || failed(out))
+      return failure();
+    rewriter.setInsertionPoint(op);
+    OpTy::create(rewriter, op->getLoc(), TypeRange{}, *in, *out,
+                 c.getWorldSizeAttr());
+    bufferization::replaceOpWithBufferizedValues(rewriter, op, *out);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::zero::registerZeroBufferizationModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, ZeroDialect *) {
+    AllReduceOp::attachInterface<CollectiveModel<AllReduceOp>>(*ctx);
+    ReduceScatterOp::attachInterface<CollectiveModel<ReduceScatterOp>>(*ctx);
+    AllGatherOp::attachInterface<CollectiveModel<AllGatherOp>>(*ctx);
+  });
+}

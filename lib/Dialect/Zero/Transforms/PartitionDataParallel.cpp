@@ -1,0 +1,57 @@
+//===- PartitionDataParallel.cpp - ZeRO stage 0 (DDP) ----------*- C++ -*-===//
+#include "PartitionUtils.h"
+
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROPARTITIONDATAPARALLEL
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+struct ZeroPartitionDataParallelPass
+    : zero::impl::ZeroPartitionDataParallelBase<ZeroPartitionDataParallelPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    func::FuncOp fn = getOperation();
+    SmallVector<ClipGradNormOp> clips;
+    fn.walk([&](ClipGradNormOp op) { clips.push_back(op); });
+    if (clips.empty())
+      return;
+    if (worldSize < 1) {
+      fn.emitError() << "world size must be at least 1";
+      return signalPassFailure();
+    }
+    OpBuilder b(fn);
+    fn->setAttr(partition::kWorldSizeAttr, b.getI64IntegerAttr(worldSize));
+    fn->setAttr(partition::kStageAttr, b.getI64IntegerAttr(0));
+    if (worldSize == 1)
+      return;
+    double inv = 1.0 / double(worldSize);
+    for (ClipGradNormOp clip : clips) {
+      b.setInsertionPoint(clip);
+      partition::Builder pb{b, clip.getLoc()};
+      for (OpOperand &g : clip->getOpOperands()) {
+        Value sum = pb.allReduce(g.get(), worldSize);
+        auto t = partition::Builder::ty(sum);
+        g.set(pb.mul(sum, pb.scalar(t.getElementType(), inv, t.getRank())));
+      }
+    }
+    // The logged loss is the mean over the global batch.
+    auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
+    for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+      auto role = fn.getResultAttrOfType<RoleAttr>(i, kRoleAttr);
+      if (!role || role.getValue() != Role::loss)
+        continue;
+      b.setInsertionPoint(ret);
+      partition::Builder pb{b, ret.getLoc()};
+      Value l = ret.getOperand(i);
+      Value sum = pb.allReduce(l, worldSize);
+      auto t = partition::Builder::ty(sum);
+      ret.setOperand(
+          i, pb.mul(sum, pb.scalar(t.getElementType(), inv, t.getRank())));
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,97 @@
+//===- PartitionUtils.cpp - building blocks of the partitioning -*- C++ -*-===//
+#include "PartitionUtils.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+using namespace mlir::zero::partition;
+
+Value partition::Builder::scalar(Type elt, double v, unsigned rank) {
+  auto t = RankedTensorType::get(SmallVector<int64_t>(rank, 1), elt);
+  return tosa::ConstOp::create(
+      b, loc, t, DenseElementsAttr::get(t, b.getFloatAttr(elt, v)));
+}
+
+Value partition::Builder::mul(Value x, Value y) {
+  auto st = RankedTensorType::get({1}, b.getI8Type());
+  Value shift = tosa::ConstOp::create(
+      b, loc, st, DenseElementsAttr::get(st, b.getI8IntegerAttr(0)));
+  return tosa::MulOp::create(b, loc, x.getType(), x, y, shift);
+}
+
+Value partition::Builder::reshape(Value v, ArrayRef<int64_t> shape) {
+  if (ty(v).getShape() == shape)
+    return v;
+  auto attr = DenseIntElementsAttr::get(
+      RankedTensorType::get({(int64_t)shape.size()}, b.getIndexType()), shape);
+  Value s = tosa::ConstShapeOp::create(
+      b, loc, tosa::shapeType::get(b.getContext(), shape.size()), attr);
+  return tosa::ReshapeOp::create(b, loc, ty(v).clone(shape), v, s);
+}
+
+Value partition::Builder::flatPadded(Value v, int64_t total) {
+  int64_t n = ty(v).getNumElements();
+  Value flat = reshape(v, {n});
+  if (total == n)
+    return flat;
+  auto attr = DenseIntElementsAttr::get(
+      RankedTensorType::get({2}, b.getIndexType()), {int64_t(0), total - n});
+  Value pads = tosa::ConstShapeOp::create(
+      b, loc, tosa::shapeType::get(b.getContext(), 2), attr);
+  return tosa::PadOp::create(b, loc, ty(flat).clone({total}), flat, pads);
+}
+
+Value partition::Builder::unpad(Value flat, ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  if (ty(flat).getNumElements() != n) {
+    auto idx = [&](int64_t v) {
+      auto a = DenseIntElementsAttr::get(
+          RankedTensorType::get({1}, b.getIndexType()), {v});
+      return tosa::ConstShapeOp::create(
+          b, loc, tosa::shapeType::get(b.getContext(), 1), a);
+    };
+    flat = tosa::SliceOp::create(b, loc, ty(flat).clone({n}), flat, idx(0),
+                                 idx(n));
+  }
+  return reshape(flat, shape);
+}
+
+Value partition::Builder::rankSlice(Value flat, int64_t s) {
+  Value rank = RankOp::create(b, loc, b.getIndexType());
+  Value off = arith::MulIOp::create(b, loc, rank,
+                                    arith::ConstantIndexOp::create(b, loc, s));
+  SmallVector<OpFoldResult> offs = {off}, sizes = {b.getIndexAttr(s)},
+                            strides = {b.getIndexAttr(1)};
+  return tensor::ExtractSliceOp::create(b, loc, ty(flat).clone({s}), flat, offs,
+                                        sizes, strides);
+}
+
+Value partition::Builder::empty(RankedTensorType t) {
+  return tensor::EmptyOp::create(b, loc, t.getShape(), t.getElementType());
+}
+
+Value partition::Builder::allReduce(Value v, int64_t n) {
+  return AllReduceOp::create(b, loc, TypeRange{v.getType()}, v, empty(ty(v)),
+                             b.getI64IntegerAttr(n))
+      .getResult()[0];
+}
+
+Value partition::Builder::reduceScatter(Value flat, int64_t n) {
+  auto t = ty(flat).clone({ty(flat).getNumElements() / n});
+  return ReduceScatterOp::create(b, loc, TypeRange{t}, flat, empty(t),
+                                 b.getI64IntegerAttr(n))
+      .getResult()[0];
+}
+
+Value partition::Builder::allGather(Value shard, int64_t n) {
+  auto t = ty(shard).clone({ty(shard).getNumElements() * n});
+  return AllGatherOp::create(b, loc, TypeRange{t}, shard, empty(t),
+                             b.getI64IntegerAttr(n))
+      .getResult()[0];
+}
+
+int64_t partition::worldSizeOf(func::FuncOp fn) {
+  auto a = fn->getAttrOfType<IntegerAttr>(kWorldSizeAttr);
+  return a ? a.getInt() : 0;
+}

@@ -1,0 +1,49 @@
+//===- PartitionUtils.h - building blocks of the ZeRO partitioning -*- C++ -*-===//
+#ifndef ZERO_OPT_LIB_DIALECT_ZERO_TRANSFORMS_PARTITIONUTILS_H
+#define ZERO_OPT_LIB_DIALECT_ZERO_TRANSFORMS_PARTITIONUTILS_H
+
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+
+namespace mlir::zero::partition {
+
+/// Attribute names on a partitioned step function.
+constexpr llvm::StringLiteral kWorldSizeAttr = "zero.world_size";
+constexpr llvm::StringLiteral kStageAttr = "zero.stage";
+/// Marks the reduce-scatter of a parameter's gradient (stage 1 and up).
+constexpr llvm::StringLiteral kGradScatterAttr = "zero.grad_scatter";
+
+/// Elements of one rank's shard of `numel` elements over `n` ranks: the
+/// whole is padded at the end to a multiple of `n`.
+inline int64_t shardSize(int64_t numel, int64_t n) {
+  return (numel + n - 1) / n;
+}
+
+/// TOSA and tensor builders shared by the partition passes.
+struct Builder {
+  OpBuilder &b;
+  Location loc;
+
+  static RankedTensorType ty(Value v) {
+    return cast<RankedTensorType>(v.getType());
+  }
+  Value scalar(Type elt, double v, unsigned rank);
+  Value mul(Value x, Value y);
+  Value reshape(Value v, ArrayRef<int64_t> shape);
+  /// `v` flattened and padded with zeros to `total` elements.
+  Value flatPadded(Value v, int64_t total);
+  /// The first `numel` elements of a flat tensor, reshaped to `shape`.
+  Value unpad(Value flat, ArrayRef<int64_t> shape);
+  /// This rank's shard [rank * s, (rank + 1) * s) of a flat tensor.
+  Value rankSlice(Value flat, int64_t s);
+  Value empty(RankedTensorType t);
+  Value allReduce(Value v, int64_t n);
+  Value reduceScatter(Value flat, int64_t n);
+  Value allGather(Value shard, int64_t n);
+};
+
+/// World size recorded on a function by the data-parallel pass (0: none).
+int64_t worldSizeOf(func::FuncOp fn);
+
+} // namespace mlir::zero::partition
+
+#endif

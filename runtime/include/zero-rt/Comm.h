@@ -1,0 +1,46 @@
+//===- Comm.h - the communicator behind the collectives ---------*- C++ -*-===//
+//
+// One process group per program. Backends implement non-blocking start and
+// wait; the MPI backend serves the CPU target (and would bootstrap NCCL).
+// Every collective is counted in bytes sent per rank, by the ring
+// algorithm's volume: all_reduce 2(N-1)/N of the buffer, reduce_scatter and
+// all_gather (N-1)/N of the whole (N x per-rank) buffer.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_RT_COMM_H
+#define ZERO_RT_COMM_H
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace zero::rt {
+
+struct CommStats {
+  std::array<int64_t, 3> bytesSent{};
+  std::array<int64_t, 3> calls{};
+};
+
+/// Starts the group: MPI when launched by mpirun (or when `world` > 1),
+/// a single in-process rank otherwise. `expected` is the world size the
+/// program was compiled for; a mismatch is an error on every rank.
+bool commInit(int *argc, char ***argv, int64_t expected, std::string &error);
+void commFinalize();
+/// Seconds a collective may wait for the other ranks before the process
+/// aborts the whole job with an error (a dead or diverged rank).
+void commSetTimeout(double seconds);
+int64_t commRank();
+int64_t commWorldSize();
+const CommStats &commStats();
+/// Makes every rank wait for the others (used around setup and I/O).
+void commBarrier();
+/// Sums `count` doubles over the ranks, in place.
+void commAllReduceDoubles(double *data, int64_t count);
+/// Gathers `count` floats from every rank into `out` (rank order).
+void commAllGatherFloats(const float *in, float *out, int64_t count);
+/// Aborts every rank with a message (from any rank).
+[[noreturn]] void commAbort(const std::string &message);
+
+} // namespace zero::rt
+
+#endif
