@@ -18,7 +18,7 @@ APT_PACKAGES := \
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all setup build test demo clean \
-        test-lit test-conformance test-parity test-train test-fuzz test-runtime
+        test-lit test-conformance test-parity test-train test-zero test-fuzz test-runtime
 
 all: build
 
@@ -52,7 +52,7 @@ $(BUILD)/build.ninja: | .setup.stamp
 build: $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j$(JOBS)
 
-test: build setup test-runtime test-lit test-conformance test-parity test-train test-fuzz
+test: build setup test-runtime test-lit test-conformance test-parity test-train test-zero test-fuzz
 	@echo "make test: all suites passed"
 
 test-lit: build
@@ -77,6 +77,9 @@ test-parity: build setup
 test-train: build setup
 	$(PYTHON) test/e2e/train_parity.py --build $(BUILD)
 	$(PYTHON) test/e2e/onnx_training.py --build $(BUILD)
+
+test-zero: build setup
+	$(PYTHON) test/e2e/zero_equivalence.py --build $(BUILD)
 
 test-fuzz: build
 	$(BUILD)/bin/zero-import-fuzz --runs 10000 --seed 1 \

@@ -179,6 +179,7 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
   }
   pm.addNestedPass<func::FuncOp>(createZeroLowerOptimizers());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createZeroCommReport());
   if (failed(pm.run(module)))
     return failure();
   trained = true;
@@ -308,8 +309,8 @@ static void writeTraining(llvm::json::OStream &j, const TrainingConfig &c,
 
 /// plan.json: what zero-run needs to call the steps and what users read.
 static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
-                      DictionaryAttr memory, const CompileOptions &options,
-                      std::string &error) {
+                      DictionaryAttr memory, DictionaryAttr comm,
+                      const CompileOptions &options, std::string &error) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec) {
@@ -354,6 +355,17 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
                 writeBuffer(j, fn.getResultAttrDict(i), fn.getResultTypes()[i],
                             "output");
           });
+          // Bytes each rank sends per call, by collective (ring volumes).
+          if (auto c = comm ? comm.getAs<DictionaryAttr>(fn.getName())
+                            : DictionaryAttr())
+            j.attributeObject("communication", [&] {
+              for (StringRef k : {"bytes_sent_per_rank", "calls"})
+                j.attributeObject(k, [&] {
+                  for (NamedAttribute a : c.getAs<DictionaryAttr>(k))
+                    j.attribute(a.getName().strref(),
+                                cast<IntegerAttr>(a.getValue()).getInt());
+                });
+            });
           auto mem = memory ? memory.getAs<DictionaryAttr>(fn.getName())
                             : DictionaryAttr();
           if (!mem)
@@ -452,13 +464,14 @@ llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered, ModuleOp signatures,
     return std::string(p);
   };
   auto memory = lowered->getAttrOfType<DictionaryAttr>("zero.memory");
+  auto comm = lowered->getAttrOfType<DictionaryAttr>("zero.comm");
   if (llvm::Error e =
           cpu::emitSharedLibrary(lowered, inTmp("step.so"), options.optLevel))
     return e;
   std::string error;
   if (!writeParams(inTmp("params.npz"), params, error) ||
-      !writePlan(inTmp("plan.json"), modelPath, signatures, memory, options,
-                 error))
+      !writePlan(inTmp("plan.json"), modelPath, signatures, memory, comm,
+                 options, error))
     return err(error);
   if (llvm::sys::fs::exists(out))
     if (auto ec = llvm::sys::fs::remove_directories(out))

@@ -1,6 +1,7 @@
 //===- PartitionParameters.cpp - ZeRO stage 3 ------------------*- C++ -*-===//
 #include "PartitionUtils.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::zero {
@@ -22,6 +23,53 @@ static void eraseDeadChain(Value v) {
   op->erase();
   for (Value o : operands)
     eraseDeadChain(o);
+}
+
+/// Ops that only move data: a view of the gathered parameter made in the
+/// forward pass can be remade in the backward from a fresh gather.
+static bool isView(Operation *op) {
+  return isa<tosa::ReshapeOp, tosa::TransposeOp, tosa::SliceOp, tosa::CastOp,
+             tosa::TileOp, tensor::ExtractSliceOp>(op) &&
+         op->getNumResults() == 1;
+}
+
+/// The backward pass reads the forward's gathered parameter (or views of
+/// it, such as its transpose): left alone, the full parameter would live
+/// from the forward to the backward. Instead the backward gathers the shard
+/// again, right before its first use, and remakes the views from it.
+static void regatherForBackward(OpBuilder &b, Value gathered, Value shard,
+                                RankedTensorType full, int64_t n) {
+  // Forward values derived from the gathered parameter by views.
+  SmallVector<Value> derived = {gathered};
+  for (size_t i = 0; i < derived.size(); ++i)
+    for (Operation *user : derived[i].getUsers())
+      if (isView(user) && !user->hasAttr(kBackwardAttr) &&
+          user->getBlock() == gathered.getParentBlock() &&
+          llvm::all_of(user->getOperands(), [&](Value o) {
+            return o == derived[i] || !o.getDefiningOp() ||
+                   o.getDefiningOp()->hasTrait<OpTrait::ConstantLike>();
+          }))
+        derived.push_back(user->getResult(0));
+  SmallVector<OpOperand *> backwardUses;
+  for (Value v : derived)
+    for (OpOperand &u : v.getUses())
+      if (u.getOwner()->hasAttr(kBackwardAttr) &&
+          u.getOwner()->getBlock() == gathered.getParentBlock())
+        backwardUses.push_back(&u);
+  if (backwardUses.empty())
+    return;
+  Operation *first = backwardUses.front()->getOwner();
+  for (OpOperand *u : backwardUses)
+    if (u->getOwner()->isBeforeInBlock(first))
+      first = u->getOwner();
+  b.setInsertionPoint(first);
+  partition::Builder pb{b, first->getLoc()};
+  IRMapping map;
+  map.map(gathered, pb.unpad(pb.allGather(shard, n), full.getShape()));
+  for (Value v : llvm::drop_begin(derived))
+    b.clone(*v.getDefiningOp(), map)->setAttr(kBackwardAttr, b.getUnitAttr());
+  for (OpOperand *u : backwardUses)
+    u->set(map.lookup(u->get()));
 }
 
 namespace {
@@ -101,12 +149,10 @@ void ZeroPartitionParametersPass::runOnOperation() {
       b.setInsertionPoint(first);
       partition::Builder pb{b, first->getLoc()};
       Value gathered = pb.unpad(pb.allGather(arg, n), full.getShape());
-      gathered.getDefiningOp()->walk([&](Operation *o) {
-        if (key.second)
-          o->setAttr(kBackwardAttr, b.getUnitAttr());
-      });
       for (OpOperand *u : uses)
         u->set(gathered);
+      if (!key.second)
+        regatherForBackward(b, gathered, arg, full, n);
     }
 
     // The update reads and writes the shard itself.

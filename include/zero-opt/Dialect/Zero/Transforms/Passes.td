@@ -154,4 +154,16 @@ def ZeroPartitionParameters
                            "mlir::tensor::TensorDialect"];
 }
 
+def ZeroCommReport : Pass<"zero-comm-report", "ModuleOp"> {
+  let summary = "Record the bytes each rank sends per step, by collective";
+  let description = [{
+    Counts the collectives of every `zero.entry` function, loop bodies
+    times their static trip counts, by the ring algorithm's volume per rank
+    (all_reduce 2(N-1)/N of the buffer; reduce_scatter and all_gather
+    (N-1)/N of the whole N-rank buffer), the same rule the runtime's
+    counters apply. The result is the module attribute `zero.comm`, keyed
+    by function name.
+  }];
+}
+
 #endif
