@@ -20,7 +20,10 @@ using namespace zero::rt;
 namespace cl = llvm::cl;
 
 static int fail(const llvm::Twine &msg) {
-  llvm::errs() << "zero-run: error: " << msg << "\n";
+  // One write per message: ranks share the terminal.
+  std::string line = ("zero-run: error: " + msg + "\n").str();
+  llvm::errs() << line;
+  llvm::errs().flush();
   return 1;
 }
 

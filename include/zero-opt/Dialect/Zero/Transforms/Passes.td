@@ -125,8 +125,8 @@ def ZeroPartitionGradients
     Runs after `zero-partition-optimizer-states`. Each gradient's
     reduce-scatter moves to right after the gradient is complete in the
     backward pass, so the full gradient is freed at once and only the shard
-    lives on. With gradient accumulation, the micro-batch gradients are
-    reduce-scattered inside the loop and the shards accumulate.
+    lives on. With gradient accumulation, the loop accumulates the full
+    gradients and each is reduce-scattered once after the loop.
   }];
   let dependentDialects = ["mlir::zero::ZeroDialect",
                            "mlir::tosa::TosaDialect",
