@@ -6,9 +6,13 @@ N = 1, 2, 3, 4 ranks, with gradient accumulation g = 1 and 2, trains STEPS
 steps and must give the same per-step losses (rtol 1e-5) and the same final
 weights (atol 1e-5) as one rank at the same global batch (accumulation
 N x g). The bytes each rank sends, measured by the runtime's counters, must
-equal plan.json's figure exactly, and for stages 0-2 the ring volumes of
-DESIGN.md section 3 computed from the parameter count (up to padding and
-the scalar all-reduces of loss and norms).
+equal plan.json's figure exactly, and the ring volumes of DESIGN.md
+section 3 computed from the parameter count (up to padding and the scalar
+all-reduces of loss and norms). From stage 2 on, gradients are
+reduce-scattered as each micro-batch's backward completes them, so the
+reduce-scatter volume is g times the table's; at stage 3 the all-gathers
+are the forward's full gather plus backward re-gathers of the parameters
+the backward reads, per micro-batch.
 
 Usage: /usr/bin/python3 test/e2e/zero_equivalence.py --build build [--only NAME]
 """
@@ -48,9 +52,10 @@ def train(bindir, model, data, tmp, tag, n, stage, accum):
             plan)
 
 
-def expected_table(plan, n, stage):
+def expected_table(plan, n, stage, accum):
     """Ring volumes of DESIGN.md section 3 (bytes per rank per step), from
-    the parameters' sizes, with each parameter padded to a multiple of N."""
+    the parameters' sizes, with each parameter padded to a multiple of N;
+    from stage 2 on the reduce-scatter runs once per micro-batch."""
     ts = plan["functions"]["train_step"]
     psi = padded = 0
     for a in ts["arguments"]:
@@ -61,7 +66,8 @@ def expected_table(plan, n, stage):
         padded += -(-numel // n) * n
     if stage == 0:
         return {"all_reduce": 2 * psi * (n - 1) // n * 4}
-    return {"reduce_scatter": padded * (n - 1) // n * 4,
+    per_micro = accum if stage >= 2 else 1
+    return {"reduce_scatter": padded * (n - 1) // n * 4 * per_micro,
             "all_gather": padded * (n - 1) // n * 4}
 
 
@@ -101,20 +107,24 @@ def main():
                         measured = stats["bytes_sent_per_rank"]
                         comm_ok = all(measured[k] == planned["bytes_sent_per_rank"][k] * STEPS
                                       for k in measured)
-                        table = expected_table(plan, n, stage)
+                        table = expected_table(plan, n, stage, accum)
                         per_step = {k: v // STEPS for k, v in measured.items()}
                         note = ""
                         calls = plan["functions"]["train_step"]["communication"]["calls"]
-                        if stage < 3:
-                            for k, v in table.items():
-                                # The scalar all-reduces (loss, norms) ride on
-                                # top; each call rounds its share down.
-                                extra = per_step[k] - v
-                                slack = 4 * calls[k]
+                        for k, v in table.items():
+                            # The scalar all-reduces (loss, norms) ride on
+                            # top; each call rounds its share down.
+                            extra = per_step[k] - v
+                            slack = 4 * calls[k]
+                            if stage == 3 and k == "all_gather":
+                                # Forward gathers once per micro-batch, and
+                                # backward re-gathers at most as much again.
+                                lo = v * accum
+                                comm_ok &= lo - slack <= per_step[k] <= 2 * lo + slack
+                                note = (f" all_gather {per_step[k]} B (forward "
+                                        f"{lo} + backward re-gathers)")
+                            else:
                                 comm_ok &= -slack <= extra <= 2 * 64 * 4 + slack
-                        else:
-                            note = (f" all_gather {per_step['all_gather']} B "
-                                    f"(forward {table['all_gather']} + backward re-gathers)")
                         good = (len(losses) == STEPS and lerr <= 1e-5 and werr <= 1e-5
                                 and comm_ok)
                         ok &= good

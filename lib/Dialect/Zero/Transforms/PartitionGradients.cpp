@@ -1,6 +1,8 @@
 //===- PartitionGradients.cpp - ZeRO stage 2 -------------------*- C++ -*-===//
 #include "PartitionUtils.h"
 
+#include "mlir/IR/Matchers.h"
+
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROPARTITIONGRADIENTS
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
@@ -27,6 +29,89 @@ static void hoistAfter(Operation *op, Operation *point) {
   op->moveAfter(after);
 }
 
+/// With gradient accumulation, `rs` scatters `loop#k * (1/g)`, where the
+/// loop sums the micro-batch gradients into its iter_arg k. Rewrites the
+/// loop to reduce-scatter each micro-batch gradient as soon as it is
+/// complete and to carry only the shard, so no full-size gradient lives
+/// across micro-batches. Returns false (IR untouched) on any other form.
+static bool scatterPerMicroBatch(ReduceScatterOp rs, Operation *def) {
+  auto mul = dyn_cast<tosa::MulOp>(def);
+  if (!mul)
+    return false;
+  auto res = dyn_cast<OpResult>(mul.getInput1());
+  auto loop = res ? dyn_cast<scf::ForOp>(res.getOwner()) : nullptr;
+  DenseElementsAttr scale;
+  if (!loop || !res.hasOneUse() ||
+      !matchPattern(mul.getInput2(), m_Constant(&scale)) || !scale.isSplat())
+    return false;
+  unsigned k = res.getResultNumber();
+  BlockArgument acc = loop.getRegionIterArg(k);
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  auto mat = yield.getOperand(k)
+                 .getDefiningOp<bufferization::MaterializeInDestinationOp>();
+  if (!mat || mat.getDest() != acc || !mat->hasOneUse())
+    return false;
+  auto add = mat.getSource().getDefiningOp<linalg::AddOp>();
+  if (!add || !add->hasOneUse() || add.getOutputs()[0] != acc)
+    return false;
+  Value micro =
+      add.getInputs()[0] == acc ? add.getInputs()[1] : add.getInputs()[0];
+  if (micro == acc || !llvm::all_of(acc.getUses(), [&](OpOperand &u) {
+        return u.getOwner() == add || u.getOwner() == mat;
+      }))
+    return false;
+
+  auto shardTy = cast<RankedTensorType>(rs.getResult()[0].getType());
+  int64_t n = rs.getWorldSize();
+  OpBuilder b(loop);
+  partition::Builder pb{b, rs.getLoc()};
+  // The carried value becomes this rank's shard, starting at zero.
+  Value zero = tosa::ConstOp::create(
+      b, rs.getLoc(), shardTy,
+      DenseElementsAttr::get(shardTy,
+                             b.getFloatAttr(shardTy.getElementType(), 0.0)));
+  loop.getInitArgsMutable()[k].set(zero);
+  acc.setType(shardTy);
+  res.setType(shardTy);
+  // Scatter right after the micro-batch gradient is complete.
+  if (Operation *m = micro.getDefiningOp();
+      m && m->getBlock() == loop.getBody())
+    b.setInsertionPointAfter(m);
+  else
+    b.setInsertionPointToStart(loop.getBody());
+  Value part =
+      pb.reduceScatter(pb.flatPadded(micro, shardTy.getNumElements() * n), n);
+  part.getDefiningOp()->setAttr(partition::kGradScatterAttr, b.getUnitAttr());
+  b.setInsertionPoint(mat);
+  Value sum = linalg::AddOp::create(b, add.getLoc(), ValueRange{acc, part},
+                                    ValueRange{acc})
+                  .getResult(0);
+  Value kept = bufferization::MaterializeInDestinationOp::create(
+                   b, mat.getLoc(), sum, acc)
+                   .getResult();
+  yield->setOperand(k, kept);
+  mat->erase();
+  add->erase();
+  // The mean over micro-batches, now on the shard.
+  b.setInsertionPointAfter(loop);
+  Value mean = pb.mul(
+      res, pb.scalar(shardTy.getElementType(),
+                     scale.getSplatValue<APFloat>().convertToDouble(), 1));
+  rs.getResult()[0].replaceAllUsesWith(mean);
+  SmallVector<Operation *> chain;
+  for (Value v = rs.getInput(); Operation *o = v.getDefiningOp();
+       v = o->getOperand(0)) {
+    chain.push_back(o);
+    if (o == mul)
+      break;
+  }
+  rs->erase();
+  for (Operation *o : chain)
+    if (o->use_empty())
+      o->erase();
+  return true;
+}
+
 namespace {
 struct ZeroPartitionGradientsPass
     : zero::impl::ZeroPartitionGradientsBase<ZeroPartitionGradientsPass> {
@@ -50,6 +135,8 @@ struct ZeroPartitionGradientsPass
         v = def->getOperand(0);
       }
       Operation *def = v.getDefiningOp();
+      if (def && scatterPerMicroBatch(rs, def))
+        continue;
       if (!def || def->getBlock() != rs->getBlock())
         continue; // an argument, or computed in another block: stays
       // Right after the gradient is complete, so the full gradient dies

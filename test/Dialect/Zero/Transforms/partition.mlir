@@ -5,6 +5,7 @@
 // RUN: zero-opt %s --zero-build-train-step="clip=1.0" --zero-expand-gradients --inline --canonicalize --zero-partition-data-parallel="world-size=4" --zero-partition-optimizer-states --zero-partition-gradients | FileCheck %s --check-prefix=GRAD
 // RUN: zero-opt %s --zero-build-train-step="clip=1.0" --zero-expand-gradients --inline --canonicalize --zero-partition-data-parallel="world-size=4" --zero-partition-optimizer-states --zero-partition-gradients --zero-partition-parameters | FileCheck %s --check-prefix=PARAM
 // RUN: zero-opt %s --zero-build-train-step="clip=1.0" --zero-expand-gradients --inline --canonicalize --zero-partition-data-parallel="world-size=4" --zero-partition-optimizer-states --zero-partition-gradients --zero-partition-parameters="persistence-threshold=4" | FileCheck %s --check-prefix=PERSIST
+// RUN: zero-opt %s --zero-build-train-step="accumulation=2" --zero-expand-gradients --inline --canonicalize --zero-partition-data-parallel="world-size=4" --zero-partition-optimizer-states --zero-partition-gradients | FileCheck %s --check-prefix=GRADACC
 // RUN: not zero-opt %s --zero-build-train-step --zero-expand-gradients --inline --zero-partition-optimizer-states 2>&1 | FileCheck %s --check-prefix=ORDER
 
 func.func @main(%x: tensor<4x3xf32> {zero.name = "x", zero.role = #zero.role<input>},
@@ -77,5 +78,18 @@ func.func @main(%x: tensor<4x3xf32> {zero.name = "x", zero.role = #zero.role<inp
 // A persistence threshold of 4 elements keeps the 2-element bias whole.
 // PERSIST: tensor<2xf32> {zero.name = "w", zero.role = #zero.role<parameter>, zero.shard
 // PERSIST-SAME: tensor<1x2xf32> {zero.name = "b", zero.role = #zero.role<parameter>}
+
+// With accumulation, stage 2 scatters each micro-batch's gradient inside
+// the loop and carries only the shards; the mean over micro-batches is taken
+// on the shard after the loop.
+// GRADACC-LABEL: func.func @train_step
+// GRADACC: scf.for {{.*}} -> (tensor<f32>, tensor<2xf32>, tensor<1xf32>)
+// GRADACC: %[[SB:.*]] = zero.reduce_scatter {{.*}} : tensor<4xf32>, tensor<1xf32>
+// GRADACC: %[[SW:.*]] = zero.reduce_scatter {{.*}} : tensor<8xf32>, tensor<2xf32>
+// GRADACC: linalg.add ins(%{{.*}}, %[[SW]] : tensor<2xf32>, tensor<2xf32>)
+// GRADACC: linalg.add ins(%{{.*}}, %[[SB]] : tensor<1xf32>, tensor<1xf32>)
+// GRADACC: scf.yield
+// GRADACC-NOT: zero.reduce_scatter
+// GRADACC: zero.clip_grad_norm
 
 // ORDER: error: run zero-partition-data-parallel first

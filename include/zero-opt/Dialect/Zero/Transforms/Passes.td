@@ -125,8 +125,9 @@ def ZeroPartitionGradients
     Runs after `zero-partition-optimizer-states`. Each gradient's
     reduce-scatter moves to right after the gradient is complete in the
     backward pass, so the full gradient is freed at once and only the shard
-    lives on. With gradient accumulation, the loop accumulates the full
-    gradients and each is reduce-scattered once after the loop.
+    lives on. With gradient accumulation, each micro-batch's gradient is
+    reduce-scattered inside the loop, which carries only the shard; the
+    mean over micro-batches is taken on the shard after the loop.
   }];
   let dependentDialects = ["mlir::zero::ZeroDialect",
                            "mlir::tosa::TosaDialect",
