@@ -33,6 +33,17 @@ static bool isView(Operation *op) {
          op->getNumResults() == 1;
 }
 
+/// Marks a backward gather and its unpadding as backward ops, so that later
+/// passes (and readers of the IR) see which phase each gather serves.
+static void markBackward(OpBuilder &b, Value unpadded) {
+  for (Operation *op = unpadded.getDefiningOp(); op;
+       op = op->getOperand(0).getDefiningOp()) {
+    op->setAttr(kBackwardAttr, b.getUnitAttr());
+    if (isa<AllGatherOp>(op))
+      break;
+  }
+}
+
 /// The backward pass reads the forward's gathered parameter (or views of
 /// it, such as its transpose): left alone, the full parameter would live
 /// from the forward to the backward. Instead the backward gathers the shard
@@ -65,7 +76,9 @@ static void regatherForBackward(OpBuilder &b, Value gathered, Value shard,
   b.setInsertionPoint(first);
   partition::Builder pb{b, first->getLoc()};
   IRMapping map;
-  map.map(gathered, pb.unpad(pb.allGather(shard, n), full.getShape()));
+  Value again = pb.unpad(pb.allGather(shard, n), full.getShape());
+  markBackward(b, again);
+  map.map(gathered, again);
   for (Value v : llvm::drop_begin(derived))
     b.clone(*v.getDefiningOp(), map)->setAttr(kBackwardAttr, b.getUnitAttr());
   for (OpOperand *u : backwardUses)
@@ -149,6 +162,8 @@ void ZeroPartitionParametersPass::runOnOperation() {
       b.setInsertionPoint(first);
       partition::Builder pb{b, first->getLoc()};
       Value gathered = pb.unpad(pb.allGather(arg, n), full.getShape());
+      if (key.second)
+        markBackward(b, gathered);
       for (OpOperand *u : uses)
         u->set(gathered);
       if (!key.second)

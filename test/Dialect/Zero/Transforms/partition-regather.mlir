@@ -28,11 +28,11 @@ func.func @main(%x: tensor<4x3xf32> {zero.name = "x", zero.role = #zero.role<inp
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[W1:[a-z0-9]+]]: tensor<5xf32> {zero.name = "w1"
 // CHECK-SAME: %[[W2:[a-z0-9]+]]: tensor<3xf32> {zero.name = "w2"
-// CHECK: zero.all_gather %[[W1]] into {{.*}} : tensor<5xf32>, tensor<10xf32>
-// CHECK: zero.all_gather %[[W2]] into {{.*}} : tensor<3xf32>, tensor<6xf32>
+// CHECK: zero.all_gather %[[W1]] into {{.*}} {world_size = 2 : i64} : tensor<5xf32>, tensor<10xf32>
+// CHECK: zero.all_gather %[[W2]] into {{.*}} {world_size = 2 : i64} : tensor<3xf32>, tensor<6xf32>
 // CHECK: tosa.tile {{.*}} {zero.backward}
-// CHECK: %[[G2:.*]] = zero.all_gather %[[W2]] into {{.*}} : tensor<3xf32>, tensor<6xf32>
-// CHECK: tosa.reshape %[[G2]]
+// CHECK: %[[G2:.*]] = zero.all_gather %[[W2]] into {{.*}} {world_size = 2 : i64, zero.backward} : tensor<3xf32>, tensor<6xf32>
+// CHECK: tosa.reshape %[[G2]], {{.*}} {zero.backward}
 // CHECK: tosa.reshape {{.*}} {zero.backward} : (tensor<3x2xf32>, !tosa.shape<3>) -> tensor<1x3x2xf32>
 // CHECK: tosa.transpose {{.*}} {perms = array<i32: 0, 2, 1>, zero.backward}
 // CHECK-NOT: zero.all_gather %[[W1]]
