@@ -185,13 +185,13 @@ public:
 };
 } // namespace
 
-static bool parseOptimizer(Reader &r, const json::Object &o,
-                           TrainingConfig &c) {
-  std::string type;
-  bool adamWMode = true;
-  const json::Object *params = nullptr;
+/// The {"type": ..., "params": {...}} shape of DeepSpeed's optimizer and
+/// scheduler sections.
+static bool readTypeAndParams(Reader &r, const json::Object &o,
+                              llvm::StringRef section, std::string &type,
+                              const json::Object *&params) {
   for (const auto &kv : o) {
-    std::string key = "optimizer." + kv.first.str();
+    std::string key = section.str() + "." + kv.first.str();
     if (kv.first == "type") {
       if (!r.string(kv.second, key, type))
         return false;
@@ -199,10 +199,20 @@ static bool parseOptimizer(Reader &r, const json::Object &o,
       if (!(params = r.object(kv.second, key)))
         return false;
     } else {
-      return r.fail(key, "is not a DeepSpeed optimizer setting (expected "
-                         "type and params)");
+      return r.fail(key, "is not a DeepSpeed " + section.str() +
+                             " setting (expected type and params)");
     }
   }
+  return true;
+}
+
+static bool parseOptimizer(Reader &r, const json::Object &o,
+                           TrainingConfig &c) {
+  std::string type;
+  bool adamWMode = true;
+  const json::Object *params = nullptr;
+  if (!readTypeAndParams(r, o, "optimizer", type, params))
+    return false;
   std::string lower = llvm::StringRef(type).lower();
   if (lower != "adam" && lower != "adamw" && lower != "sgd" &&
       lower != "adagrad")
@@ -293,19 +303,8 @@ static bool parseScheduler(Reader &r, const json::Object &o,
                            TrainingConfig &c) {
   std::string type;
   const json::Object *params = nullptr;
-  for (const auto &kv : o) {
-    std::string key = "scheduler." + kv.first.str();
-    if (kv.first == "type") {
-      if (!r.string(kv.second, key, type))
-        return false;
-    } else if (kv.first == "params") {
-      if (!(params = r.object(kv.second, key)))
-        return false;
-    } else {
-      return r.fail(key, "is not a DeepSpeed scheduler setting (expected "
-                         "type and params)");
-    }
-  }
+  if (!readTypeAndParams(r, o, "scheduler", type, params))
+    return false;
   if (type != "WarmupLR" && type != "WarmupDecayLR")
     return r.fail("scheduler.type", "is '" + type +
                                         "'; zero-opt implements WarmupLR and "

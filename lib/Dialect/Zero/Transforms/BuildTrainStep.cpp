@@ -1,5 +1,5 @@
 //===- BuildTrainStep.cpp - forward function to training step --*- C++ -*-===//
-#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+#include "TosaBuilder.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/Verifier.h"
@@ -13,61 +13,6 @@ using namespace mlir;
 using namespace mlir::zero;
 
 namespace {
-/// Small TOSA builders for the step's own arithmetic.
-struct T {
-  OpBuilder &b;
-  Location loc;
-  static RankedTensorType ty(Value v) {
-    return cast<RankedTensorType>(v.getType());
-  }
-  Value splat(RankedTensorType t, double v) {
-    return tosa::ConstOp::create(
-        b, loc, t,
-        DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), v)));
-  }
-  Value scalarF32(double v) {
-    return splat(RankedTensorType::get({}, b.getF32Type()), v);
-  }
-  Value add(Value x, Value y) {
-    return tosa::AddOp::create(b, loc, x.getType(), x, y);
-  }
-  Value mul(Value x, Value y) {
-    auto st = RankedTensorType::get({1}, b.getI8Type());
-    Value shift = tosa::ConstOp::create(
-        b, loc, st, DenseElementsAttr::get(st, b.getI8IntegerAttr(0)));
-    return tosa::MulOp::create(b, loc, x.getType(), x, y, shift);
-  }
-  Value reshape(Value v, ArrayRef<int64_t> shape) {
-    if (ty(v).getShape() == shape)
-      return v;
-    auto attr = DenseIntElementsAttr::get(
-        RankedTensorType::get({(int64_t)shape.size()}, b.getIndexType()),
-        shape);
-    Value s = tosa::ConstShapeOp::create(
-        b, loc, tosa::shapeType::get(b.getContext(), shape.size()), attr);
-    return tosa::ReshapeOp::create(b, loc, ty(v).clone(shape), v, s);
-  }
-  Value sqrt(Value v) {
-    Value init = tensor::EmptyOp::create(b, loc, ty(v).getShape(),
-                                         ty(v).getElementType());
-    return linalg::SqrtOp::create(b, loc, ValueRange{v}, ValueRange{init})
-        .getResult(0);
-  }
-  /// sum(v * v) as a 0-d tensor.
-  Value sumSquares(Value v) {
-    Value flat = reshape(v, {ty(v).getNumElements()});
-    Value sq = mul(flat, flat);
-    Value s = tosa::ReduceSumOp::create(b, loc, ty(flat).clone({1}), sq,
-                                        b.getI32IntegerAttr(0));
-    return reshape(s, {});
-  }
-  Value castF32(Value v) {
-    if (ty(v).getElementType().isF32())
-      return v;
-    return tosa::CastOp::create(b, loc, ty(v).clone(b.getF32Type()), v);
-  }
-};
-
 struct ZeroBuildTrainStepPass
     : zero::impl::ZeroBuildTrainStepBase<ZeroBuildTrainStepPass> {
   using Base::Base;
@@ -264,7 +209,7 @@ void ZeroBuildTrainStepPass::runOnOperation() {
   step->setAttr(kEntryAttr, b.getUnitAttr());
   Block *body = step.addEntryBlock();
   b.setInsertionPointToStart(body);
-  T t{b, loc};
+  TosaBuilder t{b, loc};
 
   SmallVector<Value> paramVals, stateVals;
   for (unsigned k = 0; k < params.size(); ++k)
@@ -309,7 +254,7 @@ void ZeroBuildTrainStepPass::runOnOperation() {
     SmallVector<Value> init = {
         t.splat(cast<RankedTensorType>(gradFn.getResultTypes()[0]), 0.0)};
     for (Value p : paramVals)
-      init.push_back(t.splat(T::ty(p), 0.0));
+      init.push_back(t.splat(TosaBuilder::ty(p), 0.0));
     Value lb = arith::ConstantIndexOp::create(b, loc, 0);
     Value ub = arith::ConstantIndexOp::create(b, loc, g);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -334,12 +279,13 @@ void ZeroBuildTrainStepPass::runOnOperation() {
         });
     // The mean over micro-batches.
     loss = loop.getResult(0);
-    loss = t.mul(loss, t.splat(T::ty(loss), 1.0 / g));
+    loss = t.mul(loss, t.splat(TosaBuilder::ty(loss), 1.0 / g));
     for (unsigned k = 0; k < params.size(); ++k) {
       Value gk = loop.getResult(k + 1);
-      grads.push_back(t.mul(gk, t.splat(T::ty(gk).clone(SmallVector<int64_t>(
-                                            T::ty(gk).getRank(), 1)),
-                                        1.0 / g)));
+      grads.push_back(
+          t.mul(gk, t.splat(TosaBuilder::ty(gk).clone(SmallVector<int64_t>(
+                                TosaBuilder::ty(gk).getRank(), 1)),
+                            1.0 / g)));
     }
   }
 

@@ -25,8 +25,7 @@ static int64_t timesRun(Operation *op) {
 }
 
 namespace {
-struct ZeroCommReportPass
-    : zero::impl::ZeroCommReportBase<ZeroCommReportPass> {
+struct ZeroCommReportPass : zero::impl::ZeroCommReportBase<ZeroCommReportPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Builder b(&getContext());
@@ -62,9 +61,9 @@ struct ZeroCommReportPass
              b.getNamedAttr("all_gather", b.getI64IntegerAttr(v[2]))});
       };
       reports.push_back(b.getNamedAttr(
-          fn.getName(),
-          b.getDictionaryAttr({b.getNamedAttr("bytes_sent_per_rank", dict(bytes)),
-                               b.getNamedAttr("calls", dict(calls))})));
+          fn.getName(), b.getDictionaryAttr(
+                            {b.getNamedAttr("bytes_sent_per_rank", dict(bytes)),
+                             b.getNamedAttr("calls", dict(calls))})));
     }
     module->setAttr("zero.comm", b.getDictionaryAttr(reports));
   }

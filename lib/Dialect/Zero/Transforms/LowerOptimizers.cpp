@@ -6,7 +6,7 @@
 // elementwise part follows PyTorch's single-tensor code path op by op.
 //
 //===----------------------------------------------------------------------===//
-#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+#include "TosaBuilder.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -185,50 +185,8 @@ LogicalResult lowerAdagrad(AdagradOp op, OpBuilder &b) {
 }
 
 /// TOSA helpers for the norm computation.
-struct NormBuilder {
-  OpBuilder &b;
-  Location loc;
-  static RankedTensorType ty(Value v) {
-    return cast<RankedTensorType>(v.getType());
-  }
-  Value scalar(double v, Type elt, unsigned rank = 0) {
-    auto t = RankedTensorType::get(SmallVector<int64_t>(rank, 1), elt);
-    return tosa::ConstOp::create(
-        b, loc, t, DenseElementsAttr::get(t, b.getFloatAttr(elt, v)));
-  }
-  Value reshape(Value v, ArrayRef<int64_t> shape) {
-    if (ty(v).getShape() == shape)
-      return v;
-    auto attr = DenseIntElementsAttr::get(
-        RankedTensorType::get({(int64_t)shape.size()}, b.getIndexType()),
-        shape);
-    Value s = tosa::ConstShapeOp::create(
-        b, loc, tosa::shapeType::get(b.getContext(), shape.size()), attr);
-    return tosa::ReshapeOp::create(b, loc, ty(v).clone(shape), v, s);
-  }
-  Value mul(Value x, Value y) {
-    auto st = RankedTensorType::get({1}, b.getI8Type());
-    Value shift = tosa::ConstOp::create(
-        b, loc, st, DenseElementsAttr::get(st, b.getI8IntegerAttr(0)));
-    SmallVector<int64_t> shape;
-    for (auto [a, c] : llvm::zip(ty(x).getShape(), ty(y).getShape()))
-      shape.push_back(a == 1 ? c : a);
-    return tosa::MulOp::create(b, loc, ty(x).clone(shape), x, y, shift);
-  }
-  Value add(Value x, Value y) {
-    return tosa::AddOp::create(b, loc, x.getType(), x, y);
-  }
-  Value sqrt(Value v) {
-    Value init = tensor::EmptyOp::create(b, loc, ty(v).getShape(),
-                                         ty(v).getElementType());
-    return linalg::SqrtOp::create(b, loc, ValueRange{v}, ValueRange{init})
-        .getResult(0);
-  }
-  Value castF32(Value v) {
-    if (ty(v).getElementType().isF32())
-      return v;
-    return tosa::CastOp::create(b, loc, ty(v).clone(b.getF32Type()), v);
-  }
+struct NormBuilder : TosaBuilder {
+  using TosaBuilder::TosaBuilder;
   /// sum(v * v) as tensor<1xf32>.
   Value sumSquares(Value v) {
     Value flat = reshape(v, {ty(v).getNumElements()});
@@ -269,7 +227,7 @@ LogicalResult lowerClip(ClipGradNormOp op, OpBuilder &b) {
                                 tosa::ConstShapeOp::create(b, loc, st, one));
     }
   }
-  Value sumSq = nb.scalar(0.0, f32, 1);
+  Value sumSq = nb.scalar(f32, 0.0, 1);
   for (Value s : sums) {
     Value n = nb.sqrt(s);
     sumSq = nb.add(sumSq, nb.mul(n, n));
@@ -279,12 +237,12 @@ LogicalResult lowerClip(ClipGradNormOp op, OpBuilder &b) {
   double maxNorm = op.getMaxNorm().convertToDouble();
   if (maxNorm > 0.0) {
     // clip_coef = max_norm * (1 / (norm + 1e-6)), clamped to 1.
-    Value denom = nb.add(norm, nb.scalar(1e-6, f32));
+    Value denom = nb.add(norm, nb.scalar(f32, 1e-6));
     Value coef =
-        nb.mul(nb.scalar(maxNorm, f32),
+        nb.mul(nb.scalar(f32, maxNorm),
                tosa::ReciprocalOp::create(b, loc, denom.getType(), denom));
     coef = tosa::MinimumOp::create(b, loc, coef.getType(), coef,
-                                   nb.scalar(1.0, f32));
+                                   nb.scalar(f32, 1.0));
     for (Value &g : clipped) {
       auto gt = NormBuilder::ty(g);
       Value c = coef;

@@ -66,11 +66,7 @@ static bool scatterPerMicroBatch(ReduceScatterOp rs, Operation *def) {
   OpBuilder b(loop);
   partition::Builder pb{b, rs.getLoc()};
   // The carried value becomes this rank's shard, starting at zero.
-  Value zero = tosa::ConstOp::create(
-      b, rs.getLoc(), shardTy,
-      DenseElementsAttr::get(shardTy,
-                             b.getFloatAttr(shardTy.getElementType(), 0.0)));
-  loop.getInitArgsMutable()[k].set(zero);
+  loop.getInitArgsMutable()[k].set(pb.splat(shardTy, 0.0));
   acc.setType(shardTy);
   res.setType(shardTy);
   // Scatter right after the micro-batch gradient is complete.

@@ -5,29 +5,6 @@ using namespace mlir;
 using namespace mlir::zero;
 using namespace mlir::zero::partition;
 
-Value partition::Builder::scalar(Type elt, double v, unsigned rank) {
-  auto t = RankedTensorType::get(SmallVector<int64_t>(rank, 1), elt);
-  return tosa::ConstOp::create(
-      b, loc, t, DenseElementsAttr::get(t, b.getFloatAttr(elt, v)));
-}
-
-Value partition::Builder::mul(Value x, Value y) {
-  auto st = RankedTensorType::get({1}, b.getI8Type());
-  Value shift = tosa::ConstOp::create(
-      b, loc, st, DenseElementsAttr::get(st, b.getI8IntegerAttr(0)));
-  return tosa::MulOp::create(b, loc, x.getType(), x, y, shift);
-}
-
-Value partition::Builder::reshape(Value v, ArrayRef<int64_t> shape) {
-  if (ty(v).getShape() == shape)
-    return v;
-  auto attr = DenseIntElementsAttr::get(
-      RankedTensorType::get({(int64_t)shape.size()}, b.getIndexType()), shape);
-  Value s = tosa::ConstShapeOp::create(
-      b, loc, tosa::shapeType::get(b.getContext(), shape.size()), attr);
-  return tosa::ReshapeOp::create(b, loc, ty(v).clone(shape), v, s);
-}
-
 Value partition::Builder::flatPadded(Value v, int64_t total) {
   int64_t n = ty(v).getNumElements();
   Value flat = reshape(v, {n});

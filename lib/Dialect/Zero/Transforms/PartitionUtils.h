@@ -1,8 +1,9 @@
-//===- PartitionUtils.h - building blocks of the ZeRO partitioning -*- C++ -*-===//
+//===- PartitionUtils.h - building blocks of the ZeRO partitioning -*- C++
+//-*-===//
 #ifndef ZERO_OPT_LIB_DIALECT_ZERO_TRANSFORMS_PARTITIONUTILS_H
 #define ZERO_OPT_LIB_DIALECT_ZERO_TRANSFORMS_PARTITIONUTILS_H
 
-#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+#include "TosaBuilder.h"
 
 namespace mlir::zero::partition {
 
@@ -19,16 +20,9 @@ inline int64_t shardSize(int64_t numel, int64_t n) {
 }
 
 /// TOSA and tensor builders shared by the partition passes.
-struct Builder {
-  OpBuilder &b;
-  Location loc;
+struct Builder : TosaBuilder {
+  using TosaBuilder::TosaBuilder;
 
-  static RankedTensorType ty(Value v) {
-    return cast<RankedTensorType>(v.getType());
-  }
-  Value scalar(Type elt, double v, unsigned rank);
-  Value mul(Value x, Value y);
-  Value reshape(Value v, ArrayRef<int64_t> shape);
   /// `v` flattened and padded with zeros to `total` elements.
   Value flatPadded(Value v, int64_t total);
   /// The first `numel` elements of a flat tensor, reshaped to `shape`.
