@@ -259,7 +259,7 @@ int mlir::zero::compileMain(int argc, char **argv) {
                 ": expected an integer >= 1");
   if (!gradAccum.empty())
     tc.accumulationSet = true;
-  if (stage != -1) {
+  if (stage.getNumOccurrences()) {
     if (stage < 0 || stage > 3)
       return fail("--stage=" + std::to_string(stage) +
                   ": expected 0, 1, 2 or 3");
@@ -269,9 +269,10 @@ int mlir::zero::compileMain(int argc, char **argv) {
     return fail("--world-size=" + std::to_string(worldSize) +
                 ": expected at least 1");
   opts.worldSize = worldSize;
-  if (persistence != -1) {
+  if (persistence.getNumOccurrences()) {
     if (persistence < 0)
-      return fail("--persistence-threshold must be >= 0");
+      return fail("--persistence-threshold=" + std::to_string(persistence) +
+                  ": expected a number of elements >= 0");
     tc.persistenceThreshold = persistence;
   }
   opts.loss = loss;
