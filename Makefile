@@ -18,7 +18,8 @@ APT_PACKAGES := \
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all setup build test demo clean \
-        test-lit test-conformance test-parity test-train test-zero test-fuzz test-runtime
+        test-lit test-conformance test-parity test-train test-zero test-memory \
+        test-fuzz test-runtime
 
 all: build
 
@@ -52,7 +53,8 @@ $(BUILD)/build.ninja: | .setup.stamp
 build: $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j$(JOBS)
 
-test: build setup test-runtime test-lit test-conformance test-parity test-train test-zero test-fuzz
+test: build setup test-runtime test-lit test-conformance test-parity test-train test-zero \
+      test-memory test-fuzz
 	@echo "make test: all suites passed"
 
 test-lit: build
@@ -80,6 +82,9 @@ test-train: build setup
 
 test-zero: build setup
 	$(PYTHON) test/e2e/zero_equivalence.py --build $(BUILD)
+
+test-memory: build setup
+	$(PYTHON) test/e2e/memory_formulas.py --build $(BUILD)
 
 test-fuzz: build
 	$(BUILD)/bin/zero-import-fuzz --runs 10000 --seed 1 \

@@ -17,6 +17,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 
@@ -197,13 +198,100 @@ OwningOpRef<ModuleOp> mlir::zero::buildStep(MLIRContext *ctx,
   return module;
 }
 
-LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module) {
+static LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
   PassManager pm(module.getContext());
   std::string err;
   llvm::raw_string_ostream os(err);
-  if (failed(parsePassPipeline(cpu::lowerToLLVMPipeline(), pm, os)))
+  if (failed(parsePassPipeline(pipeline, pm, os)))
     return module.emitError() << "internal error: " << err;
   return pm.run(module);
+}
+
+LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module) {
+  return runPipeline(module, cpu::lowerToLLVMPipeline());
+}
+
+LogicalResult mlir::zero::planStepMemory(ModuleOp module) {
+  return runPipeline(module, cpu::memoryPlanPipeline());
+}
+
+/// 1234567 -> "1,234,567".
+static std::string grouped(int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+static std::string humanBytes(int64_t v) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double x = v;
+  int u = 0;
+  while (x >= 1024 && u < 4) {
+    x /= 1024;
+    ++u;
+  }
+  return llvm::formatv("{0:f1} {1}", x, units[u]).str();
+}
+
+void mlir::zero::printMemoryReport(llvm::raw_ostream &os, ModuleOp planned,
+                                   const CompileOptions &options) {
+  auto memory = planned->getAttrOfType<DictionaryAttr>("zero.memory");
+  if (!memory)
+    return;
+  auto i64 = [](DictionaryAttr d, StringRef k) {
+    auto a = d ? d.getAs<IntegerAttr>(k) : IntegerAttr();
+    return a ? a.getInt() : int64_t(0);
+  };
+  for (auto fn : planned.getOps<func::FuncOp>()) {
+    auto m = memory.getAs<DictionaryAttr>(fn.getName());
+    if (!m)
+      continue;
+    int64_t stage = 0;
+    if (auto a = fn->getAttrOfType<IntegerAttr>("zero.stage"))
+      stage = a.getInt();
+    os << "memory per rank of " << fn.getName();
+    if (fn.getName() == "train_step")
+      os << " (ZeRO stage " << stage << ", " << options.worldSize
+         << (options.worldSize == 1 ? " rank" : " ranks") << ")";
+    os << "\n";
+    os << llvm::formatv("  {0,-16} {1,18} {2,18} {3,18} {4,11}\n", "",
+                        "resident", "peak", "at step peak", "");
+    auto cats = m.getAs<DictionaryAttr>("categories");
+    auto at = m.getAs<DictionaryAttr>("at_peak");
+    for (unsigned c = 0; c <= (unsigned)MemoryCategory::other; ++c) {
+      StringRef name = stringifyMemoryCategory((MemoryCategory)c);
+      auto cat = cats.getAs<DictionaryAttr>(name);
+      std::string label = name.str();
+      std::replace(label.begin(), label.end(), '_', ' ');
+      os << llvm::formatv("  {0,-16} {1,18} {2,18} {3,18} {4,11}\n", label,
+                          grouped(i64(cat, "arguments")),
+                          grouped(i64(cat, "peak")), grouped(i64(at, name)),
+                          humanBytes(i64(cat, "peak")));
+    }
+    int64_t peak = i64(m, "peak");
+    os << llvm::formatv("  step peak {0} B ({1})", grouped(peak),
+                        humanBytes(peak));
+    if (auto where = m.getAs<StringAttr>("peak_at");
+        where && !where.getValue().empty())
+      os << " at '" << where.getValue() << "'";
+    if (auto phase = m.getAs<StringAttr>("peak_phase");
+        phase && !phase.getValue().empty())
+      os << " in the " << phase.getValue() << " pass";
+    os << "\n";
+    if (auto ms = m.getAs<DictionaryAttr>("model_states");
+        ms && stage >= 0 && fn.getName() == "train_step") {
+      int64_t p = i64(ms, "parameters"), g = i64(ms, "gradients"),
+              o = i64(ms, "optimizer_state");
+      os << llvm::formatv("  model states {0} B ({1}): parameters {2}, "
+                          "gradients {3}, optimizer state {4}\n",
+                          grouped(p + g + o), humanBytes(p + g + o), grouped(p),
+                          grouped(g), grouped(o));
+    }
+  }
 }
 
 static const char *dtypeName(Type t) {
@@ -236,6 +324,9 @@ static void writeBuffer(llvm::json::OStream &j, DictionaryAttr attrs, Type type,
   j.object([&] {
     j.attribute("name", name ? name.getValue() : "");
     j.attribute("role", role ? stringifyRole(role.getValue()) : defaultRole);
+    j.attribute("category",
+                stringifyMemoryCategory(role ? memoryCategoryOf(role.getValue())
+                                             : MemoryCategory::other));
     j.attribute("dtype", dtypeName(t.getElementType()));
     j.attributeArray("shape", [&] {
       for (int64_t d : t.getShape())
@@ -256,6 +347,24 @@ static void writeBuffer(llvm::json::OStream &j, DictionaryAttr attrs, Type type,
         });
       });
   });
+}
+
+/// A report attribute (dictionaries of integers and strings) as JSON.
+static void writeAttr(llvm::json::OStream &j, Attribute a) {
+  if (auto d = dyn_cast<DictionaryAttr>(a))
+    j.object([&] {
+      for (NamedAttribute e : d) {
+        j.attributeBegin(e.getName().strref());
+        writeAttr(j, e.getValue());
+        j.attributeEnd();
+      }
+    });
+  else if (auto i = dyn_cast<IntegerAttr>(a))
+    j.value(i.getInt());
+  else if (auto s = dyn_cast<StringAttr>(a))
+    j.value(s.getValue());
+  else
+    j.value(nullptr);
 }
 
 /// The plan's name for a step function.
@@ -328,8 +437,13 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
     j.attribute("stage", options.training.stage);
     j.attribute("dtype", "float32");
     j.attribute("runtime_abi", ZERO_RT_ABI_VERSION);
-    j.attribute("library", "step.so");
-    j.attribute("parameters", "params.npz");
+    if (options.memoryReport) {
+      // A plan without a program: zero-run refuses it.
+      j.attribute("report", "memory");
+    } else {
+      j.attribute("library", "step.so");
+      j.attribute("parameters", "params.npz");
+    }
     j.attributeObject("functions", [&] {
       for (auto fn : signatures.getOps<func::FuncOp>()) {
         if (!fn->hasAttr(kEntryAttr))
@@ -370,19 +484,10 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
                             : DictionaryAttr();
           if (!mem)
             return;
-          // Simulated from the compiled buffers: argument bytes by role and
-          // the peak of live temporaries.
-          j.attributeObject("memory", [&] {
-            j.attributeObject("arguments", [&] {
-              for (NamedAttribute a : mem.getAs<DictionaryAttr>("arguments"))
-                j.attribute(a.getName().strref(),
-                            cast<IntegerAttr>(a.getValue()).getInt());
-            });
-            j.attribute("temporaries_peak",
-                        mem.getAs<IntegerAttr>("temporaries_peak").getInt());
-            j.attribute("peak", mem.getAs<IntegerAttr>("peak").getInt());
-            j.attribute("peak_at", mem.getAs<StringAttr>("peak_at").getValue());
-          });
+          // Simulated from the compiled buffers (zero-cpu-memory-report).
+          j.attributeBegin("memory");
+          writeAttr(j, mem);
+          j.attributeEnd();
         });
       }
     });
@@ -465,11 +570,13 @@ llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered, ModuleOp signatures,
   };
   auto memory = lowered->getAttrOfType<DictionaryAttr>("zero.memory");
   auto comm = lowered->getAttrOfType<DictionaryAttr>("zero.comm");
-  if (llvm::Error e =
-          cpu::emitSharedLibrary(lowered, inTmp("step.so"), options.optLevel))
-    return e;
+  if (!options.memoryReport)
+    if (llvm::Error e =
+            cpu::emitSharedLibrary(lowered, inTmp("step.so"), options.optLevel))
+      return e;
   std::string error;
-  if (!writeParams(inTmp("params.npz"), params, error) ||
+  if ((!options.memoryReport &&
+       !writeParams(inTmp("params.npz"), params, error)) ||
       !writePlan(inTmp("plan.json"), modelPath, signatures, memory, comm,
                  options, error))
     return err(error);
@@ -500,8 +607,15 @@ LogicalResult mlir::zero::compileModel(MLIRContext *ctx, StringRef modelPath,
       decl->setAttrs(fn->getAttrs());
       decl.setPrivate();
     }
-  if (failed(lowerStepToLLVM(*module)))
+  if (options.memoryReport) {
+    if (failed(planStepMemory(*module)))
+      return failure();
+    printMemoryReport(llvm::outs(), *module, options);
+    if (outDir.empty())
+      return success();
+  } else if (failed(lowerStepToLLVM(*module))) {
     return failure();
+  }
   if (llvm::Error e = writeOutputFolder(*module, *signatures, params, options,
                                         modelPath, outDir))
     return emitError(FileLineColLoc::get(ctx, modelPath, 0, 0))

@@ -1,5 +1,6 @@
 //===- Step.cpp - loading and calling a compiled program -------*- C++ -*-===//
 #include "zero-rt/Step.h"
+#include "zero-rt/Memory.h"
 #include "zero-rt/Runtime.h"
 
 #include "llvm/Support/JSON.h"
@@ -80,6 +81,12 @@ static bool parseBuffers(const json::Array *list, const std::string &what,
     spec.name = name->str();
     spec.role = role->str();
     spec.stateOf = o->getString("state_of").value_or("").str();
+    spec.category =
+        memoryCategoryOf(o->getString("category").value_or("other").str());
+    if (spec.category < 0) {
+      error = "plan.json: unknown memory category in '" + what + "'";
+      return false;
+    }
     spec.init = o->getNumber("init").value_or(0.0);
     if (const json::Object *sh = o->getObject("shard")) {
       spec.fullNumel = sh->getInteger("numel").value_or(0);
@@ -129,6 +136,11 @@ bool Program::load(const std::string &dir, std::string &error) {
   const json::Object *plan = parsed->getAsObject();
   if (!plan || plan->getString("format") != "zero-opt-plan") {
     error = planPath + ": not a zero-opt plan";
+    return false;
+  }
+  if (plan->getString("report")) {
+    error = dir + " holds a memory report (zero-opt --report=memory), not a "
+                  "program; compile without --report to run the model";
     return false;
   }
   int64_t abi = plan->getInteger("runtime_abi").value_or(-1);

@@ -5,7 +5,8 @@ For the MLP, the CNN and the tied-embedding GPT, every ZeRO stage 0-3 on
 N = 1, 2, 3, 4 ranks, with gradient accumulation g = 1 and 2, trains STEPS
 steps and must give the same per-step losses (rtol 1e-5) and the same final
 weights (atol 1e-5) as one rank at the same global batch (accumulation
-N x g). The bytes each rank sends, measured by the runtime's counters, must
+N x g). The runtime's peak bytes per memory category must equal plan.json's
+exactly, and the plan's model states the fp32 stage formulas. The bytes each rank sends, measured by the runtime's counters, must
 equal plan.json's figure exactly, and the ring volumes of DESIGN.md
 section 3 computed from the parameter count (up to padding and the scalar
 all-reduces of loss and norms). From stage 2 on, gradients are
@@ -71,6 +72,37 @@ def expected_table(plan, n, stage, accum):
             "all_gather": padded * (n - 1) // n * 4}
 
 
+def model_state_formulas(plan, n, stage):
+    """fp32 model states per rank (bytes): 4-byte parameters and gradients,
+    8 bytes of Adam state, each sharded part padded per parameter to a
+    multiple of N: 16Psi, 8Psi + 8Psi/N, 4Psi + 12Psi/N, 16Psi/N."""
+    psi = shard = 0
+    for a in plan["functions"]["train_step"]["arguments"]:
+        if a["role"] != "parameter":
+            continue
+        numel = a["shard"]["numel"] if "shard" in a else int(np.prod(a["shape"]))
+        psi += numel
+        shard += -(-numel // n)
+    return {"parameters": 4 * (shard if stage >= 3 else psi),
+            "gradients": 4 * (shard if stage >= 2 else psi),
+            "optimizer_state": 8 * (shard if stage >= 1 else psi)}
+
+
+def check_memory(plan, stats, n, stage):
+    """The runtime's peak bytes per category equal plan.json's exactly, and
+    the plan's model states equal the stage formulas."""
+    mem = plan["functions"]["train_step"]["memory"]
+    measured = stats["memory"]
+    ok = measured["peak"] == mem["peak"]
+    for c, v in mem["categories"].items():
+        ok &= measured["categories"][c]["peak"] == v["peak"]
+    formulas = model_state_formulas(plan, n, stage)
+    ok &= all(mem["model_states"][k] == v for k, v in formulas.items())
+    return ok, (f" peak {measured['peak']} B (plan {mem['peak']}), model states "
+                f"{sum(mem['model_states'].values())} B (formula "
+                f"{sum(formulas.values())})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -125,8 +157,10 @@ def main():
                                         f"{lo} + backward re-gathers)")
                             else:
                                 comm_ok &= -slack <= extra <= 2 * 64 * 4 + slack
+                        mem_ok, mem_note = check_memory(plan, stats, n, stage)
+                        note += mem_note
                         good = (len(losses) == STEPS and lerr <= 1e-5 and werr <= 1e-5
-                                and comm_ok)
+                                and comm_ok and mem_ok)
                         ok &= good
                         print(f"{'ok  ' if good else 'FAIL'} {tag:16s} loss rel {lerr:.1e} "
                               f"weights abs {werr:.1e} bytes/step {per_step}{note}")

@@ -116,6 +116,11 @@ int mlir::zero::compileMain(int argc, char **argv) {
                               cl::value_desc("OUT"), cl::cat(cat));
   cl::opt<std::string> emit(
       "emit", cl::desc("Print instead of compiling: 'mlir'"), cl::cat(cat));
+  cl::opt<std::string> report(
+      "report",
+      cl::desc("Print a report instead of generating code: 'memory' (the "
+               "per-rank memory plan; with -o, OUT/plan.json only)"),
+      cl::cat(cat));
   cl::opt<std::string> emitAfter(
       "emit-after",
       cl::desc("With --emit=mlir, the stage to print: import, step "
@@ -285,7 +290,12 @@ int mlir::zero::compileMain(int argc, char **argv) {
   if (emitAfter != "import" && emitAfter != "step" && emitAfter != "llvm")
     return fail("--emit-after=" + emitAfter +
                 ": expected import, step or llvm");
-  if (emit.empty() && outDir.empty())
+  if (!report.empty() && report != "memory")
+    return fail("--report=" + report + ": the only report is 'memory'");
+  if (!report.empty() && !emit.empty())
+    return fail("--report and --emit both print instead of compiling; pass "
+                "one of them");
+  if (emit.empty() && report.empty() && outDir.empty())
     return fail("no output folder: pass -o OUT (or --emit=mlir to print)");
   if (!emit.empty() && !outDir.empty())
     return fail("--emit prints the IR instead of writing " + outDir +
@@ -297,6 +307,11 @@ int mlir::zero::compileMain(int argc, char **argv) {
   MLIRContext ctx(registry);
   ModelDiagnostics diags(&ctx);
 
+  if (!report.empty()) {
+    opts.memoryReport = true;
+    opts.import.parameterShapesOnly = true;
+    return failed(compileModel(&ctx, input, opts, outDir)) ? 1 : 0;
+  }
   if (emit.empty()) {
     if (failed(compileModel(&ctx, input, opts, outDir)))
       return 1;

@@ -1,6 +1,7 @@
 //===- zero-run.cpp - run a program compiled by zero-opt -------*- C++ -*-===//
 #include "zero-rt/Batches.h"
 #include "zero-rt/Comm.h"
+#include "zero-rt/Memory.h"
 #include "zero-rt/Npz.h"
 #include "zero-rt/Step.h"
 
@@ -70,6 +71,16 @@ static bool writeStats(const std::string &path, int64_t steps,
     j.attributeObject("calls", [&] {
       for (int k = 0; k < 3; ++k)
         j.attribute(names[k], st.calls[k]);
+    });
+    // This rank's step buffers: arguments, results and temporaries.
+    const MemStats &m = memStats();
+    j.attributeObject("memory", [&] {
+      j.attribute("peak", m.totalPeak);
+      j.attributeObject("categories", [&] {
+        for (int c = 0; c < ZERO_RT_MEM_NUM_CATEGORIES; ++c)
+          j.attributeObject(memoryCategoryName(c),
+                            [&] { j.attribute("peak", m.peak[c]); });
+      });
     });
   });
   os << "\n";
@@ -208,6 +219,9 @@ static int train(const Program &prog, const Options &o) {
   for (const BufferSpec &spec : fn->results)
     buf.arrays.push_back(makeArray(spec));
   buf.finish();
+  for (const auto *specs : {&fn->arguments, &fn->results})
+    for (const BufferSpec &spec : *specs)
+      memTrack(spec.category, spec.bytes());
   // The loss is the result named so, else the first scalar float one.
   int lossIdx = fn->resultIndex("loss"), normIdx = fn->resultIndex("grad_norm");
   for (size_t r = 0; lossIdx < 0 && r < fn->results.size(); ++r)
@@ -339,7 +353,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       args.size(), args.data(),
       "zero-run: run a compiled model\n"
-      "  --stats FILE.json  bytes sent per collective\n");
+      "  --stats FILE.json  bytes sent per collective, peak bytes per memory "
+      "category\n");
 
   Program prog;
   std::string error;

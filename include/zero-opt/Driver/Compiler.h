@@ -28,6 +28,9 @@ struct CompileOptions {
   TrainingConfig training;
   unsigned optLevel = 2; ///< LLVM optimization level of the step library
   int64_t worldSize = 1; ///< data-parallel ranks the program runs on
+  /// Plan memory only (--report=memory): no code, no parameter values;
+  /// plan.json without a library.
+  bool memoryReport = false;
 };
 
 /// Registers every dialect, interface model and pass the pipeline uses.
@@ -52,6 +55,14 @@ OwningOpRef<ModuleOp> buildStep(MLIRContext *ctx, StringRef modelPath,
 /// Lowers every step function to the LLVM dialect.
 LogicalResult lowerStepToLLVM(ModuleOp module);
 
+/// Bufferizes the step functions and records their memory plan (the module
+/// attribute zero.memory), without generating code.
+LogicalResult planStepMemory(ModuleOp module);
+
+/// The per-rank memory table of each step function of a planned module.
+void printMemoryReport(llvm::raw_ostream &os, ModuleOp planned,
+                       const CompileOptions &options);
+
 /// Writes OUT/: step.so from the lowered module, plan.json from the step
 /// functions' signatures (taken before lowering) and params.npz. The
 /// folder is built under a temporary name and renamed into place; an
@@ -62,6 +73,8 @@ llvm::Error writeOutputFolder(ModuleOp lowered, ModuleOp signatures,
                               StringRef modelPath, StringRef outDir);
 
 /// Whole pipeline: model to OUT/. Errors are reported as diagnostics.
+/// With options.memoryReport it prints the memory table instead and
+/// writes only OUT/plan.json (when `outDir` is not empty).
 LogicalResult compileModel(MLIRContext *ctx, StringRef modelPath,
                            const CompileOptions &options, StringRef outDir);
 

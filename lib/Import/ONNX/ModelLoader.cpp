@@ -7,6 +7,10 @@
 #include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -211,6 +215,127 @@ static bool loadTrainingInfo(const onnx::ModelProto &model, LoadedModel &out,
   return true;
 }
 
+/// Bytes per element of an initializer's data type, 0 if not supported.
+static int64_t elementBytes(int32_t type) {
+  switch (type) {
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::INT64:
+  case onnx::TensorProto::UINT64:
+    return 8;
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT32:
+    return 4;
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
+    return 2;
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::BOOL:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static bool isFloatType(int32_t type) {
+  return type == onnx::TensorProto::FLOAT ||
+         type == onnx::TensorProto::DOUBLE ||
+         type == onnx::TensorProto::FLOAT16 ||
+         type == onnx::TensorProto::BFLOAT16;
+}
+
+/// Reads initializers kept in files beside the model (ONNX external data,
+/// how models past protobuf's 2 GB limit are stored) into raw_data. With
+/// `parameterShapesOnly`, floating-point initializers that will be trained
+/// stay external: only their shape is read.
+static bool loadExternalData(onnx::GraphProto &g, llvm::StringRef modelDir,
+                             const ONNXImportOptions &options,
+                             std::string &error) {
+  std::set<std::string> frozen(options.freeze.begin(), options.freeze.end());
+  for (onnx::TensorProto &t : *g.mutable_initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL)
+      continue;
+    std::string what = "initializer '" + t.name() + "': external data ";
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto &kv : t.external_data()) {
+      llvm::StringRef v(kv.value());
+      bool bad = false;
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        bad = v.getAsInteger(10, offset) || offset < 0;
+      else if (kv.key() == "length")
+        bad = v.getAsInteger(10, length) || length < 0;
+      if (bad) {
+        error = what + "has an invalid " + kv.key() + " '" + kv.value() + "'";
+        return false;
+      }
+    }
+    if (location.empty()) {
+      error = what + "names no location";
+      return false;
+    }
+    llvm::StringRef loc(location);
+    if (llvm::sys::path::is_absolute(loc) ||
+        llvm::any_of(llvm::make_range(llvm::sys::path::begin(loc),
+                                      llvm::sys::path::end(loc)),
+                     [](llvm::StringRef c) { return c == ".."; })) {
+      error = what + "location '" + location +
+              "' must be a relative path inside the model's folder";
+      return false;
+    }
+    int64_t numel = 1;
+    for (int64_t d : t.dims())
+      numel *= d;
+    int64_t expected = numel * elementBytes(t.data_type());
+    if (!elementBytes(t.data_type()) || numel < 0) {
+      error = what + "has an unsupported type or shape";
+      return false;
+    }
+    if (length >= 0 && length != expected) {
+      error = what + "has length " + std::to_string(length) +
+              " but its shape needs " + std::to_string(expected) + " bytes";
+      return false;
+    }
+    llvm::SmallString<256> file(modelDir);
+    llvm::sys::path::append(file, location);
+    uint64_t size = 0;
+    if (std::error_code ec = llvm::sys::fs::file_size(file, size)) {
+      error = what + "file " + std::string(file) + ": " + ec.message();
+      return false;
+    }
+    if ((uint64_t)(offset + expected) > size) {
+      error = what + "file " + std::string(file) + " holds " +
+              std::to_string(size) + " bytes; the tensor needs bytes " +
+              std::to_string(offset) + " to " +
+              std::to_string(offset + expected);
+      return false;
+    }
+    if (options.parameterShapesOnly && isFloatType(t.data_type()) &&
+        !frozen.count(t.name())) {
+      // The checker resolves locations from the working directory.
+      for (auto &kv : *t.mutable_external_data())
+        if (kv.key() == "location")
+          kv.set_value(std::string(file));
+      continue;
+    }
+    auto buf = llvm::MemoryBuffer::getFileSlice(file, expected, offset);
+    if (!buf) {
+      error = what + "cannot read " + std::string(file) + ": " +
+              buf.getError().message();
+      return false;
+    }
+    t.set_raw_data((*buf)->getBufferStart(), (*buf)->getBufferSize());
+    t.clear_external_data();
+    t.set_data_location(onnx::TensorProto::DEFAULT);
+  }
+  return true;
+}
+
 bool mlir::zero::onnx_import::loadModel(const std::string &path,
                                         const ONNXImportOptions &options,
                                         LoadedModel &out, std::string &error) {
@@ -266,6 +391,9 @@ bool mlir::zero::onnx_import::loadModel(const std::string &path,
               std::to_string(kTargetOpset);
       return false;
     }
+    if (!loadExternalData(*model.mutable_graph(),
+                          llvm::sys::path::parent_path(path), options, error))
+      return false;
     // Validate before anything else walks the graph: libonnx's converter
     // and shape inference assume a well-formed model.
     if (!checkKnownOps(model.graph(), opset, error))

@@ -89,8 +89,7 @@ private:
     std::string name;
     /// Role of an initializer that becomes an argument; nullopt keeps it a
     /// constant.
-    std::function<std::optional<Role>(const onnx::TensorProto &,
-                                      DenseElementsAttr)>
+    std::function<std::optional<Role>(const onnx::TensorProto &, ShapedType)>
         argRole;
     /// Extra results: (graph value, initializer it updates in place).
     std::vector<std::pair<std::string, std::string>> updates;
@@ -288,14 +287,28 @@ func::FuncOp GraphImporter::importGraph(ModuleOp module,
   std::set<std::string> initNames;
   std::vector<Arg> inits;
   for (const auto &t : g.initializer()) {
+    initNames.insert(t.name());
+    // Still external: a parameter whose shape is all that was read.
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      Type elt = convertElementType(ctx, t.data_type());
+      auto type = RankedTensorType::get(
+          SmallVector<int64_t>(t.dims().begin(), t.dims().end()), elt);
+      auto role = elt ? spec.argRole(t, type) : std::nullopt;
+      if (!role) {
+        emitError(fileLoc) << "initializer '" << t.name()
+                           << "': external data was not loaded";
+        return nullptr;
+      }
+      inits.push_back({t.name(), *role, type, {}});
+      continue;
+    }
     std::string err;
     auto attr = convertTensor(ctx, t, err);
     if (failed(attr)) {
       emitError(fileLoc) << "initializer: " << err;
       return nullptr;
     }
-    initNames.insert(t.name());
-    if (auto role = spec.argRole(t, *attr))
+    if (auto role = spec.argRole(t, attr->getType()))
       inits.push_back({t.name(), *role, attr->getType(), *attr});
     else
       state.constants[t.name()] = *attr;
@@ -388,8 +401,9 @@ func::FuncOp GraphImporter::importGraph(ModuleOp module,
   func::ReturnOp::create(b, fileLoc, results);
   if (initialValues)
     for (const Arg &a : inits)
-      if (llvm::none_of(*initialValues,
-                        [&](const auto &p) { return p.first == a.name; }))
+      if (a.value && llvm::none_of(*initialValues, [&](const auto &p) {
+            return p.first == a.name;
+          }))
         initialValues->emplace_back(a.name, a.value);
   return fn;
 }
@@ -403,8 +417,8 @@ OwningOpRef<ModuleOp> GraphImporter::run(ParamValues *initialValues) {
   std::set<std::string> floatInits;
   FunctionSpec forward;
   forward.name = options.funcName;
-  forward.argRole = [&](const onnx::TensorProto &t, DenseElementsAttr v)
-      -> std::optional<Role> {
+  forward.argRole = [&](const onnx::TensorProto &t,
+                        ShapedType v) -> std::optional<Role> {
     if (!isa<FloatType>(v.getElementType()))
       return std::nullopt;
     floatInits.insert(t.name());
@@ -442,8 +456,8 @@ OwningOpRef<ModuleOp> GraphImporter::run(ParamValues *initialValues) {
       bound.insert(init);
       train.updates.push_back({value, init});
     }
-    train.argRole = [&](const onnx::TensorProto &t, DenseElementsAttr v)
-        -> std::optional<Role> {
+    train.argRole = [&](const onnx::TensorProto &t,
+                        ShapedType) -> std::optional<Role> {
       if (!bound.count(t.name()))
         return std::nullopt;
       return floatInits.count(t.name()) ? Role::parameter

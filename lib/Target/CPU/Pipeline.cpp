@@ -6,29 +6,34 @@
 
 using namespace mlir;
 
-std::string zero::cpu::lowerToLLVMPipeline() {
+std::string zero::cpu::memoryPlanPipeline() {
   // Bufferize with identity layouts at function boundaries so the entry can
   // take plain pointers; results become out-parameters the runtime owns.
   return std::string(
-      "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
-      "tosa-to-tensor),"
+      "func.func(zero-classify-buffers,tosa-to-linalg-named,tosa-to-linalg,"
+      "tosa-to-arith,tosa-to-tensor),"
       "canonicalize,zero-cpu-fuse-elementwise,cse,"
-      "zero-cpu-prepare-entries,"
+      "func.func(zero-cpu-split-destinations),zero-cpu-prepare-entries,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "zero-cpu-drop-inplace-results,"
       "buffer-results-to-out-params{modify-public-functions "
       "hoist-static-allocs},"
       "canonicalize,zero-linalg-to-blas,convert-zero-to-runtime,"
-      "func.func(buffer-hoisting,buffer-loop-hoisting),"
-      "buffer-deallocation-pipeline,"
-      "zero-cpu-memory-report,"
-      "zero-cpu-entry-point,"
-      "func.func(zero-cpu-expand-strided-copies),"
-      "convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
-      "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
-      "convert-to-llvm,"
-      "reconcile-unrealized-casts,canonicalize");
+      "func.func(buffer-hoisting),"
+      "buffer-deallocation-pipeline,zero-cpu-release-early,"
+      "zero-cpu-memory-report");
+}
+
+std::string zero::cpu::lowerToLLVMPipeline() {
+  return memoryPlanPipeline() +
+         ",zero-cpu-track-memory,"
+         "zero-cpu-entry-point,"
+         "func.func(zero-cpu-expand-strided-copies),"
+         "convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
+         "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
+         "convert-to-llvm,"
+         "reconcile-unrealized-casts,canonicalize";
 }
 
 void zero::cpu::registerCPUPipelines() {

@@ -16,7 +16,7 @@ extern "C" {
 
 /* Version of this interface; a compiled step records the one it was built
  * for, and hosts refuse to run a step built for another. */
-#define ZERO_RT_ABI_VERSION 1
+#define ZERO_RT_ABI_VERSION 2
 int32_t zero_rt_abi_version(void);
 
 /* C[b] += A[b] * B[b] for b in [0, batch), f32. Each operand is given as
@@ -48,6 +48,21 @@ void zero_rt_collective(int32_t kind, int32_t dtype, int64_t send,
                         int64_t recv, int64_t count);
 int64_t zero_rt_rank(void);
 int64_t zero_rt_world_size(void);
+
+/* Memory accounting: a step reports each temporary buffer it allocates and
+ * frees, with its category (the numbering of the compiler's
+ * MemoryCategory). */
+enum {
+  ZERO_RT_MEM_PARAMETERS = 0,
+  ZERO_RT_MEM_GRADIENTS = 1,
+  ZERO_RT_MEM_OPTIMIZER_STATE = 2,
+  ZERO_RT_MEM_ACTIVATIONS = 3,
+  ZERO_RT_MEM_BUFFERS = 4,
+  ZERO_RT_MEM_OTHER = 5,
+  ZERO_RT_MEM_NUM_CATEGORIES = 6
+};
+void zero_rt_mem_alloc(int32_t category, int64_t bytes);
+void zero_rt_mem_free(int32_t category, int64_t bytes);
 
 #ifdef __cplusplus
 }

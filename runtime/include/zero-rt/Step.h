@@ -20,6 +20,7 @@ namespace zero::rt {
 struct BufferSpec {
   std::string name;
   std::string role;
+  int category = 5; ///< memory category (zero-rt/Memory.h numbering)
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   std::string stateOf;       ///< optimizer state: its parameter

@@ -23,6 +23,10 @@ struct ONNXImportOptions {
   /// Size for a symbolic first dimension of every graph input (the
   /// micro-batch size of a training configuration); 0: none.
   int64_t batchSize = 0;
+  /// Read only the shapes of the initializers that become trained
+  /// parameters (for reports that need no values): their data, external
+  /// data included, is never loaded, and they get no initial values.
+  bool parameterShapesOnly = false;
   /// Name of the generated function.
   std::string funcName = "main";
 };

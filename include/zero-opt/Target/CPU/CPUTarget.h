@@ -16,6 +16,9 @@ namespace mlir::zero::cpu {
 /// Textual pipeline (for a builtin.module pass manager) from tensor-level
 /// IR (TOSA, linalg, tensor, arith) to the LLVM dialect, with a C ABI entry
 /// for each function marked `zero.entry`.
+/// Tensor IR to buffers, up to the memory plan (module attr zero.memory).
+std::string memoryPlanPipeline();
+/// memoryPlanPipeline, then the LLVM dialect with C ABI entries.
 std::string lowerToLLVMPipeline();
 
 /// Registers the named pipeline `zero-cpu-lower` for zero-opt on .mlir input.

@@ -4,12 +4,14 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
+
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 
 namespace mlir::zero::cpu {
 #define GEN_PASS_DECL
@@ -17,6 +19,11 @@ namespace mlir::zero::cpu {
 
 #define GEN_PASS_REGISTRATION
 #include "zero-opt/Target/CPU/Passes.h.inc"
+
+/// Bytes of a statically shaped buffer (i1 takes a byte).
+int64_t bufferBytes(MemRefType t);
+/// The memory category of an allocation, from its location.
+MemoryCategory allocCategory(Operation *alloc);
 } // namespace mlir::zero::cpu
 
 #endif

@@ -18,6 +18,19 @@ def ZeroCPUFuseElementwise : Pass<"zero-cpu-fuse-elementwise"> {
                            "mlir::affine::AffineDialect"];
 }
 
+def ZeroCPUSplitDestinations
+    : Pass<"zero-cpu-split-destinations", "func::FuncOp"> {
+  let summary = "Give each destination-style write its own empty or filled "
+                "destination";
+  let description = [{
+    A `tensor.empty` (or a `linalg.fill` of one) that CSE made the
+    destination of several destination-style ops is cloned next to each
+    user, with the user's location. Bufferization gives every such write its
+    own buffer either way; without this its conflict analysis compares all
+    pairs of writes, which takes minutes on large models.
+  }];
+}
+
 def ZeroCPUPrepareEntries : Pass<"zero-cpu-prepare-entries", "ModuleOp"> {
   let summary = "Make step functions internal ahead of bufferization";
   let description = [{
@@ -42,16 +55,49 @@ def ZeroCPUDropInPlaceResults
   }];
 }
 
+def ZeroCPUReleaseEarly : Pass<"zero-cpu-release-early", "ModuleOp"> {
+  let summary = "Free each temporary buffer right after its last use";
+  let description = [{
+    Runs after `buffer-deallocation-pipeline`, which frees buffers at the
+    end of their block. A `memref.dealloc` of a `memref.alloc` of the same
+    block moves to just after the last op of the block that uses the buffer
+    or any value derived from it (views, aligned pointers, address
+    arithmetic, the handle of a collective started on it, up to its wait).
+    Buffers that escape the block (yielded, returned, stored) keep their
+    dealloc where it is. This makes each activation, gradient and gathered
+    parameter live only as long as the step needs it, which the memory plan
+    then reflects.
+  }];
+}
+
 def ZeroCPUMemoryReport : Pass<"zero-cpu-memory-report", "ModuleOp"> {
   let summary = "Record each step's memory use, simulated on the buffers";
   let description = [{
     Runs after deallocation insertion. For every `zero.entry` function it
-    sums the argument buffers by role and replays the function's
-    `memref.alloc` / `memref.dealloc` sequence in program order (loop bodies
-    once), finding the peak of live temporaries and the op where it occurs.
-    The result is stored as the module attribute `zero.memory`, keyed by
-    function name, so it survives lowering.
+    sums the argument buffers by role and by memory category, and replays
+    the function's `memref.alloc` / `memref.dealloc` sequence in program
+    order (loop bodies once: each iteration frees what it allocates), each
+    allocation counted in the category its location's `#zero.buffer`
+    carries (`other` without one). It records the peak of each category, the
+    peak of all together with the op and phase where it occurs and each
+    category's bytes at that point, and the model states: parameter and
+    optimizer-state arguments, and the gradient bytes live when the
+    optimizer phase starts. The result is the module attribute
+    `zero.memory`, keyed by function name, so it survives lowering.
   }];
+}
+
+def ZeroCPUTrackMemory : Pass<"zero-cpu-track-memory", "ModuleOp"> {
+  let summary = "Report each temporary's allocation and release to the "
+                "runtime";
+  let description = [{
+    After each `memref.alloc` of a `zero.entry` function, calls
+    `zero_rt_mem_alloc(category, bytes)`; before each `memref.dealloc`,
+    `zero_rt_mem_free` with the same figures. The runtime's counters then
+    follow the same sequence `zero-cpu-memory-report` simulates.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def ZeroCPUEntryPoint : Pass<"zero-cpu-entry-point", "ModuleOp"> {

@@ -29,6 +29,33 @@ void ZeroDialect::initialize() {
       >();
 }
 
+BufferClassAttr mlir::zero::getBufferClass(Location loc) {
+  BufferClassAttr found;
+  loc->walk([&](Location l) {
+    if (auto f = dyn_cast<FusedLoc>(l))
+      if ((found = dyn_cast_or_null<BufferClassAttr>(f.getMetadata())))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+MemoryCategory mlir::zero::memoryCategoryOf(Role role) {
+  switch (role) {
+  case Role::parameter:
+    return MemoryCategory::parameters;
+  case Role::gradient:
+    return MemoryCategory::gradients;
+  case Role::optimizer_state:
+  case Role::master_weight:
+    return MemoryCategory::optimizer_state;
+  case Role::input:
+    return MemoryCategory::activations;
+  default:
+    return MemoryCategory::other;
+  }
+}
+
 /// Parameter, gradient and state tensors of an update must agree in type.
 static LogicalResult verifySameTypes(Operation *op, ValueRange values) {
   Type t = values.front().getType();

@@ -29,6 +29,17 @@ static void hoistAfter(Operation *op, Operation *point) {
   op->moveAfter(after);
 }
 
+/// At stage 2 the scatter and its flatten/pad belong to the backward pass,
+/// as the stage-3 backward gathers do.
+static void markBackward(ReduceScatterOp rs) {
+  UnitAttr unit = UnitAttr::get(rs.getContext());
+  rs->setAttr(kBackwardAttr, unit);
+  for (Operation *o = rs.getInput().getDefiningOp();
+       o && isa<tosa::ReshapeOp, tosa::PadOp>(o);
+       o = o->getOperand(0).getDefiningOp())
+    o->setAttr(kBackwardAttr, unit);
+}
+
 /// With gradient accumulation, `rs` scatters `loop#k * (1/g)`, where the
 /// loop sums the micro-batch gradients into its iter_arg k. Rewrites the
 /// loop to reduce-scatter each micro-batch gradient as soon as it is
@@ -78,6 +89,7 @@ static bool scatterPerMicroBatch(ReduceScatterOp rs, Operation *def) {
   Value part =
       pb.reduceScatter(pb.flatPadded(micro, shardTy.getNumElements() * n), n);
   part.getDefiningOp()->setAttr(partition::kGradScatterAttr, b.getUnitAttr());
+  markBackward(cast<ReduceScatterOp>(part.getDefiningOp()));
   b.setInsertionPoint(mat);
   Value sum = linalg::AddOp::create(b, add.getLoc(), ValueRange{acc, part},
                                     ValueRange{acc})
@@ -138,6 +150,7 @@ struct ZeroPartitionGradientsPass
       // Right after the gradient is complete, so the full gradient dies
       // here and only the shard lives on.
       hoistAfter(rs, def);
+      markBackward(rs);
     }
   }
 };

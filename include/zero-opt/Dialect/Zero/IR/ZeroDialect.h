@@ -1,18 +1,19 @@
-//===- ZeroDialect.h - zero dialect ------------------------------*- C++ -*-===//
+//===- ZeroDialect.h - zero dialect ------------------------------*- C++
+//-*-===//
 #ifndef ZERO_OPT_DIALECT_ZERO_IR_ZERODIALECT_H
 #define ZERO_OPT_DIALECT_ZERO_IR_ZERODIALECT_H
 
+#include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
-#include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "zero-opt/Dialect/Zero/IR/ZeroOpsDialect.h.inc"
 #include "zero-opt/Dialect/Zero/IR/ZeroEnums.h.inc"
 #include "zero-opt/Dialect/Zero/IR/ZeroInterfaces.h.inc"
+#include "zero-opt/Dialect/Zero/IR/ZeroOpsDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "zero-opt/Dialect/Zero/IR/ZeroAttrs.h.inc"
@@ -39,6 +40,16 @@ constexpr llvm::StringLiteral kStateOfAttr = "zero.state_of";
 /// Argument attribute of a sharded tensor: {numel, shard, shape} of the
 /// whole tensor it is this rank's flat, end-padded shard of.
 constexpr llvm::StringLiteral kShardAttr = "zero.shard";
+
+/// The buffer class a location carries (see BufferClassAttr), or null.
+BufferClassAttr getBufferClass(Location loc);
+/// Memory category of a step argument with the given role.
+MemoryCategory memoryCategoryOf(Role role);
+
+/// Function attribute: bytes of gradients the backward pass hands to the
+/// optimizer step (set by zero-classify-buffers).
+constexpr llvm::StringLiteral kResidentGradientsAttr =
+    "zero.resident_gradients";
 
 /// Registers bufferization of the collectives.
 void registerZeroBufferizationModels(DialectRegistry &registry);

@@ -35,6 +35,51 @@ def Zero_RoleAttr : EnumAttr<Zero_Dialect, Zero_Role, "role"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Memory accounting
+//===----------------------------------------------------------------------===//
+
+def Zero_MemParameters : I32EnumAttrCase<"parameters", 0>;
+def Zero_MemGradients : I32EnumAttrCase<"gradients", 1>;
+def Zero_MemOptimizerState : I32EnumAttrCase<"optimizer_state", 2>;
+def Zero_MemActivations : I32EnumAttrCase<"activations", 3>;
+def Zero_MemBuffers : I32EnumAttrCase<"buffers", 4>;
+def Zero_MemOther : I32EnumAttrCase<"other", 5>;
+
+// The numbering is the runtime's (zero_rt_mem_alloc's category argument).
+def Zero_MemoryCategory : I32EnumAttr<"MemoryCategory",
+    "what a buffer holds, for the memory plan",
+    [Zero_MemParameters, Zero_MemGradients, Zero_MemOptimizerState,
+     Zero_MemActivations, Zero_MemBuffers, Zero_MemOther]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::zero";
+}
+
+def Zero_PhaseForward : I32EnumAttrCase<"forward", 0>;
+def Zero_PhaseBackward : I32EnumAttrCase<"backward", 1>;
+def Zero_PhaseOptimizer : I32EnumAttrCase<"optimizer", 2>;
+
+def Zero_Phase : I32EnumAttr<"Phase", "part of the training step",
+    [Zero_PhaseForward, Zero_PhaseBackward, Zero_PhaseOptimizer]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::zero";
+}
+
+def Zero_BufferClassAttr : AttrDef<Zero_Dialect, "BufferClass"> {
+  let mnemonic = "buffer";
+  let summary = "memory category and step phase of the buffers an op makes";
+  let description = [{
+    Carried as the metadata of a `FusedLoc` around an op's location, so
+    that it reaches the `memref.alloc` that bufferization creates for the
+    op (locations survive lowering and bufferization; discardable
+    attributes of `tensor.empty` do not). Example:
+    `loc(fused<#zero.buffer<gradients, backward>>["model.onnx":0:0])`.
+  }];
+  let parameters = (ins EnumParameter<Zero_MemoryCategory>:$category,
+                        EnumParameter<Zero_Phase>:$phase);
+  let assemblyFormat = "`<` $category `,` $phase `>`";
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 

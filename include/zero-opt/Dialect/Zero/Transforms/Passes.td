@@ -167,4 +167,31 @@ def ZeroCommReport : Pass<"zero-comm-report", "ModuleOp"> {
   }];
 }
 
+def ZeroClassifyBuffers : Pass<"zero-classify-buffers", "func::FuncOp"> {
+  let summary = "Tag each op with the memory category and phase of its "
+                "buffers";
+  let description = [{
+    Wraps the location of every tensor-producing op of a `zero.entry`
+    function in `fused<#zero.buffer<category, phase>>`, so that the buffers
+    bufferization later creates for it can be counted by category:
+
+    - parameters: parameter arguments and what is copied or gathered from
+      them (stage 3's all-gathers, transposed weights);
+    - optimizer_state: optimizer-state arguments and copies of them;
+    - gradients: each parameter's gradient, from the backward op that
+      produces it through reshapes, scaling, accumulation and tied sums to
+      the collective or optimizer update that consumes it;
+    - buffers: flat, padded communication buffers and collectives on other
+      values (loss, norms);
+    - activations: other values of the forward pass;
+    - other: other values of the backward pass and the optimizer step.
+
+    The phase is `backward` for ops marked `zero.backward` and the
+    accumulation that follows them in a micro-batch loop, `optimizer` after
+    the last backward op of the function, `forward` otherwise. The
+    destination (`tensor.empty`, `linalg.fill`) of a destination-style op
+    gets that op's class.
+  }];
+}
+
 #endif

@@ -1,0 +1,70 @@
+//===- ReleaseEarly.cpp - free each buffer after its last use --*- C++ -*-===//
+//
+// Ownership-based deallocation frees buffers at the end of their block, so
+// a straight-line training step would keep every activation, gradient and
+// gathered parameter until it returns. This moves each such dealloc to
+// right after the last use of the buffer or anything derived from it
+// (views, pointers, a collective's handle up to its wait).
+//
+//===----------------------------------------------------------------------===//
+#include "zero-opt/Target/CPU/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::zero::cpu {
+#define GEN_PASS_DEF_ZEROCPURELEASEEARLY
+#include "zero-opt/Target/CPU/Passes.h.inc"
+} // namespace mlir::zero::cpu
+
+using namespace mlir;
+
+/// The last op of `block` that uses `root` or a value derived from it, or
+/// null when the buffer escapes the block (yielded, returned, stored).
+static FailureOr<Operation *> lastUse(Value root, Block *block,
+                                      Operation *dealloc) {
+  Operation *last = nullptr;
+  SmallVector<Value> work{root};
+  DenseSet<Value> seen{root};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (user == dealloc)
+        continue;
+      if (user->hasTrait<OpTrait::IsTerminator>() ||
+          isa<memref::StoreOp>(user) && user->getOperand(0) == v)
+        return failure();
+      Operation *anc = block->findAncestorOpInBlock(*user);
+      if (!anc)
+        return failure();
+      if (!last || last->isBeforeInBlock(anc))
+        last = anc;
+      // Loaded values are data, not the buffer.
+      if (isa<memref::LoadOp>(user))
+        continue;
+      for (Value r : user->getResults())
+        if (seen.insert(r).second)
+          work.push_back(r);
+    }
+  }
+  return last;
+}
+
+namespace {
+struct ZeroCPUReleaseEarlyPass
+    : zero::cpu::impl::ZeroCPUReleaseEarlyBase<ZeroCPUReleaseEarlyPass> {
+  void runOnOperation() override {
+    SmallVector<memref::DeallocOp> deallocs;
+    getOperation().walk([&](memref::DeallocOp d) { deallocs.push_back(d); });
+    for (memref::DeallocOp d : deallocs) {
+      auto alloc = d.getMemref().getDefiningOp<memref::AllocOp>();
+      Block *block = d->getBlock();
+      if (!alloc || alloc->getBlock() != block)
+        continue;
+      FailureOr<Operation *> last = lastUse(alloc, block, d);
+      if (failed(last))
+        continue;
+      d->moveAfter(*last ? *last : alloc.getOperation());
+    }
+  }
+};
+} // namespace
