@@ -5,22 +5,65 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 using namespace zero::rt;
 
 namespace {
+/// A collective queued for the communication thread.
+struct Job {
+  int32_t kind, dtype;
+  void *send, *recv;
+  int64_t count, bytes;
+  bool done = false, failed = false;
+};
+
+/// Runs queued collectives in order on its own thread (as a NCCL stream
+/// runs kernels), so that they proceed while the step computes; waits
+/// block only until their collective is done.
+struct Worker {
+  std::thread thread;
+  std::mutex m;
+  std::condition_variable work, finished;
+  std::map<int64_t, Job> jobs;
+  std::deque<int64_t> queue;
+  int64_t next = 0;
+  bool stop = false;
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
 struct State {
-  bool mpi = false;
+  bool mpi = false, threaded = false, overlap = true;
   int64_t rank = 0, size = 1;
   double timeout = 600.0;
   CommStats stats;
-  std::vector<MPI_Request> requests;
+  Worker worker;
+  bool tracing = false;
+  std::mutex traceMutex;
+  std::vector<TraceEvent> trace;
+  std::chrono::steady_clock::time_point epoch =
+      std::chrono::steady_clock::now();
 } g;
+
+const char *kindName(int32_t kind) {
+  static const char *names[] = {"all_reduce", "reduce_scatter", "all_gather"};
+  return kind >= 0 && kind < 3 ? names[kind] : "collective";
+}
+
+void record(TraceEvent e) {
+  if (!g.tracing)
+    return;
+  std::lock_guard<std::mutex> lock(g.traceMutex);
+  g.trace.push_back(std::move(e));
+}
 
 MPI_Datatype mpiType(int32_t dtype) {
   return dtype == ZERO_RT_F64 ? MPI_DOUBLE : MPI_FLOAT;
@@ -36,10 +79,22 @@ bool launchedByMpirun() {
 bool zero::rt::commInit(int *argc, char ***argv, int64_t expected,
                         std::string &error) {
   if (launchedByMpirun() || expected > 1) {
+    // Open MPI busy-polls while a collective waits; the step's thread and
+    // the communication thread share cores, so polling would starve the
+    // compute it should overlap (measured: 250 -> 130 ms per step on 2
+    // cores). A user's own setting wins.
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
     int provided;
-    MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
     // Errors come back as codes, reported with the rank, not as aborts.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    // The communication thread has its own communicator, so its collectives
+    // never interleave with the host's (setup, saving weights).
+    g.threaded = provided >= MPI_THREAD_MULTIPLE;
+    if (g.threaded) {
+      MPI_Comm_dup(MPI_COMM_WORLD, &g.worker.comm);
+      MPI_Comm_set_errhandler(g.worker.comm, MPI_ERRORS_RETURN);
+    }
     int r, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -63,9 +118,38 @@ bool zero::rt::commInit(int *argc, char ***argv, int64_t expected,
 }
 
 void zero::rt::commFinalize() {
-  if (g.mpi)
+  if (g.worker.thread.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(g.worker.m);
+      g.worker.stop = true;
+    }
+    g.worker.work.notify_all();
+    g.worker.thread.join();
+  }
+  if (g.mpi) {
+    if (g.worker.comm != MPI_COMM_NULL)
+      MPI_Comm_free(&g.worker.comm);
     MPI_Finalize();
+  }
   g.mpi = false;
+}
+
+void zero::rt::commSetOverlap(bool overlap) { g.overlap = overlap; }
+bool zero::rt::commOverlaps() { return g.mpi && g.threaded && g.overlap; }
+
+double zero::rt::commNow() {
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now() - g.epoch)
+      .count();
+}
+
+void zero::rt::traceEnable() { g.tracing = true; }
+
+void zero::rt::traceRecord(TraceEvent event) { record(std::move(event)); }
+
+std::vector<TraceEvent> zero::rt::traceEvents() {
+  std::lock_guard<std::mutex> lock(g.traceMutex);
+  return g.trace;
 }
 
 void zero::rt::commSetTimeout(double seconds) { g.timeout = seconds; }
@@ -133,6 +217,41 @@ void zero::rt::commAllGatherFloats(const float *in, float *out, int64_t count) {
   waitOrAbort(req, "all_gather");
 }
 
+/// The collective on `comm`, blocking.
+static int runBlocking(const Job &j, MPI_Comm comm) {
+  MPI_Datatype t = mpiType(j.dtype);
+  if (j.kind == ZERO_RT_ALL_REDUCE)
+    return MPI_Allreduce(j.send == j.recv ? MPI_IN_PLACE : j.send, j.recv,
+                         j.count, t, MPI_SUM, comm);
+  if (j.kind == ZERO_RT_REDUCE_SCATTER)
+    return MPI_Reduce_scatter_block(j.send, j.recv, j.count, t, MPI_SUM, comm);
+  return MPI_Allgather(j.send, j.count, t, j.recv, j.count, t, comm);
+}
+
+static void workerLoop() {
+  Worker &w = g.worker;
+  while (true) {
+    std::unique_lock<std::mutex> lock(w.m);
+    w.work.wait(lock, [&] { return w.stop || !w.queue.empty(); });
+    if (w.queue.empty())
+      return;
+    int64_t id = w.queue.front();
+    w.queue.pop_front();
+    Job job = w.jobs[id];
+    lock.unlock();
+    double t0 = commNow();
+    int rc = runBlocking(job, w.comm);
+    double t1 = commNow();
+    record(
+        {kindName(job.kind), "communication", 2, t0, t1 - t0, job.bytes, id});
+    lock.lock();
+    Job &j = w.jobs[id];
+    j.done = true;
+    j.failed = rc != MPI_SUCCESS;
+    w.finished.notify_all();
+  }
+}
+
 extern "C" int64_t zero_rt_comm_start(int32_t kind, int32_t dtype, int64_t send,
                                       int64_t recv, int64_t count,
                                       int64_t stream) {
@@ -142,13 +261,28 @@ extern "C" int64_t zero_rt_comm_start(int32_t kind, int32_t dtype, int64_t send,
   int64_t n = g.size;
   int64_t total = kind == ZERO_RT_ALL_REDUCE ? count : count * n;
   int64_t factor = kind == ZERO_RT_ALL_REDUCE ? 2 : 1;
-  g.stats.bytesSent[kind] += factor * total * (n - 1) / n * (int64_t)es;
+  int64_t bytes = factor * total * (n - 1) / n * (int64_t)es;
+  g.stats.bytesSent[kind] += bytes;
   g.stats.calls[kind] += 1;
   if (!g.mpi) {
     if (s != r)
       std::memmove(r, s, count * es);
     return -1;
   }
+  Job job{kind, dtype, s, r, count, bytes};
+  if (commOverlaps()) {
+    Worker &w = g.worker;
+    std::lock_guard<std::mutex> lock(w.m);
+    if (!w.thread.joinable())
+      w.thread = std::thread(workerLoop);
+    int64_t id = w.next++;
+    w.jobs[id] = job;
+    w.queue.push_back(id);
+    w.work.notify_one();
+    return id;
+  }
+  // Synchronous: the collective completes before the step goes on.
+  double t0 = commNow();
   MPI_Request req;
   int rc = MPI_SUCCESS;
   if (kind == ZERO_RT_ALL_REDUCE)
@@ -162,18 +296,40 @@ extern "C" int64_t zero_rt_comm_start(int32_t kind, int32_t dtype, int64_t send,
                         MPI_COMM_WORLD, &req);
   if (rc != MPI_SUCCESS)
     commAbort("a collective could not start: another rank has exited");
-  g.requests.push_back(req);
-  return (int64_t)g.requests.size() - 1;
+  waitOrAbort(req, kindName(kind));
+  double t1 = commNow();
+  record({kindName(kind), "communication", 2, t0, t1 - t0, bytes, -1});
+  record({std::string("wait ") + kindName(kind), "wait", 1, t0, t1 - t0, bytes,
+          -1});
+  return -1;
 }
 
 extern "C" void zero_rt_comm_wait(int64_t handle) {
   if (handle < 0)
     return;
-  static const char *names[] = {"all_reduce", "reduce_scatter", "all_gather"};
-  (void)names;
-  waitOrAbort(g.requests[handle], "a collective");
-  if (handle == (int64_t)g.requests.size() - 1)
-    g.requests.pop_back();
+  Worker &w = g.worker;
+  double t0 = commNow();
+  std::unique_lock<std::mutex> lock(w.m);
+  auto it = w.jobs.find(handle);
+  if (it == w.jobs.end())
+    commAbort("internal error: wait on an unknown collective");
+  bool done =
+      w.finished.wait_for(lock, std::chrono::duration<double>(g.timeout),
+                          [&] { return it->second.done; });
+  if (!done)
+    commAbort(std::string(kindName(it->second.kind)) +
+              " did not complete within " + std::to_string((int)g.timeout) +
+              " s: another rank is gone or stuck (ZERO_COMM_TIMEOUT sets the "
+              "limit)");
+  if (it->second.failed)
+    commAbort(std::string(kindName(it->second.kind)) +
+              " failed: another rank has exited");
+  Job job = it->second;
+  w.jobs.erase(it);
+  lock.unlock();
+  double t1 = commNow();
+  record({std::string("wait ") + kindName(job.kind), "wait", 1, t0, t1 - t0,
+          job.bytes, handle});
 }
 
 extern "C" void zero_rt_collective(int32_t kind, int32_t dtype, int64_t send,

@@ -180,9 +180,17 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
   }
   pm.addNestedPass<func::FuncOp>(createZeroLowerOptimizers());
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createZeroVerifyCollectives());
   pm.addPass(createZeroCommReport());
   if (failed(pm.run(module)))
     return failure();
+  if (auto step = module.lookupSymbol<func::FuncOp>("train_step")) {
+    Builder b(module.getContext());
+    step->setAttr("zero.overlap_comm", b.getBoolAttr(c.overlapComm));
+    if (c.stage >= 3 && c.overlapComm)
+      step->setAttr("zero.prefetch_bytes",
+                    b.getI64IntegerAttr(c.prefetchElements * 4));
+  }
   trained = true;
   return success();
 }
@@ -435,6 +443,7 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
     j.attribute("model", model);
     j.attribute("world_size", options.worldSize);
     j.attribute("stage", options.training.stage);
+    j.attribute("overlap_comm", options.training.overlapComm);
     j.attribute("dtype", "float32");
     j.attribute("runtime_abi", ZERO_RT_ABI_VERSION);
     if (options.memoryReport) {

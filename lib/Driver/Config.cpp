@@ -362,10 +362,8 @@ static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
   static const llvm::StringSet<> later = {
       "reduce_bucket_size",
       "allgather_bucket_size",
-      "overlap_comm",
       "contiguous_gradients",
       "stage3_max_live_parameters",
-      "stage3_prefetch_bucket_size",
       "stage3_max_reuse_distance",
       "offload_optimizer",
       "offload_param",
@@ -397,6 +395,14 @@ static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
         return false;
       if (c.persistenceThreshold < 0)
         return r.fail(key, "must be >= 0");
+    } else if (kv.first == "stage3_prefetch_bucket_size") {
+      if (!r.integer(kv.second, key, c.prefetchElements))
+        return false;
+      if (c.prefetchElements < 0)
+        return r.fail(key, "must be >= 0 (0 turns prefetching off)");
+    } else if (kv.first == "overlap_comm") {
+      if (!r.boolean(kv.second, key, c.overlapComm))
+        return false;
     } else if (later.contains(kv.first)) {
       r.warn(key, "is accepted but not implemented yet; it has no effect");
     } else {

@@ -152,6 +152,7 @@ bool Program::load(const std::string &dir, std::string &error) {
   }
   worldSize_ = plan->getInteger("world_size").value_or(1);
   stage_ = plan->getInteger("stage").value_or(0);
+  overlapComm_ = plan->getBoolean("overlap_comm").value_or(true);
   paramsFile = plan->getString("parameters").value_or("").str();
   const json::Object *fns = plan->getObject("functions");
   if (!fns || fns->empty()) {

@@ -177,6 +177,12 @@ int mlir::zero::compileMain(int argc, char **argv) {
       cl::desc("Stage 3: parameters with fewer elements stay replicated "
                "(DeepSpeed stage3_param_persistence_threshold, default 1e5)"),
       cl::init(-1), cl::cat(tcat));
+  cl::opt<bool> overlapComm(
+      "overlap-comm",
+      cl::desc("Overlap collectives with compute (DeepSpeed overlap_comm, "
+               "default true; =false runs each collective to completion "
+               "where it starts)"),
+      cl::cat(tcat));
   cl::opt<std::string> gradClip(
       "gradient-clipping",
       cl::desc("Clip gradients to this global norm (0: off)"), cl::cat(tcat));
@@ -280,6 +286,8 @@ int mlir::zero::compileMain(int argc, char **argv) {
                   ": expected a number of elements >= 0");
     tc.persistenceThreshold = persistence;
   }
+  if (overlapComm.getNumOccurrences())
+    tc.overlapComm = overlapComm;
   opts.loss = loss;
   std::string error;
   if (!validateTrainingConfig(tc, error))

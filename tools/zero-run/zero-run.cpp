@@ -30,7 +30,7 @@ static int fail(const llvm::Twine &msg) {
 
 namespace {
 struct Options {
-  std::string dir, data, out, log, saveWeights, loadWeights, stats;
+  std::string dir, data, out, log, saveWeights, loadWeights, stats, trace;
   int64_t steps = 0;
 };
 } // namespace
@@ -82,6 +82,90 @@ static bool writeStats(const std::string &path, int64_t steps,
                             [&] { j.attribute("peak", m.peak[c]); });
       });
     });
+  });
+  os << "\n";
+  return true;
+}
+
+/// The trace file of this rank: FILE itself on rank 0, FILE with ".r"
+/// before its extension on rank r.
+static std::string tracePath(const std::string &path) {
+  int64_t r = commRank();
+  if (r == 0)
+    return path;
+  llvm::StringRef p(path);
+  size_t dot = p.rfind('.');
+  size_t slash = p.rfind('/');
+  if (dot == llvm::StringRef::npos ||
+      (slash != llvm::StringRef::npos && dot < slash))
+    return path + "." + std::to_string(r);
+  return (p.substr(0, dot) + "." + std::to_string(r) + p.substr(dot)).str();
+}
+
+/// Chrome trace events (chrome://tracing, ui.perfetto.dev): steps, the
+/// compute between waits, waits, and collectives on the communication
+/// thread.
+static bool writeTrace(const std::string &path, std::string &error) {
+  std::string file = tracePath(path);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(file, ec);
+  if (ec) {
+    error = "cannot write " + file + ": " + ec.message();
+    return false;
+  }
+  std::vector<TraceEvent> events = traceEvents();
+  // Compute is the step's time outside its waits.
+  std::vector<TraceEvent> compute;
+  for (const TraceEvent &s : events) {
+    if (s.category != "step")
+      continue;
+    std::vector<std::pair<double, double>> waits;
+    for (const TraceEvent &w : events)
+      if (w.category == "wait" && w.ts >= s.ts && w.ts + w.dur <= s.ts + s.dur)
+        waits.push_back({w.ts, w.ts + w.dur});
+    std::sort(waits.begin(), waits.end());
+    double t = s.ts;
+    for (auto [b, e] : waits) {
+      if (b > t)
+        compute.push_back({"compute", "compute", 1, t, b - t});
+      t = std::max(t, e);
+    }
+    if (s.ts + s.dur > t)
+      compute.push_back({"compute", "compute", 1, t, s.ts + s.dur - t});
+  }
+  llvm::append_range(events, compute);
+  int64_t rank = commRank();
+  llvm::json::OStream j(os, 1);
+  j.object([&] {
+    j.attributeArray("traceEvents", [&] {
+      for (const char *name : {"step", "compute and waits", "communication"})
+        j.object([&] {
+          int tid = std::string(name) == "step"            ? 0
+                    : std::string(name) == "communication" ? 2
+                                                           : 1;
+          j.attribute("name", "thread_name");
+          j.attribute("ph", "M");
+          j.attribute("pid", rank);
+          j.attribute("tid", tid);
+          j.attributeObject("args", [&] { j.attribute("name", name); });
+        });
+      for (const TraceEvent &e : events)
+        j.object([&] {
+          j.attribute("name", e.name);
+          j.attribute("cat", e.category);
+          j.attribute("ph", "X");
+          j.attribute("pid", rank);
+          j.attribute("tid", e.tid);
+          j.attribute("ts", e.ts);
+          j.attribute("dur", e.dur);
+          if (e.category == "communication" || e.category == "wait")
+            j.attributeObject("args", [&] {
+              j.attribute("bytes", e.bytes);
+              j.attribute("id", e.id);
+            });
+        });
+    });
+    j.attribute("displayTimeUnit", "ms");
   });
   os << "\n";
   return true;
@@ -254,7 +338,9 @@ static int train(const Program &prog, const Options &o) {
     if (stepIdx >= 0)
       buf.arrays[stepIdx].as<double>()[0] = double(s + 1);
     auto t0 = std::chrono::steady_clock::now();
+    double us0 = commNow();
     fn->run(buf.ptrs.data());
+    traceRecord({"step " + std::to_string(s), "step", 0, us0, commNow() - us0});
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - t0)
                     .count();
@@ -276,6 +362,8 @@ static int train(const Program &prog, const Options &o) {
                  << (world == 1 ? " rank" : " ranks") << ", ZeRO stage "
                  << prog.stage() << ")\n";
   if (!o.stats.empty() && rank == 0 && !writeStats(o.stats, steps, error))
+    return fail(error);
+  if (!o.trace.empty() && !writeTrace(o.trace, error))
     return fail(error);
   if (!o.saveWeights.empty()) {
     std::vector<Array> weights;
@@ -349,6 +437,12 @@ int main(int argc, char **argv) {
     }
     args.push_back(argv[i]);
   }
+  cl::opt<std::string> trace(
+      "trace",
+      cl::desc("Write a Chrome/Perfetto timeline of each rank: compute, "
+               "collectives (bytes, sequence number) and waits (rank r > 0 "
+               "writes FILE with .r before its extension)"),
+      cl::value_desc("FILE.json"), cl::cat(cat));
   cl::HideUnrelatedOptions(cat);
   cl::ParseCommandLineOptions(
       args.size(), args.data(),
@@ -371,7 +465,10 @@ int main(int argc, char **argv) {
     return fail("no data: pass --data FILE.npz");
   if (steps < 0)
     return fail("--steps must be positive");
-  Options o{dir, data, out, log, saveWeights, loadWeights, stats, steps};
+  commSetOverlap(prog.overlapComm());
+  if (!trace.empty())
+    traceEnable();
+  Options o{dir, data, out, log, saveWeights, loadWeights, stats, trace, steps};
   int rc = inferMode ? infer(prog, o) : train(prog, o);
   if (rc != 0 && commWorldSize() > 1)
     commAbort("stopping every rank");

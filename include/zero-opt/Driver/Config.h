@@ -43,6 +43,14 @@ struct TrainingConfig {
   // zero_optimization
   int64_t stage = 0;
   int64_t persistenceThreshold = 100000; // DeepSpeed's default
+  /// Collectives run on the communication thread and each wait is placed
+  /// before the first use of what it produces; false: every collective
+  /// completes where it starts.
+  bool overlapComm = true;
+  /// Stage 3: a parameter is gathered ahead of its use (one gather in
+  /// flight) if it has at most this many elements; DeepSpeed's
+  /// stage3_prefetch_bucket_size and its default.
+  int64_t prefetchElements = 50000000;
 
   /// The learning rate, with the optimizer's default when unset.
   double learningRate() const;

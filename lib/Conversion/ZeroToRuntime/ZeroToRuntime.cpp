@@ -55,9 +55,11 @@ struct ConvertZeroToRuntimePass
     });
     if (ops.empty())
       return;
-    func::FuncOp coll =
-        declare(module, "zero_rt_collective",
-                b.getFunctionType({i32, i32, i64, i64, i64}, {}));
+    func::FuncOp start =
+        declare(module, "zero_rt_comm_start",
+                b.getFunctionType({i32, i32, i64, i64, i64, i64}, {i64}));
+    func::FuncOp wait =
+        declare(module, "zero_rt_comm_wait", b.getFunctionType({i64}, {}));
     func::FuncOp rank =
         declare(module, "zero_rt_rank", b.getFunctionType({}, {i64}));
     for (Operation *op : ops) {
@@ -90,13 +92,20 @@ struct ConvertZeroToRuntimePass
       auto send = address(b, loc, in), recv = address(b, loc, out);
       if (failed(send) || failed(recv))
         return signalPassFailure();
-      func::CallOp::create(
-          b, loc, coll,
-          ValueRange{arith::ConstantIntOp::create(b, loc, i32, kind),
-                     arith::ConstantIntOp::create(
-                         b, loc, i32, elt.isF64() ? ZERO_RT_F64 : ZERO_RT_F32),
-                     *send, *recv,
-                     arith::ConstantIntOp::create(b, loc, i64, count)});
+      // Started and waited for at once; zero-cpu-schedule-collectives moves
+      // the wait to the first use.
+      Value handle =
+          func::CallOp::create(
+              b, loc, start,
+              ValueRange{
+                  arith::ConstantIntOp::create(b, loc, i32, kind),
+                  arith::ConstantIntOp::create(
+                      b, loc, i32, elt.isF64() ? ZERO_RT_F64 : ZERO_RT_F32),
+                  *send, *recv,
+                  arith::ConstantIntOp::create(b, loc, i64, count),
+                  arith::ConstantIntOp::create(b, loc, i64, 0)})
+              .getResult(0);
+      func::CallOp::create(b, loc, wait, ValueRange{handle});
       op->erase();
     }
   }

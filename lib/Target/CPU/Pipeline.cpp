@@ -20,6 +20,7 @@ std::string zero::cpu::memoryPlanPipeline() {
       "buffer-results-to-out-params{modify-public-functions "
       "hoist-static-allocs},"
       "canonicalize,zero-linalg-to-blas,convert-zero-to-runtime,"
+      "zero-cpu-schedule-collectives,"
       "func.func(buffer-hoisting),"
       "buffer-deallocation-pipeline,zero-cpu-release-early,"
       "zero-cpu-memory-report");

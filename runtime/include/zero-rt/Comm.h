@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace zero::rt {
 
@@ -40,6 +41,29 @@ void commAllReduceDoubles(double *data, int64_t count);
 void commAllGatherFloats(const float *in, float *out, int64_t count);
 /// Aborts every rank with a message (from any rank).
 [[noreturn]] void commAbort(const std::string &message);
+
+/// Whether collectives run on the communication thread, overlapping the
+/// step's compute (overlap_comm; needs MPI_THREAD_MULTIPLE), or complete
+/// when started.
+void commSetOverlap(bool overlap);
+bool commOverlaps();
+
+/// Microseconds since the runtime started (the trace's clock).
+double commNow();
+
+/// An interval of the timeline: tid 1 is the step's thread (compute and
+/// waits), tid 2 the communication thread.
+struct TraceEvent {
+  std::string name, category;
+  int tid = 1;
+  double ts = 0, dur = 0; ///< microseconds
+  int64_t bytes = 0;      ///< collectives: bytes this rank sends
+  int64_t id = -1;        ///< collectives: the call's sequence number
+};
+/// Starts recording collectives and waits.
+void traceEnable();
+void traceRecord(TraceEvent event);
+std::vector<TraceEvent> traceEvents();
 
 } // namespace zero::rt
 

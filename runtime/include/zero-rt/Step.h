@@ -23,8 +23,8 @@ struct BufferSpec {
   int category = 5; ///< memory category (zero-rt/Memory.h numbering)
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
-  std::string stateOf;       ///< optimizer state: its parameter
-  double init = 0.0;         ///< optimizer state: initial value
+  std::string stateOf; ///< optimizer state: its parameter
+  double init = 0.0;   ///< optimizer state: initial value
   /// A rank's flat, end-padded shard of a tensor of `fullShape`
   /// (`fullNumel` elements); empty when not sharded.
   std::vector<int64_t> fullShape;
@@ -79,6 +79,8 @@ public:
   const std::string &dir() const { return dir_; }
   int worldSize() const { return worldSize_; }
   int stage() const { return stage_; }
+  /// Whether collectives overlap compute (the config's overlap_comm).
+  bool overlapComm() const { return overlapComm_; }
 
   /// The initial parameters from OUT/params.npz (or `file` when given),
   /// one per parameter argument of `fn`, in argument order.
@@ -103,6 +105,7 @@ private:
   std::optional<Training> training_;
   std::string paramsFile;
   int worldSize_ = 1, stage_ = 0;
+  bool overlapComm_ = true;
   void *handle = nullptr;
 };
 

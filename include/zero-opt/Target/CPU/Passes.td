@@ -55,6 +55,21 @@ def ZeroCPUDropInPlaceResults
   }];
 }
 
+def ZeroCPUScheduleCollectives
+    : Pass<"zero-cpu-schedule-collectives", "ModuleOp"> {
+  let summary = "Move each collective's wait to the first use of its buffers";
+  let description = [{
+    After `convert-zero-to-runtime`, a `zero_rt_comm_wait` follows its
+    `zero_rt_comm_start`. This moves the wait down its block to just before
+    the first op that reads or writes the collective's send or receive
+    buffer (or a view of them), before the next wait, or before the
+    terminator, so that the compute in between runs while the runtime's
+    communication thread carries out the collective. The order of starts,
+    and so of collectives on every rank, is unchanged. Functions with
+    `zero.overlap_comm = false` are left synchronous.
+  }];
+}
+
 def ZeroCPUReleaseEarly : Pass<"zero-cpu-release-early", "ModuleOp"> {
   let summary = "Free each temporary buffer right after its last use";
   let description = [{

@@ -194,4 +194,19 @@ def ZeroClassifyBuffers : Pass<"zero-classify-buffers", "func::FuncOp"> {
   }];
 }
 
+def ZeroVerifyCollectives : Pass<"zero-verify-collectives", "func::FuncOp"> {
+  let summary = "Reject collectives that some ranks could skip";
+  let description = [{
+    Every rank must issue the same collectives in the same order, or the
+    ranks that wait for a missing partner hang. A value may differ between
+    ranks if it comes from `zero.rank`, from an input argument (the rank's
+    own batch), from a shard argument or a `zero.reduce_scatter`, or is
+    computed from one of those; `zero.all_reduce` and `zero.all_gather`
+    results are the same on every rank. A collective nested in an `scf.if`
+    or `scf.index_switch` whose condition, an `scf.for` whose bounds, or an
+    `scf.while` whose condition may differ is an error, and so is a
+    collective in a function with unstructured control flow.
+  }];
+}
+
 #endif

@@ -1,0 +1,138 @@
+// RUN: zero-opt %s --split-input-file --zero-cpu-schedule-collectives | FileCheck %s
+
+func.func private @zero_rt_comm_start(i32, i32, i64, i64, i64, i64) -> i64
+func.func private @zero_rt_comm_wait(i64)
+
+// The gather's wait moves past the compute that does not touch its buffers
+// to the first op that reads the gathered buffer (through a view).
+// CHECK-LABEL: func.func @gather
+// CHECK: %[[H:.*]] = call @zero_rt_comm_start
+// CHECK-NEXT: linalg.copy ins(%arg2
+// CHECK-NEXT: linalg.copy ins(%arg3
+// CHECK-NEXT: memref.expand_shape
+// CHECK-NEXT: call @zero_rt_comm_wait(%[[H]])
+// CHECK-NEXT: linalg.copy ins(%{{.*}} : memref<2x2xf32>)
+func.func @gather(%shard: memref<2xf32>, %out: memref<2x2xf32>, %x: memref<8xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : i32
+  %c2 = arith.constant 2 : i32
+  %z = arith.constant 0 : i64
+  %n = arith.constant 2 : i64
+  %full = memref.alloc() : memref<4xf32>
+  %p = memref.extract_aligned_pointer_as_index %shard : memref<2xf32> -> index
+  %pi = arith.index_cast %p : index to i64
+  %q = memref.extract_aligned_pointer_as_index %full : memref<4xf32> -> index
+  %qi = arith.index_cast %q : index to i64
+  %h = func.call @zero_rt_comm_start(%c2, %c0, %pi, %qi, %n, %z) : (i32, i32, i64, i64, i64, i64) -> i64
+  func.call @zero_rt_comm_wait(%h) : (i64) -> ()
+  linalg.copy ins(%x : memref<8xf32>) outs(%y : memref<8xf32>)
+  linalg.copy ins(%y : memref<8xf32>) outs(%x : memref<8xf32>)
+  %v = memref.expand_shape %full [[0, 1]] output_shape [2, 2] : memref<4xf32> into memref<2x2xf32>
+  linalg.copy ins(%v : memref<2x2xf32>) outs(%out : memref<2x2xf32>)
+  memref.dealloc %full : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func private @zero_rt_comm_start(i32, i32, i64, i64, i64, i64) -> i64
+func.func private @zero_rt_comm_wait(i64)
+
+// Writing the send buffer also has to wait: the collective may still be
+// reading it.
+// CHECK-LABEL: func.func @send_reuse
+// CHECK: call @zero_rt_comm_start
+// CHECK-NEXT: linalg.copy ins(%arg2
+// CHECK-NEXT: call @zero_rt_comm_wait
+// CHECK-NEXT: linalg.fill
+func.func @send_reuse(%g: memref<4xf32>, %s: memref<2xf32>, %x: memref<8xf32>, %y: memref<8xf32>) {
+  %c1 = arith.constant 1 : i32
+  %c0 = arith.constant 0 : i32
+  %z = arith.constant 0 : i64
+  %n = arith.constant 2 : i64
+  %f = arith.constant 0.0 : f32
+  %p = memref.extract_aligned_pointer_as_index %g : memref<4xf32> -> index
+  %pi = arith.index_cast %p : index to i64
+  %q = memref.extract_aligned_pointer_as_index %s : memref<2xf32> -> index
+  %qi = arith.index_cast %q : index to i64
+  %h = func.call @zero_rt_comm_start(%c1, %c0, %pi, %qi, %n, %z) : (i32, i32, i64, i64, i64, i64) -> i64
+  func.call @zero_rt_comm_wait(%h) : (i64) -> ()
+  linalg.copy ins(%x : memref<8xf32>) outs(%y : memref<8xf32>)
+  linalg.fill ins(%f : f32) outs(%g : memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func private @zero_rt_comm_start(i32, i32, i64, i64, i64, i64) -> i64
+func.func private @zero_rt_comm_wait(i64)
+
+// overlap_comm off: the wait stays with its start.
+// CHECK-LABEL: func.func @sync
+// CHECK: call @zero_rt_comm_start
+// CHECK-NEXT: call @zero_rt_comm_wait
+func.func @sync(%g: memref<4xf32>, %x: memref<8xf32>, %y: memref<8xf32>) attributes {zero.overlap_comm = false} {
+  %c0 = arith.constant 0 : i32
+  %z = arith.constant 0 : i64
+  %n = arith.constant 4 : i64
+  %p = memref.extract_aligned_pointer_as_index %g : memref<4xf32> -> index
+  %pi = arith.index_cast %p : index to i64
+  %h = func.call @zero_rt_comm_start(%c0, %c0, %pi, %pi, %n, %z) : (i32, i32, i64, i64, i64, i64) -> i64
+  func.call @zero_rt_comm_wait(%h) : (i64) -> ()
+  linalg.copy ins(%x : memref<8xf32>) outs(%y : memref<8xf32>)
+  return
+}
+
+// -----
+
+func.func private @zero_rt_comm_start(i32, i32, i64, i64, i64, i64) -> i64
+func.func private @zero_rt_comm_wait(i64)
+
+// Stage 3 prefetch: the second gather (with its buffer and address) starts
+// right after the first one's wait, so it runs during the first layer's
+// compute. A third gather larger than the budget is not prefetched.
+// CHECK-LABEL: func.func @prefetch
+// CHECK: %[[H1:.*]] = call @zero_rt_comm_start
+// CHECK: call @zero_rt_comm_wait(%[[H1]])
+// CHECK-NEXT: %[[B2:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: %[[H2:.*]] = call @zero_rt_comm_start
+// CHECK-NEXT: linalg.copy ins(%[[B1:.*]] : memref<4xf32>) outs(%arg3
+// CHECK-NEXT: call @zero_rt_comm_wait(%[[H2]])
+// CHECK-NEXT: linalg.copy ins(%[[B2]] : memref<4xf32>) outs(%arg3
+// CHECK-NEXT: memref.alloc() : memref<64xf32>
+// CHECK: %[[H3:.*]] = call @zero_rt_comm_start
+// CHECK-NEXT: call @zero_rt_comm_wait(%[[H3]])
+func.func @prefetch(%s1: memref<2xf32>, %s2: memref<2xf32>, %s3: memref<32xf32>, %y: memref<4xf32>, %z: memref<64xf32>) attributes {zero.prefetch_bytes = 16 : i64} {
+  %c2 = arith.constant 2 : i32
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant 0 : i64
+  %n = arith.constant 2 : i64
+  %n3 = arith.constant 32 : i64
+  %b1 = memref.alloc() : memref<4xf32>
+  %p1 = memref.extract_aligned_pointer_as_index %s1 : memref<2xf32> -> index
+  %p1i = arith.index_cast %p1 : index to i64
+  %q1 = memref.extract_aligned_pointer_as_index %b1 : memref<4xf32> -> index
+  %q1i = arith.index_cast %q1 : index to i64
+  %h1 = func.call @zero_rt_comm_start(%c2, %c0, %p1i, %q1i, %n, %zero) : (i32, i32, i64, i64, i64, i64) -> i64
+  func.call @zero_rt_comm_wait(%h1) : (i64) -> ()
+  linalg.copy ins(%b1 : memref<4xf32>) outs(%y : memref<4xf32>)
+  %b2 = memref.alloc() : memref<4xf32>
+  %p2 = memref.extract_aligned_pointer_as_index %s2 : memref<2xf32> -> index
+  %p2i = arith.index_cast %p2 : index to i64
+  %q2 = memref.extract_aligned_pointer_as_index %b2 : memref<4xf32> -> index
+  %q2i = arith.index_cast %q2 : index to i64
+  %h2 = func.call @zero_rt_comm_start(%c2, %c0, %p2i, %q2i, %n, %zero) : (i32, i32, i64, i64, i64, i64) -> i64
+  func.call @zero_rt_comm_wait(%h2) : (i64) -> ()
+  linalg.copy ins(%b2 : memref<4xf32>) outs(%y : memref<4xf32>)
+  %b3 = memref.alloc() : memref<64xf32>
+  %p3 = memref.extract_aligned_pointer_as_index %s3 : memref<32xf32> -> index
+  %p3i = arith.index_cast %p3 : index to i64
+  %q3 = memref.extract_aligned_pointer_as_index %b3 : memref<64xf32> -> index
+  %q3i = arith.index_cast %q3 : index to i64
+  %h3 = func.call @zero_rt_comm_start(%c2, %c0, %p3i, %q3i, %n3, %zero) : (i32, i32, i64, i64, i64, i64) -> i64
+  func.call @zero_rt_comm_wait(%h3) : (i64) -> ()
+  linalg.copy ins(%b3 : memref<64xf32>) outs(%z : memref<64xf32>)
+  memref.dealloc %b1 : memref<4xf32>
+  memref.dealloc %b2 : memref<4xf32>
+  memref.dealloc %b3 : memref<64xf32>
+  return
+}
