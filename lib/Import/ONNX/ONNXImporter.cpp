@@ -336,7 +336,8 @@ func::FuncOp GraphImporter::importGraph(ModuleOp module,
   }
   // In-place updates: result type = the updated argument's type.
   SmallVector<int64_t> updatesArg;
-  for (const auto &[value, init] : spec.updates) {
+  for (const auto &update : spec.updates) {
+    const std::string &init = update.second;
     auto it = llvm::find_if(args, [&](const Arg &a) { return a.name == init; });
     if (it == args.end()) {
       emitError(fileLoc) << "update_binding names '" << init
