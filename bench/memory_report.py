@@ -14,6 +14,7 @@ Usage: /usr/bin/python3 bench/memory_report.py --build build [--repeat 3]
 """
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -56,7 +57,7 @@ def main():
                 plan = json.load(open(os.path.join(out, "plan.json")))
                 ts = plan["functions"]["train_step"]
                 psi = sum(a["shard"]["numel"] if "shard" in a else
-                          __import__("math").prod(a["shape"])
+                          math.prod(a["shape"])
                           for a in ts["arguments"] if a["role"] == "parameter")
                 m = ts["memory"]
                 states = sum(m["model_states"].values())

@@ -291,7 +291,7 @@ void mlir::zero::printMemoryReport(llvm::raw_ostream &os, ModuleOp planned,
       os << " in the " << phase.getValue() << " pass";
     os << "\n";
     if (auto ms = m.getAs<DictionaryAttr>("model_states");
-        ms && stage >= 0 && fn.getName() == "train_step") {
+        ms && fn.getName() == "train_step") {
       int64_t p = i64(ms, "parameters"), g = i64(ms, "gradients"),
               o = i64(ms, "optimizer_state");
       os << llvm::formatv("  model states {0} B ({1}): parameters {2}, "

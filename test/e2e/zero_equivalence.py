@@ -26,6 +26,8 @@ import tempfile
 
 import numpy as np
 
+import memory_formulas
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STEPS = 3
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
@@ -72,22 +74,6 @@ def expected_table(plan, n, stage, accum):
             "all_gather": padded * (n - 1) // n * 4}
 
 
-def model_state_formulas(plan, n, stage):
-    """fp32 model states per rank (bytes): 4-byte parameters and gradients,
-    8 bytes of Adam state, each sharded part padded per parameter to a
-    multiple of N: 16Psi, 8Psi + 8Psi/N, 4Psi + 12Psi/N, 16Psi/N."""
-    psi = shard = 0
-    for a in plan["functions"]["train_step"]["arguments"]:
-        if a["role"] != "parameter":
-            continue
-        numel = a["shard"]["numel"] if "shard" in a else int(np.prod(a["shape"]))
-        psi += numel
-        shard += -(-numel // n)
-    return {"parameters": 4 * (shard if stage >= 3 else psi),
-            "gradients": 4 * (shard if stage >= 2 else psi),
-            "optimizer_state": 8 * (shard if stage >= 1 else psi)}
-
-
 def check_memory(plan, stats, n, stage):
     """The runtime's peak bytes per category equal plan.json's exactly, and
     the plan's model states equal the stage formulas."""
@@ -96,7 +82,8 @@ def check_memory(plan, stats, n, stage):
     ok = measured["peak"] == mem["peak"]
     for c, v in mem["categories"].items():
         ok &= measured["categories"][c]["peak"] == v["peak"]
-    formulas = model_state_formulas(plan, n, stage)
+    formulas, _ = memory_formulas.formulas(memory_formulas.parameter_sizes(plan),
+                                           n, stage)
     ok &= all(mem["model_states"][k] == v for k, v in formulas.items())
     return ok, (f" peak {measured['peak']} B (plan {mem['peak']}), model states "
                 f"{sum(mem['model_states'].values())} B (formula "

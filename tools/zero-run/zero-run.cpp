@@ -10,6 +10,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -114,40 +115,45 @@ static bool writeTrace(const std::string &path, std::string &error) {
     return false;
   }
   std::vector<TraceEvent> events = traceEvents();
-  // Compute is the step's time outside its waits.
+  // Compute is the step's time outside its waits: one sweep over the steps
+  // and the waits, both in time order (waits happen on the step's thread).
+  std::vector<const TraceEvent *> steps, waits;
+  for (const TraceEvent &e : events) {
+    if (e.category == "step")
+      steps.push_back(&e);
+    else if (e.category == "wait")
+      waits.push_back(&e);
+  }
+  auto byTime = [](const TraceEvent *a, const TraceEvent *b) {
+    return a->ts < b->ts;
+  };
+  llvm::sort(steps, byTime);
+  llvm::sort(waits, byTime);
   std::vector<TraceEvent> compute;
-  for (const TraceEvent &s : events) {
-    if (s.category != "step")
-      continue;
-    std::vector<std::pair<double, double>> waits;
-    for (const TraceEvent &w : events)
-      if (w.category == "wait" && w.ts >= s.ts && w.ts + w.dur <= s.ts + s.dur)
-        waits.push_back({w.ts, w.ts + w.dur});
-    std::sort(waits.begin(), waits.end());
-    double t = s.ts;
-    for (auto [b, e] : waits) {
-      if (b > t)
-        compute.push_back({"compute", "compute", 1, t, b - t});
-      t = std::max(t, e);
+  size_t w = 0;
+  for (const TraceEvent *s : steps) {
+    double t = s->ts, end = s->ts + s->dur;
+    for (; w < waits.size() && waits[w]->ts < end; ++w) {
+      if (waits[w]->ts > t)
+        compute.push_back({"compute", "compute", 1, t, waits[w]->ts - t});
+      t = std::max(t, waits[w]->ts + waits[w]->dur);
     }
-    if (s.ts + s.dur > t)
-      compute.push_back({"compute", "compute", 1, t, s.ts + s.dur - t});
+    if (end > t)
+      compute.push_back({"compute", "compute", 1, t, end - t});
   }
   llvm::append_range(events, compute);
   int64_t rank = commRank();
   llvm::json::OStream j(os, 1);
   j.object([&] {
     j.attributeArray("traceEvents", [&] {
-      for (const char *name : {"step", "compute and waits", "communication"})
+      const char *threads[] = {"step", "compute and waits", "communication"};
+      for (int tid = 0; tid < 3; ++tid)
         j.object([&] {
-          int tid = std::string(name) == "step"            ? 0
-                    : std::string(name) == "communication" ? 2
-                                                           : 1;
           j.attribute("name", "thread_name");
           j.attribute("ph", "M");
           j.attribute("pid", rank);
           j.attribute("tid", tid);
-          j.attributeObject("args", [&] { j.attribute("name", name); });
+          j.attributeObject("args", [&] { j.attribute("name", threads[tid]); });
         });
       for (const TraceEvent &e : events)
         j.object([&] {
@@ -463,6 +469,14 @@ int main(int argc, char **argv) {
   }
   if (data.empty())
     return fail("no data: pass --data FILE.npz");
+  // Report files are written after training; a bad folder should not cost
+  // the run.
+  for (const std::string *f : {&stats, &trace.getValue()}) {
+    llvm::StringRef parent = llvm::sys::path::parent_path(*f);
+    if (!f->empty() && !parent.empty() && !llvm::sys::fs::is_directory(parent))
+      return fail("cannot write " + *f + ": folder " + parent.str() +
+                  " does not exist");
+  }
   if (steps < 0)
     return fail("--steps must be positive");
   commSetOverlap(prog.overlapComm());

@@ -13,7 +13,7 @@ std::string zero::cpu::memoryPlanPipeline() {
       "func.func(zero-classify-buffers,tosa-to-linalg-named,tosa-to-linalg,"
       "tosa-to-arith,tosa-to-tensor),"
       "canonicalize,zero-cpu-fuse-elementwise,cse,"
-      "func.func(zero-cpu-split-destinations),zero-cpu-prepare-entries,"
+      "zero-cpu-prepare-entries,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "zero-cpu-drop-inplace-results,"

@@ -43,9 +43,6 @@ enum { ZERO_RT_F32 = 0, ZERO_RT_F64 = 1 };
 int64_t zero_rt_comm_start(int32_t kind, int32_t dtype, int64_t send,
                            int64_t recv, int64_t count, int64_t stream);
 void zero_rt_comm_wait(int64_t handle);
-/* Start and wait: what synchronous generated code calls. */
-void zero_rt_collective(int32_t kind, int32_t dtype, int64_t send,
-                        int64_t recv, int64_t count);
 int64_t zero_rt_rank(void);
 int64_t zero_rt_world_size(void);
 

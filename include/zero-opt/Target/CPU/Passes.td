@@ -18,19 +18,6 @@ def ZeroCPUFuseElementwise : Pass<"zero-cpu-fuse-elementwise"> {
                            "mlir::affine::AffineDialect"];
 }
 
-def ZeroCPUSplitDestinations
-    : Pass<"zero-cpu-split-destinations", "func::FuncOp"> {
-  let summary = "Give each destination-style write its own empty or filled "
-                "destination";
-  let description = [{
-    A `tensor.empty` (or a `linalg.fill` of one) that CSE made the
-    destination of several destination-style ops is cloned next to each
-    user, with the user's location. Bufferization gives every such write its
-    own buffer either way; without this its conflict analysis compares all
-    pairs of writes, which takes minutes on large models.
-  }];
-}
-
 def ZeroCPUPrepareEntries : Pass<"zero-cpu-prepare-entries", "ModuleOp"> {
   let summary = "Make step functions internal ahead of bufferization";
   let description = [{

@@ -38,19 +38,6 @@ bool isDataMovement(Operation *op) {
              AllGatherOp>(op);
 }
 
-/// The role attribute of a function argument, if any.
-std::optional<Role> roleOf(Value v) {
-  auto arg = dyn_cast<BlockArgument>(v);
-  if (!arg)
-    return std::nullopt;
-  auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  if (!fn)
-    return std::nullopt;
-  if (auto r = fn.getArgAttrOfType<RoleAttr>(arg.getArgNumber(), kRoleAttr))
-    return r.getValue();
-  return std::nullopt;
-}
-
 class Classifier {
 public:
   explicit Classifier(func::FuncOp fn) : fn(fn) {}
@@ -109,8 +96,9 @@ private:
   /// transposed weights), then the outputs of in-place updates.
   void findModelStates() {
     for (BlockArgument a : fn.getArguments())
-      if (auto role = roleOf(a)) {
-        MemoryCategory c = memoryCategoryOf(*role);
+      if (auto role =
+              fn.getArgAttrOfType<RoleAttr>(a.getArgNumber(), kRoleAttr)) {
+        MemoryCategory c = memoryCategoryOf(role.getValue());
         if (c == MemoryCategory::parameters ||
             c == MemoryCategory::optimizer_state)
           modelState[a] = c;
@@ -127,17 +115,18 @@ private:
       }
       if (!isDataMovement(op) || op->getNumResults() != 1)
         return;
-      std::optional<MemoryCategory> c;
-      Value src = op->getOperand(0);
-      auto it = modelState.find(src);
+      auto it = modelState.find(op->getOperand(0));
       if (it == modelState.end())
         return;
-      c = it->second;
-      for (Value v : op->getOperands().drop_front())
-        if (isTensor(v) && !matchPattern(v, m_Constant()) &&
-            !isa<AllGatherOp>(op) && modelState.lookup(v) != *c)
-          return;
-      modelState[op->getResult(0)] = *c;
+      MemoryCategory c = it->second;
+      // A gather's other operand is its destination; a concat must join
+      // only the same kind of state.
+      if (!isa<AllGatherOp>(op))
+        for (Value v : op->getOperands().drop_front())
+          if (isTensor(v) && !matchPattern(v, m_Constant()) &&
+              modelState.lookup(v) != c)
+            return;
+      modelState[op->getResult(0)] = c;
     });
   }
 
@@ -248,15 +237,12 @@ private:
     for (Operation *op : order) {
       MemoryCategory c = MemoryCategory::other;
       Phase phase = phases.lookup(op);
-      auto results = llvm::make_filter_range(op->getResults(), isTensor);
-      auto firstIn = [&](auto pred) { return llvm::any_of(results, pred); };
-      if (firstIn([&](Value r) { return modelState.count(r); })) {
-        for (Value r : results)
-          if (modelState.count(r)) {
-            c = modelState.lookup(r);
-            break;
-          }
-      } else if (firstIn([&](Value r) { return grads.count(r); })) {
+      auto state = llvm::find_if(op->getResults(),
+                                 [&](Value r) { return modelState.count(r); });
+      if (state != op->getResults().end()) {
+        c = modelState.lookup(*state);
+      } else if (llvm::any_of(op->getResults(),
+                              [&](Value r) { return grads.count(r); })) {
         // A flattened, padded copy made for a collective is its buffer.
         bool staging =
             isa<tosa::ConcatOp, tosa::PadOp>(op) &&

@@ -31,7 +31,7 @@ static FailureOr<Operation *> lastUse(Value root, Block *block,
       if (user == dealloc)
         continue;
       if (user->hasTrait<OpTrait::IsTerminator>() ||
-          isa<memref::StoreOp>(user) && user->getOperand(0) == v)
+          (isa<memref::StoreOp>(user) && user->getOperand(0) == v))
         return failure();
       Operation *anc = block->findAncestorOpInBlock(*user);
       if (!anc)
