@@ -7,6 +7,7 @@
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Target/CPU/CPUTarget.h"
 #include "zero-opt/Target/CPU/Passes.h"
+#include "zero-opt/Target/CPU/Timeline.h"
 #include "zero-rt/Npz.h"
 #include "zero-rt/Runtime.h"
 
@@ -25,6 +26,11 @@
 
 using namespace mlir;
 using namespace mlir::zero;
+
+/// The plan's name for a step function.
+static std::string planName(func::FuncOp fn) {
+  return fn.getName() == "main" ? "forward" : fn.getName().str();
+}
 
 void mlir::zero::registerCompilerDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
@@ -187,6 +193,7 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
   if (auto step = module.lookupSymbol<func::FuncOp>("train_step")) {
     Builder b(module.getContext());
     step->setAttr("zero.overlap_comm", b.getBoolAttr(c.overlapComm));
+    step->setAttr("zero.world_size", b.getI64IntegerAttr(options.worldSize));
     if (c.stage >= 3 && c.overlapComm)
       step->setAttr("zero.prefetch_bytes",
                     b.getI64IntegerAttr(c.prefetchElements * 4));
@@ -302,6 +309,122 @@ void mlir::zero::printMemoryReport(llvm::raw_ostream &os, ModuleOp planned,
   }
 }
 
+LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
+                                          CompileOptions &options) {
+  auto hw = cpu::HardwareModel::load(options.hardware);
+  if (!hw)
+    return planned.emitError(llvm::toString(hw.takeError()));
+  Builder b(planned.getContext());
+  SmallVector<NamedAttribute> reports;
+  std::string trace;
+  llvm::raw_string_ostream os(trace);
+  llvm::json::OStream j(os, 1);
+  j.object([&] {
+    j.attributeArray("traceEvents", [&] {
+      const char *threads[] = {"step", "compute and waits", "communication"};
+      for (int tid = 0; tid < 3; ++tid)
+        j.object([&] {
+          j.attribute("name", "thread_name");
+          j.attribute("ph", "M");
+          j.attribute("pid", 0);
+          j.attribute("tid", tid);
+          j.attributeObject("args", [&] { j.attribute("name", threads[tid]); });
+        });
+      for (auto fn : planned.getOps<func::FuncOp>()) {
+        if (!fn->hasAttr(kEntryAttr) || fn.isExternal())
+          continue;
+        cpu::SimulateOptions o = cpu::simulateOptionsFor(fn);
+        o.precision = options.precision;
+        if (llvm::Error e = hw->check(o.worldSize, o.precision)) {
+          fn.emitError(llvm::toString(std::move(e)));
+          reports.clear();
+          return;
+        }
+        cpu::Timeline tl = cpu::simulateStep(fn, *hw, o);
+        reports.push_back(
+            b.getNamedAttr(fn.getName(), cpu::timelineAttr(b, tl)));
+        // Only the training step is traced when there is one.
+        if (fn.getName() == "main" && planned.lookupSymbol("train_step"))
+          continue;
+        auto event = [&](StringRef name, StringRef cat, int tid, double start,
+                         double dur, int64_t bytes, int64_t id) {
+          j.object([&] {
+            j.attribute("name", name);
+            j.attribute("cat", cat);
+            j.attribute("ph", "X");
+            j.attribute("pid", 0);
+            j.attribute("tid", tid);
+            j.attribute("ts", start * 1e6);
+            j.attribute("dur", dur * 1e6);
+            if (id >= 0)
+              j.attributeObject("args", [&] {
+                j.attribute("bytes", bytes);
+                j.attribute("id", id);
+              });
+          });
+        };
+        event(planName(fn), "step", 0, 0, tl.stepSeconds, 0, -1);
+        for (const cpu::Timeline::Event &e : tl.events)
+          event(e.name, e.category, e.category == "communication" ? 2 : 1,
+                e.start, e.duration, e.bytes, e.id);
+      }
+    });
+    j.attribute("displayTimeUnit", "ms");
+  });
+  if (reports.empty())
+    return failure();
+  planned->setAttr("zero.timeline", b.getDictionaryAttr(reports));
+  options.timelineEvents = std::move(trace);
+  return success();
+}
+
+void mlir::zero::printTimelineReport(llvm::raw_ostream &os, ModuleOp planned,
+                                     const CompileOptions &options) {
+  auto timeline = planned->getAttrOfType<DictionaryAttr>("zero.timeline");
+  if (!timeline)
+    return;
+  for (auto fn : planned.getOps<func::FuncOp>()) {
+    auto t = timeline.getAs<DictionaryAttr>(fn.getName());
+    if (!t)
+      continue;
+    auto f = [&](StringRef k) {
+      auto a = t.getAs<FloatAttr>(k);
+      return a ? a.getValueAsDouble() : 0.0;
+    };
+    auto i = [&](StringRef k) {
+      auto a = t.getAs<IntegerAttr>(k);
+      return a ? a.getInt() : int64_t(0);
+    };
+    auto ms = [](double s) { return llvm::formatv("{0,12:f3} ms", s * 1e3); };
+    os << llvm::formatv("{0}: predicted step on {1} ({2} ranks, ZeRO stage "
+                        "{3}, matmuls at the {4} peak), per rank\n",
+                        planName(fn), options.hardware, options.worldSize,
+                        options.training.stage, options.precision);
+    os << "  step                    " << ms(f("step_seconds")) << "\n";
+    os << "  compute                 " << ms(f("compute_seconds"))
+       << llvm::formatv("   {0} ops, {1:e3} FLOP, MFU {2:f1}%\n",
+                        i("compute_ops"), f("flops"), 100 * f("mfu"));
+    os << "  communication           " << ms(f("communication_seconds"))
+       << llvm::formatv("   {0} collectives, {1} bytes sent\n",
+                        i("collectives"), i("bytes_sent"));
+    os << "  exposed communication   " << ms(f("exposed_seconds")) << "\n";
+    os << "  without overlap         " << ms(f("no_overlap_seconds")) << "\n";
+    os << "  lower bound             " << ms(f("lower_bound_seconds"))
+       << "   max(compute, communication)\n";
+  }
+}
+
+static bool writeFile(StringRef path, StringRef text, std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path.str() + ": " + ec.message();
+    return false;
+  }
+  os << text;
+  return true;
+}
+
 static const char *dtypeName(Type t) {
   if (t.isF32())
     return "float32";
@@ -371,13 +494,10 @@ static void writeAttr(llvm::json::OStream &j, Attribute a) {
     j.value(i.getInt());
   else if (auto s = dyn_cast<StringAttr>(a))
     j.value(s.getValue());
+  else if (auto f = dyn_cast<FloatAttr>(a))
+    j.value(f.getValueAsDouble());
   else
     j.value(nullptr);
-}
-
-/// The plan's name for a step function.
-static std::string planName(func::FuncOp fn) {
-  return fn.getName() == "main" ? "forward" : fn.getName().str();
 }
 
 static void writeTraining(llvm::json::OStream &j, const TrainingConfig &c,
@@ -427,7 +547,8 @@ static void writeTraining(llvm::json::OStream &j, const TrainingConfig &c,
 /// plan.json: what zero-run needs to call the steps and what users read.
 static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
                       DictionaryAttr memory, DictionaryAttr comm,
-                      const CompileOptions &options, std::string &error) {
+                      DictionaryAttr timeline, const CompileOptions &options,
+                      std::string &error) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec) {
@@ -448,7 +569,11 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
     j.attribute("runtime_abi", ZERO_RT_ABI_VERSION);
     if (options.memoryReport) {
       // A plan without a program: zero-run refuses it.
-      j.attribute("report", "memory");
+      j.attribute("report", options.timelineReport ? "timeline" : "memory");
+      if (options.timelineReport) {
+        j.attribute("hardware", options.hardware);
+        j.attribute("compute_precision", options.precision);
+      }
     } else {
       j.attribute("library", "step.so");
       j.attribute("parameters", "params.npz");
@@ -489,6 +614,13 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
                                 cast<IntegerAttr>(a.getValue()).getInt());
                 });
             });
+          // Predicted by the simulator (--report=timeline).
+          if (auto t = timeline ? timeline.getAs<DictionaryAttr>(fn.getName())
+                                : DictionaryAttr()) {
+            j.attributeBegin("timeline");
+            writeAttr(j, t);
+            j.attributeEnd();
+          }
           auto mem = memory ? memory.getAs<DictionaryAttr>(fn.getName())
                             : DictionaryAttr();
           if (!mem)
@@ -579,6 +711,7 @@ llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered, ModuleOp signatures,
   };
   auto memory = lowered->getAttrOfType<DictionaryAttr>("zero.memory");
   auto comm = lowered->getAttrOfType<DictionaryAttr>("zero.comm");
+  auto timeline = lowered->getAttrOfType<DictionaryAttr>("zero.timeline");
   if (!options.memoryReport)
     if (llvm::Error e =
             cpu::emitSharedLibrary(lowered, inTmp("step.so"), options.optLevel))
@@ -587,7 +720,9 @@ llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered, ModuleOp signatures,
   if ((!options.memoryReport &&
        !writeParams(inTmp("params.npz"), params, error)) ||
       !writePlan(inTmp("plan.json"), modelPath, signatures, memory, comm,
-                 options, error))
+                 timeline, options, error) ||
+      (options.timelineReport && !options.timelineEvents.empty() &&
+       !writeFile(inTmp("timeline.json"), options.timelineEvents, error)))
     return err(error);
   if (llvm::sys::fs::exists(out))
     if (auto ec = llvm::sys::fs::remove_directories(out))
@@ -619,7 +754,13 @@ LogicalResult mlir::zero::compileModel(MLIRContext *ctx, StringRef modelPath,
   if (options.memoryReport) {
     if (failed(planStepMemory(*module)))
       return failure();
-    printMemoryReport(llvm::outs(), *module, options);
+    if (options.timelineReport) {
+      if (failed(predictTimeline(*module, options)))
+        return failure();
+      printTimelineReport(llvm::outs(), *module, options);
+    } else {
+      printMemoryReport(llvm::outs(), *module, options);
+    }
     if (outDir.empty())
       return success();
   } else if (failed(lowerStepToLLVM(*module))) {

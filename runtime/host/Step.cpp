@@ -138,9 +138,10 @@ bool Program::load(const std::string &dir, std::string &error) {
     error = planPath + ": not a zero-opt plan";
     return false;
   }
-  if (plan->getString("report")) {
-    error = dir + " holds a memory report (zero-opt --report=memory), not a "
-                  "program; compile without --report to run the model";
+  if (auto report = plan->getString("report")) {
+    error = dir + " holds a " + report->str() +
+            " report (zero-opt --report=" + report->str() +
+            "), not a program; compile without --report to run the model";
     return false;
   }
   int64_t abi = plan->getInteger("runtime_abi").value_or(-1);

@@ -9,6 +9,7 @@
 #include "CompileDriver.h"
 
 #include "zero-opt/Driver/Compiler.h"
+#include "zero-opt/Target/CPU/Timeline.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -119,8 +120,19 @@ int mlir::zero::compileMain(int argc, char **argv) {
   cl::opt<std::string> report(
       "report",
       cl::desc("Print a report instead of generating code: 'memory' (the "
-               "per-rank memory plan; with -o, OUT/plan.json only)"),
+               "per-rank memory plan; with -o, OUT/plan.json only) or "
+               "'timeline' (the predicted step on --hardware; with -o, also "
+               "OUT/timeline.json)"),
       cl::cat(cat));
+  cl::opt<std::string> hardware(
+      "hardware",
+      cl::desc("--report=timeline: machine description (hardware/*.json)"),
+      cl::value_desc("FILE.json"), cl::cat(cat));
+  cl::opt<std::string> precision(
+      "compute-precision",
+      cl::desc("--report=timeline: the peak_flops entry matmuls run at "
+               "(default fp32, as compiled)"),
+      cl::init("fp32"), cl::cat(cat));
   cl::opt<std::string> emitAfter(
       "emit-after",
       cl::desc("With --emit=mlir, the stage to print: import, step "
@@ -298,8 +310,15 @@ int mlir::zero::compileMain(int argc, char **argv) {
   if (emitAfter != "import" && emitAfter != "step" && emitAfter != "llvm")
     return fail("--emit-after=" + emitAfter +
                 ": expected import, step or llvm");
-  if (!report.empty() && report != "memory")
-    return fail("--report=" + report + ": the only report is 'memory'");
+  if (!report.empty() && report != "memory" && report != "timeline")
+    return fail("--report=" + report + ": expected memory or timeline");
+  if (report == "timeline" && hardware.empty())
+    return fail("--report=timeline needs --hardware=FILE.json (a machine "
+                "description, as in the repository's hardware/ folder)");
+  if (!hardware.empty() && report != "timeline")
+    return fail("--hardware is read only by --report=timeline");
+  if (precision.getNumOccurrences() && report != "timeline")
+    return fail("--compute-precision is read only by --report=timeline");
   if (!report.empty() && !emit.empty())
     return fail("--report and --emit both print instead of compiling; pass "
                 "one of them");
@@ -317,6 +336,17 @@ int mlir::zero::compileMain(int argc, char **argv) {
 
   if (!report.empty()) {
     opts.memoryReport = true;
+    if (report == "timeline") {
+      // Read the description before the (long) compile.
+      auto hw = cpu::HardwareModel::load(hardware);
+      if (!hw)
+        return fail(llvm::toString(hw.takeError()));
+      if (llvm::Error e = hw->check(worldSize, precision))
+        return fail(llvm::toString(std::move(e)));
+      opts.timelineReport = true;
+      opts.hardware = hardware;
+      opts.precision = precision;
+    }
     opts.import.parameterShapesOnly = true;
     return failed(compileModel(&ctx, input, opts, outDir)) ? 1 : 0;
   }

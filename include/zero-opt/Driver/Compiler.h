@@ -31,6 +31,12 @@ struct CompileOptions {
   /// Plan memory only (--report=memory): no code, no parameter values;
   /// plan.json without a library.
   bool memoryReport = false;
+  /// With memoryReport: also predict the step's timeline (--report=timeline)
+  /// on the machine of `hardware`, matmuls at the `precision` peak.
+  bool timelineReport = false;
+  std::string hardware, precision = "fp32";
+  /// Filled by predictTimeline: the Chrome trace of the predicted step.
+  std::string timelineEvents;
 };
 
 /// Registers every dialect, interface model and pass the pipeline uses.
@@ -62,6 +68,16 @@ LogicalResult planStepMemory(ModuleOp module);
 /// The per-rank memory table of each step function of a planned module.
 void printMemoryReport(llvm::raw_ostream &os, ModuleOp planned,
                        const CompileOptions &options);
+
+/// Simulates the planned step functions on options.hardware (module
+/// attribute zero.timeline) and keeps the predicted trace in
+/// options.timelineEvents.
+LogicalResult predictTimeline(ModuleOp planned, CompileOptions &options);
+
+/// The predicted step time, exposed communication and MFU of each step
+/// function of a module predictTimeline ran on.
+void printTimelineReport(llvm::raw_ostream &os, ModuleOp planned,
+                         const CompileOptions &options);
 
 /// Writes OUT/: step.so from the lowered module, plan.json from the step
 /// functions' signatures (taken before lowering) and params.npz. The

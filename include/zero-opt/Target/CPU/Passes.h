@@ -24,6 +24,8 @@ namespace mlir::zero::cpu {
 int64_t bufferBytes(MemRefType t);
 /// The memory category of an allocation, from its location.
 MemoryCategory allocCategory(Operation *alloc);
+/// The ONNX node (or other name) a location carries; empty without one.
+StringRef nodeName(Location loc);
 } // namespace mlir::zero::cpu
 
 #endif

@@ -89,6 +89,32 @@ def ZeroCPUMemoryReport : Pass<"zero-cpu-memory-report", "ModuleOp"> {
   }];
 }
 
+def ZeroCPUTimelineReport : Pass<"zero-cpu-timeline-report", "ModuleOp"> {
+  let summary = "Predict each step's timeline on a described machine";
+  let description = [{
+    Runs on the scheduled buffer-level IR (after
+    `zero-cpu-schedule-collectives`). For every `zero.entry` function it
+    simulates one step on one rank: compute ops in program order on one
+    stream, each costing `op_overhead` plus the larger of its FLOPs over
+    the peak rate and its bytes over the memory bandwidth (BLAS calls at
+    the `precision` peak, generated loops at `loop_flops`); each
+    `zero_rt_comm_start` queues its collective on a communication stream
+    (alpha-beta time: measured figures for the world size when the
+    description has them, else ring or tree over the described links);
+    each `zero_rt_comm_wait` makes compute wait for it. The world size is
+    the function's `zero.world_size`. The result is the module attribute
+    `zero.timeline`, keyed by function name: step, compute, communication
+    and exposed seconds, the step without overlap, the lower bound
+    max(compute, communication), FLOPs and MFU.
+  }];
+  let options = [
+    Option<"hardware", "hardware", "std::string", "",
+           "Hardware description (JSON, as in hardware/)">,
+    Option<"precision", "precision", "std::string", "\"fp32\"",
+           "Peak FLOP rate the matmuls run at (a key of peak_flops)">,
+  ];
+}
+
 def ZeroCPUTrackMemory : Pass<"zero-cpu-track-memory", "ModuleOp"> {
   let summary = "Report each temporary's allocation and release to the "
                 "runtime";

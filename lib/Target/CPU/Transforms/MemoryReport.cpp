@@ -25,12 +25,11 @@ MemoryCategory zero::cpu::allocCategory(Operation *alloc) {
   return cls ? cls.getCategory() : MemoryCategory::other;
 }
 
-/// The ONNX node (or other name) an op's location carries, if any.
-static std::string nameOf(Location loc) {
-  std::string name;
+StringRef zero::cpu::nodeName(Location loc) {
+  StringRef name;
   loc->walk([&](Location l) {
     if (auto n = dyn_cast<NameLoc>(l)) {
-      name = n.getName().str();
+      name = n.getName().getValue();
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -67,7 +66,7 @@ struct StepMemory {
         if (total > peak) {
           peak = total;
           atPeak = live;
-          peakAt = nameOf(op->getLoc());
+          peakAt = cpu::nodeName(op->getLoc()).str();
           // Buffers the ZeRO passes add have no model node.
           if (peakAt.empty())
             peakAt =

@@ -1,0 +1,116 @@
+//===- Timeline.h - cost model and step simulator ---------------*- C++ -*-===//
+//
+// Predicts a compiled step's timeline from its scheduled buffer-level IR:
+// each compute op costs its FLOPs and bytes against a roofline, each
+// collective an alpha-beta time on a communication stream that runs
+// alongside compute, as the runtime's communication thread (or a NCCL
+// stream) does.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_OPT_TARGET_CPU_TIMELINE_H
+#define ZERO_OPT_TARGET_CPU_TIMELINE_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace llvm::json {
+class Value;
+} // namespace llvm::json
+
+namespace mlir {
+class Builder;
+class DictionaryAttr;
+namespace func {
+class FuncOp;
+} // namespace func
+} // namespace mlir
+
+namespace mlir::zero::cpu {
+
+/// A machine from a hardware description (hardware/*.json).
+struct HardwareModel {
+  std::string name;
+  int64_t devicesPerNode = 1, nodes = 1;
+  llvm::StringMap<double> peakFlops; ///< by precision: fp32, tf32, bf16...
+  double memoryBandwidth = 0;        ///< bytes/s per device
+  /// FLOP/s of elementwise and reduction loops (default: peak fp32).
+  double loopFlops = 0;
+  /// Evaluations per second of exp, tanh, erf, log... in those loops, by
+  /// math op name, with "default" for the others (default: loopFlops).
+  llvm::StringMap<double> transcendentalFlops;
+  /// Seconds each compute op costs beyond its roofline time (a kernel
+  /// launch, a call, the allocations around it).
+  double opOverhead = 0;
+  /// Links: per device and direction.
+  double intraBandwidth = 0, intraLatency = 0;
+  double interBandwidth = 0, interLatency = 0;
+  /// Measured alpha (s) and beta (bytes sent per second) of each collective
+  /// kind (ZERO_RT_ALL_REDUCE...), by world size; used when present.
+  struct AlphaBeta {
+    double alpha = 0, beta = 0;
+  };
+  std::map<int64_t, std::array<AlphaBeta, 3>> measured;
+
+  /// Reads and checks a description; errors name the file and the key.
+  static llvm::Expected<HardwareModel> load(StringRef path);
+  static llvm::Expected<HardwareModel> fromJSON(const llvm::json::Value &v,
+                                                StringRef path);
+
+  /// An error when the machine cannot run `worldSize` ranks or lacks the
+  /// precision.
+  llvm::Error check(int64_t worldSize, StringRef precision) const;
+  /// Seconds of a collective of `kind` over `worldSize` ranks on a buffer
+  /// of `totalBytes` (the whole, unsharded tensor): ring or tree,
+  /// whichever is faster, unless measured figures exist.
+  double collectiveSeconds(int kind, double totalBytes,
+                           int64_t worldSize) const;
+};
+
+/// What the simulator predicts for one step of one rank.
+struct Timeline {
+  struct Event {
+    std::string name, category;     ///< category: compute, wait, communication
+    double start = 0, duration = 0; ///< seconds from the step's start
+    int64_t bytes = 0;              ///< collectives: bytes this rank sends
+    int64_t id = -1;                ///< collectives: sequence number
+  };
+  std::vector<Event> events;
+  double stepSeconds = 0;
+  double computeSeconds = 0; ///< sum of compute op times
+  double commSeconds = 0;    ///< sum of collective times
+  double exposedSeconds = 0; ///< compute stream waiting on collectives
+  double flops = 0;          ///< FLOPs of the step's compute ops
+  int64_t computeOps = 0, collectives = 0, bytesSent = 0;
+  /// The step time with every collective completing where it starts, and
+  /// the bound max(compute, communication) no schedule can beat.
+  double noOverlapSeconds = 0, lowerBoundSeconds = 0;
+  double mfu = 0; ///< flops / (step time x peak of the precision)
+};
+
+struct SimulateOptions {
+  int64_t worldSize = 1;
+  std::string precision = "fp32"; ///< peak FLOP rate matmuls run at
+  bool overlap = true;            ///< collectives run beside compute
+  bool recordEvents = true;
+};
+
+/// Simulates `fn` (buffer-level IR after zero-cpu-schedule-collectives).
+Timeline simulateStep(func::FuncOp fn, const HardwareModel &hw,
+                      const SimulateOptions &options);
+
+/// The world size (zero.world_size) and overlap (zero.overlap_comm) the
+/// function was compiled for.
+SimulateOptions simulateOptionsFor(func::FuncOp fn);
+
+/// The summary figures of `tl` as an attribute (the zero.timeline entry).
+DictionaryAttr timelineAttr(Builder &b, const Timeline &tl);
+
+} // namespace mlir::zero::cpu
+
+#endif

@@ -1,0 +1,500 @@
+//===- Timeline.cpp - cost model and step simulator ------------*- C++ -*-===//
+#include "zero-opt/Target/CPU/Timeline.h"
+
+#include "zero-opt/Target/CPU/Passes.h"
+#include "zero-rt/Runtime.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::zero::cpu;
+
+//===----------------------------------------------------------------------===//
+// Hardware descriptions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Reads keys of one JSON object, naming `file: path.key` in errors.
+struct Reader {
+  StringRef file;
+  std::string path;
+  const llvm::json::Object *obj;
+  std::string error;
+
+  std::string where(StringRef key) const {
+    return (file + ": " + (path.empty() ? "" : path + ".") + key).str();
+  }
+  bool fail(StringRef key, StringRef what) {
+    if (error.empty())
+      error = where(key) + ": " + what.str();
+    return false;
+  }
+  /// A positive number, or (when `required` is false) absent.
+  bool number(StringRef key, double &out, bool required, bool allowZero) {
+    const llvm::json::Value *v = obj->get(key);
+    if (!v || v->kind() == llvm::json::Value::Null)
+      return required ? fail(key, "missing; expected a number") : true;
+    std::optional<double> d = v->getAsNumber();
+    if (!d || !std::isfinite(*d) || *d < 0 || (!allowZero && *d == 0))
+      return fail(key, allowZero ? "expected a number >= 0"
+                                 : "expected a number > 0");
+    out = *d;
+    return true;
+  }
+  /// An object of positive numbers by name, or absent.
+  bool rates(StringRef key, llvm::StringMap<double> &out) {
+    const llvm::json::Value *v = obj->get(key);
+    if (!v)
+      return true;
+    const llvm::json::Object *o = v->getAsObject();
+    if (!o)
+      return fail(key, "expected an object of evaluations per second by "
+                       "function (exp, tanh, erf, ..., default)");
+    Reader r = child(key, o);
+    for (const auto &kv : *o) {
+      double d = 0;
+      if (!r.number(kv.first, d, true, false)) {
+        error = r.error;
+        return false;
+      }
+      out[kv.first.str()] = d;
+    }
+    return true;
+  }
+  bool integer(StringRef key, int64_t &out) {
+    const llvm::json::Value *v = obj->get(key);
+    if (!v)
+      return true;
+    std::optional<int64_t> i = v->getAsInteger();
+    if (!i || *i < 1)
+      return fail(key, "expected an integer >= 1");
+    out = *i;
+    return true;
+  }
+  /// A nested object, or null when absent (or JSON null).
+  const llvm::json::Object *object(StringRef key, bool &ok) {
+    const llvm::json::Value *v = obj->get(key);
+    if (!v || v->kind() == llvm::json::Value::Null)
+      return nullptr;
+    if (!v->getAsObject())
+      ok = fail(key, "expected an object");
+    return v->getAsObject();
+  }
+  Reader child(StringRef key, const llvm::json::Object *o) const {
+    return {file, path.empty() ? key.str() : path + "." + key.str(), o, {}};
+  }
+};
+
+constexpr const char *kCollectiveNames[] = {"all_reduce", "reduce_scatter",
+                                            "all_gather"};
+} // namespace
+
+llvm::Expected<HardwareModel> HardwareModel::load(StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return llvm::createStringError(
+        llvm::formatv("cannot read the hardware description {0}: {1}", path,
+                      buffer.getError().message()));
+  llvm::Expected<llvm::json::Value> v =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!v)
+    return llvm::createStringError(llvm::formatv(
+        "{0}: not valid JSON: {1}", path, llvm::toString(v.takeError())));
+  return fromJSON(*v, path);
+}
+
+llvm::Expected<HardwareModel>
+HardwareModel::fromJSON(const llvm::json::Value &v, StringRef path) {
+  auto fail = [&](const std::string &msg) -> llvm::Error {
+    return llvm::createStringError(msg);
+  };
+  const llvm::json::Object *root = v.getAsObject();
+  if (!root)
+    return fail((path + ": expected a JSON object").str());
+  HardwareModel hw;
+  Reader r{path, "", root, {}};
+  bool ok = true;
+  if (auto name = root->getString("name"))
+    hw.name = name->str();
+  else
+    hw.name = path.str();
+  ok &= r.integer("devices_per_node", hw.devicesPerNode) &&
+        r.integer("nodes", hw.nodes);
+
+  const llvm::json::Object *device = r.object("device", ok);
+  if (!device && ok)
+    return fail(r.where("device") + ": missing; expected an object with "
+                                    "peak_flops and memory_bandwidth");
+  Reader d = r.child("device", device);
+  if (ok) {
+    const llvm::json::Object *peaks = d.object("peak_flops", ok);
+    if (!peaks && ok)
+      return fail(d.where("peak_flops") +
+                  ": missing; expected an object of FLOP/s by precision "
+                  "(fp32, tf32, bf16, ...)");
+    Reader p = d.child("peak_flops", peaks);
+    for (const auto &kv : peaks ? *peaks : llvm::json::Object()) {
+      double f = 0;
+      if (!p.number(kv.first, f, true, false)) {
+        ok = false;
+        d.error = p.error;
+        break;
+      }
+      hw.peakFlops[kv.first.str()] = f;
+    }
+    if (ok && !hw.peakFlops.count("fp32"))
+      return fail(p.where("fp32") + ": missing; the compiled steps compute "
+                                    "in fp32");
+    ok = ok && d.number("memory_bandwidth", hw.memoryBandwidth, true, false) &&
+         d.number("loop_flops", hw.loopFlops, false, false) &&
+         d.rates("transcendental_flops", hw.transcendentalFlops) &&
+         d.number("op_overhead", hw.opOverhead, false, true);
+  }
+  if (!hw.loopFlops)
+    hw.loopFlops = hw.peakFlops.lookup("fp32");
+  if (!hw.transcendentalFlops.count("default"))
+    hw.transcendentalFlops["default"] = hw.loopFlops;
+
+  if (ok)
+    if (const llvm::json::Object *intra = r.object("intra_node", ok)) {
+      Reader i = r.child("intra_node", intra);
+      ok =
+          i.number("bandwidth_per_direction", hw.intraBandwidth, true, false) &&
+          i.number("latency", hw.intraLatency, true, true);
+      r.error = i.error;
+    }
+  if (ok)
+    if (const llvm::json::Object *inter = r.object("inter_node", ok)) {
+      Reader i = r.child("inter_node", inter);
+      ok = i.number("bandwidth_per_direction_per_device", hw.interBandwidth,
+                    true, false) &&
+           i.number("latency", hw.interLatency, true, true);
+      r.error = i.error;
+    }
+  // collectives_<N>_ranks: measured alpha-beta at N ranks.
+  for (const auto &kv : *root) {
+    StringRef key = kv.first;
+    if (!ok || !key.consume_front("collectives_") ||
+        !key.consume_back("_ranks"))
+      continue;
+    int64_t n;
+    if (key.getAsInteger(10, n) || n < 2) {
+      r.fail(kv.first, "expected collectives_<N>_ranks with N >= 2");
+      ok = false;
+      break;
+    }
+    const llvm::json::Object *c = r.object(kv.first, ok);
+    if (!c)
+      break;
+    Reader cr = r.child(kv.first, c);
+    std::array<AlphaBeta, 3> abs;
+    for (int kind = 0; kind < 3 && ok; ++kind) {
+      const llvm::json::Object *o = cr.object(kCollectiveNames[kind], ok);
+      if (!o && ok)
+        ok = cr.fail(kCollectiveNames[kind], "missing; expected {alpha, beta}");
+      if (!ok)
+        break;
+      Reader ab = cr.child(kCollectiveNames[kind], o);
+      ok = ab.number("alpha", abs[kind].alpha, true, true) &&
+           ab.number("beta", abs[kind].beta, true, false);
+      cr.error = ab.error;
+    }
+    r.error = cr.error;
+    hw.measured[n] = abs;
+  }
+  for (const std::string &e : {r.error, d.error})
+    if (!e.empty())
+      return fail(e);
+  return hw;
+}
+
+llvm::Error HardwareModel::check(int64_t worldSize, StringRef precision) const {
+  if (!peakFlops.count(precision)) {
+    std::string have;
+    for (const auto &kv : peakFlops)
+      have += (have.empty() ? "" : ", ") + kv.first().str();
+    return llvm::createStringError(llvm::formatv(
+        "{0} gives no peak_flops for {1}; it has {2}", name, precision, have));
+  }
+  if (worldSize > devicesPerNode * nodes)
+    return llvm::createStringError(llvm::formatv(
+        "--world-size={0} needs {0} devices but {1} describes {2} ({3} per "
+        "node x {4} nodes)",
+        worldSize, name, devicesPerNode * nodes, devicesPerNode, nodes));
+  if (worldSize <= 1 || measured.count(worldSize))
+    return llvm::Error::success();
+  if (intraBandwidth <= 0)
+    return llvm::createStringError(llvm::formatv(
+        "{0} has no collective model for {1} ranks: add intra_node "
+        "{{bandwidth_per_direction, latency} or collectives_{1}_ranks",
+        name, worldSize));
+  if (worldSize > devicesPerNode && interBandwidth <= 0)
+    return llvm::createStringError(llvm::formatv(
+        "--world-size={0} spans nodes but {1} has no inter_node link",
+        worldSize, name));
+  return llvm::Error::success();
+}
+
+double HardwareModel::collectiveSeconds(int kind, double totalBytes,
+                                        int64_t n) const {
+  if (n <= 1)
+    return 0;
+  bool allReduce = kind == ZERO_RT_ALL_REDUCE;
+  // Bytes each rank sends by the ring algorithm (zero-run counts the same).
+  double sent = (allReduce ? 2.0 : 1.0) * totalBytes * double(n - 1) / n;
+  auto m = measured.find(n);
+  if (m != measured.end()) {
+    const AlphaBeta &ab = m->second[kind];
+    return ab.alpha + sent / ab.beta;
+  }
+  // A ring across nodes runs at the slower link and pays its latency on
+  // every step (NCCL builds one ring per NIC, so the per-device inter-node
+  // bandwidth is what each ring gets).
+  bool multiNode = n > devicesPerNode;
+  double bw =
+      multiNode ? std::min(intraBandwidth, interBandwidth) : intraBandwidth;
+  double lat = multiNode ? interLatency : intraLatency;
+  double ring = (allReduce ? 2.0 : 1.0) * (n - 1) * lat + sent / bw;
+  if (!allReduce)
+    return ring;
+  // Double binary tree: log-depth latency, the buffer up and down once.
+  double tree =
+      2.0 * std::ceil(std::log2(double(n))) * lat + 2.0 * totalBytes / bw;
+  return std::min(ring, tree);
+}
+
+//===----------------------------------------------------------------------===//
+// Simulation
+//===----------------------------------------------------------------------===//
+
+static double memrefBytes(Value v) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return t ? double(bufferBytes(t)) : 0;
+}
+
+namespace {
+struct OpCost {
+  double seconds = 0, flops = 0;
+};
+
+class Simulator {
+public:
+  Simulator(const HardwareModel &hw, const SimulateOptions &opt, Timeline &tl)
+      : hw(hw), opt(opt), tl(tl),
+        matmulPeak(hw.peakFlops.lookup(opt.precision)) {}
+
+  void run(Block &block, SymbolTableCollection &symbols, unsigned depth) {
+    for (Operation &op : block)
+      visit(&op, symbols, depth);
+  }
+
+  void finish() {
+    // The step ends when its compute ends; collectives still in flight
+    // were waited for inside it.
+    tl.stepSeconds = std::max(tc, 0.0);
+  }
+
+private:
+  const HardwareModel &hw;
+  const SimulateOptions &opt;
+  Timeline &tl;
+  double matmulPeak;
+  double tc = 0, tq = 0; ///< compute and communication clocks
+  DenseMap<Value, double> pending;
+
+  void compute(Operation *op, OpCost c) {
+    if (c.seconds <= 0)
+      return;
+    tl.computeSeconds += c.seconds;
+    tl.flops += c.flops;
+    ++tl.computeOps;
+    if (opt.recordEvents) {
+      StringRef name = nodeName(op->getLoc());
+      std::string label =
+          name.empty() ? op->getName().getStringRef().str() : name.str();
+      // Consecutive ops of one node form one slice.
+      Timeline::Event *last = tl.events.empty() ? nullptr : &tl.events.back();
+      if (last && last->category == "compute" && last->name == label &&
+          std::abs(last->start + last->duration - tc) < 1e-15)
+        last->duration += c.seconds;
+      else
+        tl.events.push_back({label, "compute", tc, c.seconds});
+    }
+    tc += c.seconds;
+  }
+
+  OpCost roofline(double flops, double bytes, double peak) const {
+    return {hw.opOverhead + std::max(flops / peak, bytes / hw.memoryBandwidth),
+            flops};
+  }
+
+  OpCost linalgCost(linalg::LinalgOp op) const {
+    double iterations = 1;
+    for (int64_t r : op.getStaticLoopRanges())
+      iterations *= ShapedType::isDynamic(r) ? 1 : r;
+    double arithmetic = 0, transcendental = 0, transcendentalSeconds = 0;
+    for (Operation &inner : op->getRegion(0).front()) {
+      // Square roots and rounding are instructions; exp, tanh, log, erf...
+      // are library calls or long expansions.
+      if (isa<math::SqrtOp, math::RsqrtOp, math::AbsFOp, math::FmaOp,
+              math::CopySignOp, math::FloorOp, math::CeilOp, math::RoundOp,
+              math::TruncOp>(inner) ||
+          (isa<arith::ArithDialect>(inner.getDialect()) &&
+           !isa<arith::ConstantOp, arith::IndexCastOp>(inner)))
+        arithmetic += 1;
+      else if (isa<math::MathDialect>(inner.getDialect())) {
+        transcendental += 1;
+        StringRef fn = inner.getName().stripDialect();
+        double rate = hw.transcendentalFlops.lookup(fn);
+        transcendentalSeconds +=
+            1 / (rate ? rate : hw.transcendentalFlops.lookup("default"));
+      }
+    }
+    double bytes = 0;
+    for (OpOperand *in : op.getDpsInputOperands())
+      bytes += memrefBytes(in->get());
+    for (OpOperand &init : op.getDpsInitsMutable())
+      bytes += memrefBytes(init.get()) *
+               (op.payloadUsesValueFromOperand(&init) ? 2 : 1);
+    double flops = iterations * (arithmetic + transcendental);
+    double seconds =
+        iterations * (arithmetic / hw.loopFlops + transcendentalSeconds);
+    return {hw.opOverhead + std::max(seconds, bytes / hw.memoryBandwidth),
+            flops};
+  }
+
+  OpCost gemmCost(func::CallOp call) const {
+    double dims[4];
+    for (unsigned i = 0; i < 4; ++i) {
+      auto c = getConstantIntValue(call.getOperand(i));
+      dims[i] = c ? double(*c) : 1;
+    }
+    double b = dims[0], m = dims[1], n = dims[2], k = dims[3];
+    return roofline(2 * b * m * n * k, 4 * b * (m * k + k * n + m * n),
+                    matmulPeak);
+  }
+
+  void commStart(func::CallOp call) {
+    auto kind = getConstantIntValue(call.getOperand(0));
+    auto dtype = getConstantIntValue(call.getOperand(1));
+    auto count = getConstantIntValue(call.getOperand(4));
+    if (!kind || !count || *kind < 0 || *kind >= ZERO_RT_NUM_COLLECTIVES)
+      return;
+    double elem = dtype && *dtype == ZERO_RT_F64 ? 8 : 4;
+    int64_t n = opt.worldSize;
+    double total = *count * elem * (*kind == ZERO_RT_ALL_REDUCE ? 1 : n);
+    double seconds = hw.collectiveSeconds(*kind, total, n);
+    int64_t sent = n > 1 ? int64_t((*kind == ZERO_RT_ALL_REDUCE ? 2 : 1) *
+                                   total * (n - 1) / n)
+                         : 0;
+    double start = opt.overlap ? std::max(tc, tq) : tc;
+    double end = start + seconds;
+    tl.commSeconds += seconds;
+    tl.bytesSent += sent;
+    int64_t id = tl.collectives++;
+    if (opt.recordEvents)
+      tl.events.push_back(
+          {kCollectiveNames[*kind], "communication", start, seconds, sent, id});
+    if (opt.overlap) {
+      tq = end;
+      pending[call.getResult(0)] = end;
+      return;
+    }
+    // Synchronous: compute stands still for the whole collective.
+    if (opt.recordEvents && seconds > 0)
+      tl.events.push_back({"wait", "wait", tc, end - tc, sent, id});
+    tl.exposedSeconds += end - tc;
+    tc = end;
+  }
+
+  void commWait(func::CallOp call) {
+    auto it = pending.find(call.getOperand(0));
+    if (it == pending.end())
+      return;
+    double end = it->second;
+    pending.erase(it);
+    if (end <= tc)
+      return;
+    if (opt.recordEvents)
+      tl.events.push_back({"wait", "wait", tc, end - tc});
+    tl.exposedSeconds += end - tc;
+    tc = end;
+  }
+
+  void visit(Operation *op, SymbolTableCollection &symbols, unsigned depth) {
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      StringRef callee = call.getCallee();
+      if (callee == "zero_rt_sgemm")
+        return compute(op, gemmCost(call));
+      if (callee == "zero_rt_comm_start")
+        return commStart(call);
+      if (callee == "zero_rt_comm_wait")
+        return commWait(call);
+      auto fn = symbols.lookupNearestSymbolFrom<func::FuncOp>(
+          op, call.getCalleeAttr());
+      if (fn && !fn.isExternal() && depth < 8)
+        run(fn.getBody().front(), symbols, depth + 1);
+      return;
+    }
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      return compute(op, linalgCost(linalgOp));
+    if (auto copy = dyn_cast<memref::CopyOp>(op))
+      return compute(
+          op, roofline(0, 2 * memrefBytes(copy.getSource()), hw.loopFlops));
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      auto lb = getConstantIntValue(loop.getLowerBound());
+      auto ub = getConstantIntValue(loop.getUpperBound());
+      auto step = getConstantIntValue(loop.getStep());
+      int64_t trips =
+          lb && ub && step && *step > 0
+              ? std::max<int64_t>(0, (*ub - *lb + *step - 1) / *step)
+              : 1;
+      for (int64_t i = 0; i < trips; ++i)
+        run(*loop.getBody(), symbols, depth);
+      return;
+    }
+    // Other control flow: its first region once (the verifier keeps
+    // collectives out of rank-dependent branches).
+    if (op->getNumRegions() && !op->getRegion(0).empty() &&
+        !isa<linalg::LinalgOp>(op))
+      run(op->getRegion(0).front(), symbols, depth);
+  }
+};
+
+Timeline simulateOnce(func::FuncOp fn, const HardwareModel &hw,
+                      const SimulateOptions &opt) {
+  Timeline tl;
+  SymbolTableCollection symbols;
+  Simulator sim(hw, opt, tl);
+  sim.run(fn.getBody().front(), symbols, 0);
+  sim.finish();
+  return tl;
+}
+} // namespace
+
+Timeline mlir::zero::cpu::simulateStep(func::FuncOp fn, const HardwareModel &hw,
+                                       const SimulateOptions &options) {
+  Timeline tl = simulateOnce(fn, hw, options);
+  SimulateOptions sync = options;
+  sync.overlap = false;
+  sync.recordEvents = false;
+  tl.noOverlapSeconds =
+      options.overlap ? simulateOnce(fn, hw, sync).stepSeconds : tl.stepSeconds;
+  tl.lowerBoundSeconds = std::max(tl.computeSeconds, tl.commSeconds);
+  double peak = hw.peakFlops.lookup(options.precision);
+  tl.mfu =
+      tl.stepSeconds > 0 && peak > 0 ? tl.flops / (tl.stepSeconds * peak) : 0;
+  return tl;
+}
