@@ -85,6 +85,7 @@ test-zero: build setup
 
 test-memory: build setup
 	$(PYTHON) test/e2e/memory_formulas.py --build $(BUILD)
+	$(PYTHON) test/e2e/live_limit.py --build $(BUILD)
 
 test-fuzz: build
 	$(BUILD)/bin/zero-import-fuzz --runs 10000 --seed 1 \

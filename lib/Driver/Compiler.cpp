@@ -197,6 +197,9 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
     if (c.stage >= 3 && c.overlapComm)
       step->setAttr("zero.prefetch_bytes",
                     b.getI64IntegerAttr(c.prefetchElements * 4));
+    if (c.stage >= 3)
+      step->setAttr("zero.max_live_parameter_bytes",
+                    b.getI64IntegerAttr(c.maxLiveParameters * 4));
   }
   trained = true;
   return success();

@@ -363,7 +363,6 @@ static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
       "reduce_bucket_size",
       "allgather_bucket_size",
       "contiguous_gradients",
-      "stage3_max_live_parameters",
       "stage3_max_reuse_distance",
       "offload_optimizer",
       "offload_param",
@@ -400,6 +399,11 @@ static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
         return false;
       if (c.prefetchElements < 0)
         return r.fail(key, "must be >= 0 (0 turns prefetching off)");
+    } else if (kv.first == "stage3_max_live_parameters") {
+      if (!r.integer(kv.second, key, c.maxLiveParameters))
+        return false;
+      if (c.maxLiveParameters < 0)
+        return r.fail(key, "must be >= 0");
     } else if (kv.first == "overlap_comm") {
       if (!r.boolean(kv.second, key, c.overlapComm))
         return false;

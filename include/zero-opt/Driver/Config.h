@@ -47,10 +47,12 @@ struct TrainingConfig {
   /// before the first use of what it produces; false: every collective
   /// completes where it starts.
   bool overlapComm = true;
-  /// Stage 3: a parameter is gathered ahead of its use (one gather in
-  /// flight) if it has at most this many elements; DeepSpeed's
-  /// stage3_prefetch_bucket_size and its default.
+  /// Stage 3: parameter elements gathered ahead of their use, at most;
+  /// DeepSpeed's stage3_prefetch_bucket_size and its default.
   int64_t prefetchElements = 50000000;
+  /// Stage 3: gathered parameter elements held at once, at most
+  /// (stage3_max_live_parameters and its default).
+  int64_t maxLiveParameters = 1000000000;
 
   /// The learning rate, with the optimizer's default when unset.
   double learningRate() const;

@@ -13,7 +13,7 @@ std::string zero::cpu::memoryPlanPipeline() {
       "func.func(zero-classify-buffers,tosa-to-linalg-named,tosa-to-linalg,"
       "tosa-to-arith,tosa-to-tensor),"
       "canonicalize,zero-cpu-fuse-elementwise,cse,"
-      "zero-cpu-prepare-entries,"
+      "zero-cpu-prepare-entries,func.func(zero-cpu-split-empty-tensors),"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "zero-cpu-drop-inplace-results,"
@@ -23,6 +23,7 @@ std::string zero::cpu::memoryPlanPipeline() {
       "zero-cpu-schedule-collectives,"
       "func.func(buffer-hoisting),"
       "buffer-deallocation-pipeline,zero-cpu-release-early,"
+      "zero-cpu-prefetch-gathers,"
       "zero-cpu-memory-report");
 }
 

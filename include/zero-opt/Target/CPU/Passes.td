@@ -28,6 +28,21 @@ def ZeroCPUPrepareEntries : Pass<"zero-cpu-prepare-entries", "ModuleOp"> {
   }];
 }
 
+def ZeroCPUSplitEmptyTensors : Pass<"zero-cpu-split-empty-tensors"> {
+  let summary = "Give every use of a tensor.empty its own copy";
+  let description = [{
+    Runs right before one-shot bufferization. CSE merges identical
+    `tensor.empty` ops, so one empty tensor ends up as the destination of
+    unrelated ops (for instance every all-gather of same-shaped
+    parameters); bufferization then writes them all into one buffer that
+    lives from the first write to the last read of any of them. A copy of the
+    `tensor.empty` right before each of its users gives each destination
+    its own allocation, made where it is first written and freed after its
+    own last use.
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 def ZeroCPUDropInPlaceResults
     : Pass<"zero-cpu-drop-inplace-results", "ModuleOp"> {
   let summary = "Drop step results that bufferization updated in place";
@@ -54,6 +69,27 @@ def ZeroCPUScheduleCollectives
     communication thread carries out the collective. The order of starts,
     and so of collectives on every rank, is unchanged. Functions with
     `zero.overlap_comm = false` are left synchronous.
+  }];
+}
+
+def ZeroCPUPrefetchGathers : Pass<"zero-cpu-prefetch-gathers", "ModuleOp"> {
+  let summary = "Start stage-3 all-gathers ahead of use, within the "
+                "prefetch budget and the live-parameter limit";
+  let description = [{
+    Runs after `zero-cpu-release-early`, when each buffer's deallocation
+    follows its last use, so the bytes of parameter buffers (memory
+    category `parameters`) live at every op are known. In each block, the
+    all-gathers are taken in order; gather j starts right after the wait
+    of an earlier gather j-k (taking its receive buffer's allocation and
+    address computation along), for the largest k such that the gathers
+    j-k+1 .. j, all then ahead of their use, hold at most
+    `zero.prefetch_bytes` (stage3_prefetch_bucket_size) and the live
+    parameter bytes over the moved range stay within
+    `zero.max_live_parameter_bytes` (stage3_max_live_parameters). The
+    order of collectives is unchanged, so it stays the same on every rank.
+    A step that holds more gathered parameter bytes than the limit even
+    without prefetching is an error naming the op. Functions with
+    `zero.overlap_comm = false` are left alone.
   }];
 }
 

@@ -1,0 +1,38 @@
+// RUN: zero-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(zero-cpu-split-empty-tensors))" | FileCheck %s
+
+// One empty tensor as the destination of two gathers: each gets its own,
+// right before it, so bufferization gives each its own buffer.
+// CHECK-LABEL: func.func @gathers
+// CHECK: tosa.const
+// CHECK-NEXT: %[[E1:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK-NEXT: %[[G1:.*]] = zero.all_gather %arg0 into %[[E1]]
+// CHECK-NEXT: %[[N:.*]] = tosa.negate
+// CHECK-NEXT: %[[E2:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK-NEXT: zero.all_gather %arg1 into %[[E2]]
+// CHECK-NOT: tensor.empty
+func.func @gathers(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %g1 = zero.all_gather %a into %e {world_size = 2 : i64} : tensor<4xf32>, tensor<8xf32> -> tensor<8xf32>
+  %z = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %n = tosa.negate %g1, %z, %z : (tensor<8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<8xf32>
+  %g2 = zero.all_gather %b into %e {world_size = 2 : i64} : tensor<4xf32>, tensor<8xf32> -> tensor<8xf32>
+  return %n, %g2 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A reshaped empty tensor shared by two transposes: the reshape folds into
+// the empty tensor, which then splits.
+// CHECK-LABEL: func.func @reshaped
+// CHECK-NEXT: %[[E1:.*]] = tensor.empty() : tensor<1x4x2xf32>
+// CHECK-NEXT: linalg.transpose ins(%arg0 : tensor<2x1x4xf32>) outs(%[[E1]]
+// CHECK-NEXT: %[[E2:.*]] = tensor.empty() : tensor<1x4x2xf32>
+// CHECK-NEXT: linalg.transpose ins(%arg1 : tensor<2x1x4xf32>) outs(%[[E2]]
+// CHECK-NOT: tensor.expand_shape
+func.func @reshaped(%a: tensor<2x1x4xf32>, %b: tensor<2x1x4xf32>) -> (tensor<1x4x2xf32>, tensor<1x4x2xf32>) {
+  %e = tensor.empty() : tensor<4x2xf32>
+  %x = tensor.expand_shape %e [[0, 1], [2]] output_shape [1, 4, 2] : tensor<4x2xf32> into tensor<1x4x2xf32>
+  %t1 = linalg.transpose ins(%a : tensor<2x1x4xf32>) outs(%x : tensor<1x4x2xf32>) permutation = [1, 2, 0]
+  %t2 = linalg.transpose ins(%b : tensor<2x1x4xf32>) outs(%x : tensor<1x4x2xf32>) permutation = [1, 2, 0]
+  return %t1, %t2 : tensor<1x4x2xf32>, tensor<1x4x2xf32>
+}
