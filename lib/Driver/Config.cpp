@@ -360,8 +360,6 @@ static bool parseScheduler(Reader &r, const json::Object &o,
 static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
   // Applied, or accepted with a warning until implemented.
   static const llvm::StringSet<> later = {
-      "reduce_bucket_size",
-      "allgather_bucket_size",
       "contiguous_gradients",
       "stage3_max_reuse_distance",
       "offload_optimizer",
@@ -399,6 +397,14 @@ static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
         return false;
       if (c.prefetchElements < 0)
         return r.fail(key, "must be >= 0 (0 turns prefetching off)");
+    } else if (kv.first == "reduce_bucket_size" ||
+               kv.first == "allgather_bucket_size") {
+      int64_t &e = kv.first == "reduce_bucket_size" ? c.reduceBucketElements
+                                                    : c.allgatherBucketElements;
+      if (!r.integer(kv.second, key, e))
+        return false;
+      if (e < 0)
+        return r.fail(key, "must be >= 0 (0 turns bucketing off)");
     } else if (kv.first == "stage3_max_live_parameters") {
       if (!r.integer(kv.second, key, c.maxLiveParameters))
         return false;

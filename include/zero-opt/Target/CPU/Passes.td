@@ -57,6 +57,29 @@ def ZeroCPUDropInPlaceResults
   }];
 }
 
+def ZeroCPUBucketCollectives
+    : Pass<"zero-cpu-bucket-collectives", "ModuleOp"> {
+  let summary = "Fuse small collectives into flat buckets";
+  let description = [{
+    Runs on bufferized `zero` collectives, before `convert-zero-to-runtime`.
+    In each block, consecutive reduce-scatters (and all-reduces) of a world
+    size are grouped, in program order, while the elements per rank stay
+    within `zero.reduce_bucket_bytes / 4` (reduce_bucket_size); all-gathers
+    likewise within `zero.allgather_bucket_bytes / 4`
+    (allgather_bucket_size; set below stage 3 only, where stage-3
+    parameter gathers are prefetched one by one). A bucket closes early
+    when an op touches the result of one of its members. Each member's
+    input is copied, where the member was (it is ready there), into a flat
+    staging buffer laid out as world-size rows of per-rank parts, so that
+    rank r's part of the bucket holds every member's r-th shard; one
+    collective runs on the staging buffers where the last member was, and
+    each member's result is copied out right before the first op that
+    touches it. Staging buffers are in memory category `buffers`. The
+    order is the same on every rank; the bytes each rank sends are
+    unchanged.
+  }];
+}
+
 def ZeroCPUScheduleCollectives
     : Pass<"zero-cpu-schedule-collectives", "ModuleOp"> {
   let summary = "Move each collective's wait to the first use of its buffers";
