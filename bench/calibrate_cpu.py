@@ -139,7 +139,7 @@ def generated_code(build, desc, work):
     d["device"]["op_overhead"] = 0.0
     t_tiny = measured_step(zopt, zrun, tiny, 200)
     p = predicted_step(zopt, tiny, d, work)
-    overhead = max(0.0, (t_tiny - p["compute_seconds"]) / p["compute_ops"])
+    overhead = max(0.0, (t_tiny - p["compute_seconds"]) / (p["compute_ops"] + p["allocations"]))
     d["device"]["op_overhead"] = overhead
     peak = d["device"]["peak_flops"]["fp32"]
     t_large = measured_step(zopt, zrun, large, 20)
@@ -198,12 +198,14 @@ def main():
         g = generated_code(os.path.abspath(args.build), desc, work)
     overhead, loops = g["overhead"], g["loops"]
     desc["device"]["op_overhead"] = overhead
+    desc["device"]["alloc_overhead"] = overhead
     desc["device"]["loop_flops"] = loops
     desc["device"]["transcendental_flops"] = g["transcendental"]
     srcs = desc["device"]["sources"]
     srcs["op_overhead"] = (
         source + f": training step of a 64-layer multiply-add-relu chain, width 8, batch 1 "
-        f"({g['t_tiny'] * 1e6:.1f} us median), less its roofline time, per compiled op")
+        f"({g['t_tiny'] * 1e6:.1f} us median), less its roofline time, per compiled op or allocation")
+    srcs["alloc_overhead"] = "the same fit as op_overhead (one call into malloc or free)"
     srcs["loop_flops"] = (
         source + f": rate at which the simulator matches the training step of an 8-layer "
         f"multiply-add-relu chain, width 16384, batch 64 ({g['t_large'] * 1e3:.2f} ms median)")

@@ -182,6 +182,8 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
   if (c.stage >= 3) {
     ZeroPartitionParametersOptions pp;
     pp.persistenceThreshold = c.persistenceThreshold;
+    pp.maxReuseDistance = c.maxReuseDistance;
+    pp.maxLiveParameters = c.maxLiveParameters;
     pm.addNestedPass<func::FuncOp>(createZeroPartitionParameters(pp));
   }
   pm.addNestedPass<func::FuncOp>(createZeroLowerOptimizers());

@@ -361,7 +361,6 @@ static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
   // Applied, or accepted with a warning until implemented.
   static const llvm::StringSet<> later = {
       "contiguous_gradients",
-      "stage3_max_reuse_distance",
       "offload_optimizer",
       "offload_param",
       "reduce_scatter",
@@ -405,6 +404,12 @@ static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
         return false;
       if (e < 0)
         return r.fail(key, "must be >= 0 (0 turns bucketing off)");
+    } else if (kv.first == "stage3_max_reuse_distance") {
+      if (!r.integer(kv.second, key, c.maxReuseDistance))
+        return false;
+      if (c.maxReuseDistance < 0)
+        return r.fail(key, "must be >= 0 (0 keeps a gathered parameter "
+                           "only when no other is used before its reuse)");
     } else if (kv.first == "stage3_max_live_parameters") {
       if (!r.integer(kv.second, key, c.maxLiveParameters))
         return false;

@@ -35,7 +35,10 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 
 def compile_with(zopt, model, work, name, zero):
     cfg = os.path.join(work, name + ".json")
-    zero = dict({"stage": 3, "stage3_param_persistence_threshold": 0}, **zero)
+    # Reuse distance 0: parameters are released between forward and
+    # backward, so what the step holds depends on the prefetch.
+    zero = dict({"stage": 3, "stage3_param_persistence_threshold": 0,
+                 "stage3_max_reuse_distance": 0}, **zero)
     with open(cfg, "w") as f:
         json.dump({"zero_optimization": zero}, f)
     out = os.path.join(work, name)

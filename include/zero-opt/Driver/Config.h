@@ -55,6 +55,10 @@ struct TrainingConfig {
   /// allgather_bucket_size and their defaults).
   int64_t reduceBucketElements = 500000000;
   int64_t allgatherBucketElements = 500000000;
+  /// Stage 3: a parameter used again in the backward pass after at most
+  /// this many elements of other parameters keeps its forward gather
+  /// (stage3_max_reuse_distance and its default).
+  int64_t maxReuseDistance = 1000000000;
   /// Stage 3: gathered parameter elements held at once, at most
   /// (stage3_max_live_parameters and its default).
   int64_t maxLiveParameters = 1000000000;

@@ -160,7 +160,8 @@ HardwareModel::fromJSON(const llvm::json::Value &v, StringRef path) {
     ok = ok && d.number("memory_bandwidth", hw.memoryBandwidth, true, false) &&
          d.number("loop_flops", hw.loopFlops, false, false) &&
          d.rates("transcendental_flops", hw.transcendentalFlops) &&
-         d.number("op_overhead", hw.opOverhead, false, true);
+         d.number("op_overhead", hw.opOverhead, false, true) &&
+         d.number("alloc_overhead", hw.allocOverhead, false, true);
   }
   if (!hw.loopFlops)
     hw.loopFlops = hw.peakFlops.lookup("fp32");
@@ -450,6 +451,13 @@ private:
     }
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
       return compute(op, linalgCost(linalgOp));
+    // An allocation costs a call into the allocator.
+    if (isa<memref::AllocOp>(op)) {
+      ++tl.allocations;
+      tl.computeSeconds += hw.allocOverhead;
+      tc += hw.allocOverhead;
+      return;
+    }
     if (auto copy = dyn_cast<memref::CopyOp>(op))
       return compute(
           op, roofline(0, 2 * memrefBytes(copy.getSource()), hw.loopFlops));

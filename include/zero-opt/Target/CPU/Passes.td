@@ -63,7 +63,8 @@ def ZeroCPUBucketCollectives
   let description = [{
     Runs on bufferized `zero` collectives, before `convert-zero-to-runtime`.
     In each block, consecutive reduce-scatters (and all-reduces) of a world
-    size are grouped, in program order, while the elements per rank stay
+    size are grouped, in program order, while the elements of the members'
+    whole tensors (all N parts of a reduce-scatter or all-gather) stay
     within `zero.reduce_bucket_bytes / 4` (reduce_bucket_size); all-gathers
     likewise within `zero.allgather_bucket_bytes / 4`
     (allgather_bucket_size; set below stage 3 only, where stage-3
@@ -154,7 +155,8 @@ def ZeroCPUTimelineReport : Pass<"zero-cpu-timeline-report", "ModuleOp"> {
     Runs on the scheduled buffer-level IR (after
     `zero-cpu-schedule-collectives`). For every `zero.entry` function it
     simulates one step on one rank: compute ops in program order on one
-    stream, each costing `op_overhead` plus the larger of its FLOPs over
+    stream (each allocation costing `alloc_overhead`), each op costing
+    `op_overhead` plus the larger of its FLOPs over
     the peak rate and its bytes over the memory bandwidth (BLAS calls at
     the `precision` peak, generated loops at `loop_flops`); each
     `zero_rt_comm_start` queues its collective on a communication stream

@@ -45,8 +45,9 @@ struct HardwareModel {
   /// math op name, with "default" for the others (default: loopFlops).
   llvm::StringMap<double> transcendentalFlops;
   /// Seconds each compute op costs beyond its roofline time (a kernel
-  /// launch, a call, the allocations around it).
-  double opOverhead = 0;
+  /// launch, a call), and each buffer allocation (default 0: a caching
+  /// allocator).
+  double opOverhead = 0, allocOverhead = 0;
   /// Links: per device and direction.
   double intraBandwidth = 0, intraLatency = 0;
   double interBandwidth = 0, interLatency = 0;
@@ -86,7 +87,7 @@ struct Timeline {
   double commSeconds = 0;    ///< sum of collective times
   double exposedSeconds = 0; ///< compute stream waiting on collectives
   double flops = 0;          ///< FLOPs of the step's compute ops
-  int64_t computeOps = 0, collectives = 0, bytesSent = 0;
+  int64_t computeOps = 0, allocations = 0, collectives = 0, bytesSent = 0;
   /// The step time with every collective completing where it starts, and
   /// the bound max(compute, communication) no schedule can beat.
   double noOverlapSeconds = 0, lowerBoundSeconds = 0;

@@ -1,6 +1,7 @@
 //===- PartitionParameters.cpp - ZeRO stage 3 ------------------*- C++ -*-===//
 #include "PartitionUtils.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -93,6 +94,82 @@ struct ZeroPartitionParametersPass
 };
 } // namespace
 
+/// Whether `user` starts the chain that slices this rank's shard out of a
+/// parameter for the optimizer (stage 1's zero.param_shard).
+static bool feedsShard(Operation *user) {
+  for (Operation *o = user; o && o->getNumResults() == 1;) {
+    if (o->hasAttr("zero.param_shard"))
+      return true;
+    if (!o->getResult(0).hasOneUse())
+      return false;
+    o = *o->getResult(0).getUsers().begin();
+  }
+  return false;
+}
+
+/// The elements of other sharded parameters used between each parameter's
+/// last forward use and its first backward use (its reuse distance), for
+/// the parameters used in both phases of the entry block.
+static DenseMap<BlockArgument, int64_t>
+reuseDistances(Block &entry, ArrayRef<BlockArgument> sharded) {
+  DenseMap<Operation *, unsigned> position;
+  unsigned i = 0;
+  for (Operation &op : entry)
+    position[&op] = i++;
+  struct Window {
+    unsigned lastForward = 0, firstBackward = ~0u;
+    bool forward = false, backward = false;
+  };
+  DenseMap<BlockArgument, Window> windows;
+  DenseMap<BlockArgument, SmallVector<unsigned>> uses;
+  for (BlockArgument arg : sharded) {
+    Window &w = windows[arg];
+    // The argument and the forward views of it (the backward reads those).
+    SmallVector<Value> derived = {arg};
+    SmallVector<Operation *> users;
+    for (size_t k = 0; k < derived.size(); ++k)
+      for (Operation *user : derived[k].getUsers()) {
+        // The optimizer's shard and the in-place write-back are not uses.
+        if (feedsShard(user) ||
+            isa<bufferization::MaterializeInDestinationOp>(user))
+          continue;
+        if (isView(user) && !user->hasAttr(kBackwardAttr) &&
+            user->getBlock() == &entry)
+          derived.push_back(user->getResult(0));
+        else
+          users.push_back(user);
+      }
+    for (Operation *user : users) {
+      Operation *top = entry.findAncestorOpInBlock(*user);
+      if (!top)
+        continue;
+      unsigned p = position[top];
+      uses[arg].push_back(p);
+      if (user->hasAttr(kBackwardAttr)) {
+        w.backward = true;
+        w.firstBackward = std::min(w.firstBackward, p);
+      } else {
+        w.forward = true;
+        w.lastForward = std::max(w.lastForward, p);
+      }
+    }
+  }
+  DenseMap<BlockArgument, int64_t> distance;
+  for (BlockArgument arg : sharded) {
+    Window w = windows[arg];
+    if (!w.forward || !w.backward || w.firstBackward < w.lastForward)
+      continue;
+    int64_t d = 0;
+    for (BlockArgument other : sharded)
+      if (other != arg && llvm::any_of(uses[other], [&](unsigned p) {
+            return p > w.lastForward && p < w.firstBackward;
+          }))
+        d += cast<RankedTensorType>(other.getType()).getNumElements();
+    distance[arg] = d;
+  }
+  return distance;
+}
+
 void ZeroPartitionParametersPass::runOnOperation() {
   func::FuncOp fn = getOperation();
   int64_t n = partition::worldSizeOf(fn);
@@ -104,6 +181,39 @@ void ZeroPartitionParametersPass::runOnOperation() {
     return;
   Block &entry = fn.getBody().front();
   auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
+  SmallVector<BlockArgument> sharded;
+  for (BlockArgument arg : entry.getArguments()) {
+    auto role = fn.getArgAttrOfType<RoleAttr>(arg.getArgNumber(), kRoleAttr);
+    if (role && role.getValue() == Role::parameter &&
+        cast<RankedTensorType>(arg.getType()).getNumElements() >=
+            persistenceThreshold)
+      sharded.push_back(arg);
+  }
+  // Parameters kept from the forward for the backward: nearest reuse
+  // first, within the live bound.
+  DenseSet<BlockArgument> kept;
+  if (maxReuseDistance >= 0) {
+    DenseMap<BlockArgument, int64_t> distances = reuseDistances(entry, sharded);
+    SmallVector<std::pair<int64_t, BlockArgument>> order;
+    int64_t largest = 0;
+    for (BlockArgument arg : sharded) {
+      largest = std::max(
+          largest, cast<RankedTensorType>(arg.getType()).getNumElements());
+      auto d = distances.find(arg);
+      if (d != distances.end() && d->second <= maxReuseDistance)
+        order.push_back({d->second, arg});
+    }
+    llvm::stable_sort(order,
+                      [](auto &a, auto &b) { return a.first < b.first; });
+    int64_t held = largest;
+    for (auto [d, arg] : order) {
+      int64_t e = cast<RankedTensorType>(arg.getType()).getNumElements();
+      if (maxLiveParameters >= 0 && held + e > maxLiveParameters)
+        continue;
+      held += e;
+      kept.insert(arg);
+    }
+  }
 
   for (BlockArgument arg : entry.getArguments()) {
     auto role = fn.getArgAttrOfType<RoleAttr>(arg.getArgNumber(), kRoleAttr);
@@ -120,18 +230,18 @@ void ZeroPartitionParametersPass::runOnOperation() {
     SmallVector<OpOperand *> computeUses;
     for (OpOperand &u : arg.getUses()) {
       Operation *user = u.getOwner();
-      bool feedsShard = false;
+      bool toShard = false;
       for (Operation *o = user; o && o->getNumResults() == 1;) {
         if (o->hasAttr("zero.param_shard")) {
           shardSlice = o;
-          feedsShard = true;
+          toShard = true;
           break;
         }
         if (!o->getResult(0).hasOneUse())
           break;
         o = *o->getResult(0).getUsers().begin();
       }
-      if (!feedsShard)
+      if (!toShard)
         computeUses.push_back(&u);
     }
     if (!shardSlice)
@@ -147,11 +257,13 @@ void ZeroPartitionParametersPass::runOnOperation() {
     }
 
     // Compute uses: gathered before the first use of each phase (forward,
-    // backward) in each block.
+    // backward) in each block; one gather for both when the parameter is
+    // reused within the reuse distance.
+    bool keep = kept.contains(arg);
     arg.setType(full.clone({s}));
     llvm::MapVector<std::pair<Block *, int>, SmallVector<OpOperand *>> groups;
     for (OpOperand *u : computeUses) {
-      int backward = u->getOwner()->hasAttr(kBackwardAttr);
+      int backward = !keep && u->getOwner()->hasAttr(kBackwardAttr);
       groups[{u->getOwner()->getBlock(), backward}].push_back(u);
     }
     for (auto &[key, uses] : groups) {
@@ -166,7 +278,7 @@ void ZeroPartitionParametersPass::runOnOperation() {
         markBackward(b, gathered);
       for (OpOperand *u : uses)
         u->set(gathered);
-      if (!key.second)
+      if (!key.second && !keep)
         regatherForBackward(b, gathered, arg, full, n);
     }
 

@@ -39,7 +39,9 @@ struct Member {
 /// (rank r's row holds every member's r-th shard), all-reduce as one row.
 struct Bucket {
   Kind kind;
-  int64_t worldSize = 0, elements = 0;
+  int64_t worldSize = 0;
+  int64_t elements = 0;      ///< per rank
+  int64_t wholeElements = 0; ///< of the members' whole tensors
   SmallVector<Member> members;
   /// Copies of a member's result into another buffer (a gathered parameter
   /// written back to its replica) that wait until the bucket has run, and
@@ -290,16 +292,20 @@ struct ZeroCPUBucketCollectivesPass
       int64_t count =
           cast<MemRefType>(kind == ReduceScatter ? out.getType() : in.getType())
               .getNumElements();
+      // The limit counts whole tensors (DeepSpeed's bucket sizes count the
+      // gradient or parameter elements a bucket holds), N parts each.
+      int64_t whole = kind == AllReduce ? count : count * n;
       Bucket &bk = open[kind];
       if (!bk.members.empty() &&
-          (bk.worldSize != n || bk.elements + count > limit))
+          (bk.worldSize != n || bk.wholeElements + whole > limit))
         close(bk);
-      if (count > limit)
+      if (whole > limit)
         continue;
       Member m{&op, in, out, count, {}};
       collectViews(root(out), m.outViews);
       bk.worldSize = n;
       bk.elements += count;
+      bk.wholeElements += whole;
       bk.members.push_back(std::move(m));
     }
     for (Bucket &bk : open)

@@ -37,6 +37,7 @@ DictionaryAttr zero::cpu::timelineAttr(Builder &b, const Timeline &tl) {
        f("lower_bound_seconds", tl.lowerBoundSeconds), f("flops", tl.flops),
        f("mfu", tl.mfu),
        b.getNamedAttr("compute_ops", b.getI64IntegerAttr(tl.computeOps)),
+       b.getNamedAttr("allocations", b.getI64IntegerAttr(tl.allocations)),
        b.getNamedAttr("collectives", b.getI64IntegerAttr(tl.collectives)),
        b.getNamedAttr("bytes_sent", b.getI64IntegerAttr(tl.bytesSent))});
 }

@@ -36,3 +36,16 @@ func.func @main(%x: tensor<4x3xf32> {zero.name = "x", zero.role = #zero.role<inp
 // CHECK: tosa.reshape {{.*}} {zero.backward} : (tensor<3x2xf32>, !tosa.shape<3>) -> tensor<1x3x2xf32>
 // CHECK: tosa.transpose {{.*}} {perms = array<i32: 0, 2, 1>, zero.backward}
 // CHECK-NOT: zero.all_gather %[[W1]]
+
+// stage3_max_reuse_distance: between W2's last forward use and its first
+// backward use no other parameter is used (distance 0), so with a reuse
+// distance of 0 the backward reads the forward's gathered W2 and W2 is
+// gathered once; W1 is gathered once anyway (its backward reads only x).
+// RUN: zero-opt %s --zero-build-train-step --zero-expand-gradients --inline --canonicalize --zero-partition-data-parallel="world-size=2" --zero-partition-optimizer-states --zero-partition-gradients --zero-partition-parameters="max-reuse-distance=0" | FileCheck %s --check-prefix=REUSE
+// REUSE-LABEL: func.func @train_step(
+// REUSE-SAME: %[[W1:[a-z0-9]+]]: tensor<5xf32> {zero.name = "w1"
+// REUSE-SAME: %[[W2:[a-z0-9]+]]: tensor<3xf32> {zero.name = "w2"
+// REUSE: zero.all_gather %[[W1]] into
+// REUSE: zero.all_gather %[[W2]] into {{.*}} {world_size = 2 : i64} : tensor<3xf32>, tensor<6xf32>
+// REUSE-NOT: zero.all_gather %[[W2]]
+// REUSE-NOT: zero.all_gather %[[W1]]

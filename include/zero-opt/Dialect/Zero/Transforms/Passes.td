@@ -146,10 +146,28 @@ def ZeroPartitionParameters
     before its first use in the backward pass, so bufferization frees the
     gathered copy after its last use in each phase. The optimizer updates
     the shard in place; smaller parameters stay replicated.
+
+    Reuse distance (stage3_max_reuse_distance): a parameter whose reuse
+    window, from its last use in the forward pass to its first use in the
+    backward pass, holds uses of at most `max-reuse-distance` elements of
+    other sharded parameters is not released: the backward uses the
+    forward's gathered copy instead of gathering again. Kept parameters are
+    all held across the end of the forward pass, so they are chosen by
+    shortest distance first while, with the largest parameter in use
+    beside them, they stay within `max-live-parameters` elements.
   }];
   let options = [Option<"persistenceThreshold", "persistence-threshold",
                         "int64_t", "0",
-                        "Parameters with fewer elements stay replicated">];
+                        "Parameters with fewer elements stay replicated">,
+                 Option<"maxReuseDistance", "max-reuse-distance", "int64_t",
+                        "-1",
+                        "Keep a gathered parameter for the backward when at "
+                        "most this many other parameter elements are used "
+                        "in between (-1: always gather again)">,
+                 Option<"maxLiveParameters", "max-live-parameters", "int64_t",
+                        "-1",
+                        "Gathered parameter elements the kept parameters "
+                        "may hold (-1: no bound)">];
   let dependentDialects = ["mlir::zero::ZeroDialect",
                            "mlir::tosa::TosaDialect",
                            "mlir::tensor::TensorDialect"];
