@@ -81,3 +81,34 @@ func.func @sync(%g: memref<4xf32>, %x: memref<8xf32>, %y: memref<8xf32>) attribu
   linalg.copy ins(%x : memref<8xf32>) outs(%y : memref<8xf32>)
   return
 }
+
+// -----
+
+func.func private @zero_rt_comm_start(i32, i32, i64, i64, i64, i64) -> i64
+func.func private @zero_rt_comm_wait(i64)
+
+// Waits pass one another: the first collective's result is read only at
+// the end, so its wait moves past the second one's wait and use.
+// CHECK-LABEL: func.func @passing
+// CHECK: %[[H1:.*]] = call @zero_rt_comm_start
+// CHECK: %[[H2:.*]] = call @zero_rt_comm_start
+// CHECK-NEXT: call @zero_rt_comm_wait(%[[H2]])
+// CHECK-NEXT: linalg.copy ins(%arg1
+// CHECK-NEXT: call @zero_rt_comm_wait(%[[H1]])
+// CHECK-NEXT: linalg.copy ins(%arg0
+func.func @passing(%a: memref<4xf32>, %b: memref<4xf32>, %y: memref<4xf32>) {
+  %c0 = arith.constant 0 : i32
+  %z = arith.constant 0 : i64
+  %n = arith.constant 4 : i64
+  %p = memref.extract_aligned_pointer_as_index %a : memref<4xf32> -> index
+  %pi = arith.index_cast %p : index to i64
+  %q = memref.extract_aligned_pointer_as_index %b : memref<4xf32> -> index
+  %qi = arith.index_cast %q : index to i64
+  %h1 = func.call @zero_rt_comm_start(%c0, %c0, %pi, %pi, %n, %z) : (i32, i32, i64, i64, i64, i64) -> i64
+  func.call @zero_rt_comm_wait(%h1) : (i64) -> ()
+  %h2 = func.call @zero_rt_comm_start(%c0, %c0, %qi, %qi, %n, %z) : (i32, i32, i64, i64, i64, i64) -> i64
+  func.call @zero_rt_comm_wait(%h2) : (i64) -> ()
+  linalg.copy ins(%b : memref<4xf32>) outs(%y : memref<4xf32>)
+  linalg.copy ins(%a : memref<4xf32>) outs(%y : memref<4xf32>)
+  return
+}

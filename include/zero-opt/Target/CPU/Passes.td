@@ -88,8 +88,8 @@ def ZeroCPUScheduleCollectives
     After `convert-zero-to-runtime`, a `zero_rt_comm_wait` follows its
     `zero_rt_comm_start`. This moves the wait down its block to just before
     the first op that reads or writes the collective's send or receive
-    buffer (or a view of them), before the next wait, or before the
-    terminator, so that the compute in between runs while the runtime's
+    buffer (or a view of them), or before the terminator (waits may pass
+    one another: each waits for its own collective), so that the compute in between runs while the runtime's
     communication thread carries out the collective. The order of starts,
     and so of collectives on every rank, is unchanged. Functions with
     `zero.overlap_comm = false` are left synchronous.

@@ -27,10 +27,6 @@ using namespace mlir;
 static constexpr StringLiteral kStart = "zero_rt_comm_start";
 static constexpr StringLiteral kWait = "zero_rt_comm_wait";
 
-static bool isCallTo(Operation *op, StringRef name) {
-  auto call = dyn_cast<func::CallOp>(op);
-  return call && call.getCallee() == name;
-}
 
 namespace {
 bool overlaps(func::FuncOp fn) {
@@ -39,14 +35,16 @@ bool overlaps(func::FuncOp fn) {
 }
 
 /// Moves the wait of `start` down to just before the first op that
-/// touches its buffers, the next wait, or the terminator.
+/// touches its buffers, or the terminator. Waits may pass each other: each
+/// waits for its own collective (a reduce-scatter bucket's wait no longer
+/// holds up the next layer's gathered parameter).
 void sinkWait(func::CallOp start, func::CallOp wait) {
   zero::cpu::CollectiveFootprint fp;
   if (!fp.init(start))
     return;
   Operation *point = wait->getNextNode();
   while (point && !point->hasTrait<OpTrait::IsTerminator>() &&
-         !fp.touches(point) && !isCallTo(point, kWait))
+         !fp.touches(point))
     point = point->getNextNode();
   if (point && point != wait->getNextNode())
     wait->moveBefore(point);
