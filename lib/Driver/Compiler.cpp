@@ -201,9 +201,8 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
                     b.getI64IntegerAttr(c.prefetchElements * 4));
     step->setAttr("zero.reduce_bucket_bytes",
                   b.getI64IntegerAttr(c.reduceBucketElements * 4));
-    if (c.stage < 3)
-      step->setAttr("zero.allgather_bucket_bytes",
-                    b.getI64IntegerAttr(c.allgatherBucketElements * 4));
+    step->setAttr("zero.allgather_bucket_bytes",
+                  b.getI64IntegerAttr(c.allgatherBucketElements * 4));
     if (c.stage >= 3)
       step->setAttr("zero.max_live_parameter_bytes",
                     b.getI64IntegerAttr(c.maxLiveParameters * 4));

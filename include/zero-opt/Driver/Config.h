@@ -50,9 +50,9 @@ struct TrainingConfig {
   /// Stage 3: parameter elements gathered ahead of their use, at most;
   /// DeepSpeed's stage3_prefetch_bucket_size and its default.
   int64_t prefetchElements = 50000000;
-  /// Elements per rank in one bucket of gradient reductions, and of
-  /// parameter gathers below stage 3 (reduce_bucket_size,
-  /// allgather_bucket_size and their defaults).
+  /// Elements of the whole tensors in one bucket of gradient reductions,
+  /// and of parameter gathers (reduce_bucket_size, allgather_bucket_size
+  /// and their defaults).
   int64_t reduceBucketElements = 500000000;
   int64_t allgatherBucketElements = 500000000;
   /// Stage 3: a parameter used again in the backward pass after at most

@@ -67,8 +67,7 @@ def ZeroCPUBucketCollectives
     whole tensors (all N parts of a reduce-scatter or all-gather) stay
     within `zero.reduce_bucket_bytes / 4` (reduce_bucket_size); all-gathers
     likewise within `zero.allgather_bucket_bytes / 4`
-    (allgather_bucket_size; set below stage 3 only, where stage-3
-    parameter gathers are prefetched one by one). A bucket closes early
+    (allgather_bucket_size). A bucket closes early
     when an op touches the result of one of its members. Each member's
     input is copied, where the member was (it is ready there), into a flat
     staging buffer laid out as world-size rows of per-rank parts, so that

@@ -1,8 +1,8 @@
 //===- BucketCollectives.cpp - flat buckets of collectives -----*- C++ -*-===//
 //
 // Small collectives pay their latency each; a bucket pays it once. On the
-// bufferized step, consecutive reduce-scatters (or all-reduces, or, below
-// stage 3, all-gathers) are packed into one flat staging buffer as their
+// bufferized step, consecutive reduce-scatters (or all-reduces, or
+// all-gathers) are packed into one flat staging buffer as their
 // inputs become ready, run as one collective where the bucket's last input
 // is ready, and unpacked right before each result is first touched.
 //
