@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Target/CPU/Passes.h"
 
+#include "CollectiveUtils.h"
+
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -49,41 +51,6 @@ struct Bucket {
   SmallVector<memref::CopyOp> deferred;
   DenseSet<Value> deferredTargets;
 };
-
-Value root(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
-}
-
-void collectViews(Value r, DenseSet<Value> &views) {
-  SmallVector<Value> work{r};
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (!views.insert(v).second)
-      continue;
-    for (Operation *user : v.getUsers())
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
-        if (view.getViewSource() == v)
-          llvm::append_range(work, user->getResults());
-  }
-}
-
-bool touches(Operation *op, const DenseSet<Value> &views) {
-  if (isa<ViewLikeOpInterface>(op) && op->getNumRegions() == 0)
-    return false;
-  bool hit = false;
-  op->walk([&](Operation *inner) {
-    for (Value v : inner->getOperands())
-      hit |= views.contains(v);
-    return hit ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  return hit;
-}
 
 /// Whether `v` can be staged: a static f32 buffer, contiguous. Viewed as
 /// several rows it must have the identity layout; as one row a unit-stride
@@ -205,7 +172,7 @@ void emit(Bucket &bucket) {
   for (auto [m, off] : llvm::zip(bucket.members, offsets)) {
     Operation *use = op->getNextNode();
     while (use && !use->hasTrait<OpTrait::IsTerminator>() &&
-           !(use != m.op && touches(use, m.outViews)))
+           !(use != m.op && zero::cpu::touchesViews(use, m.outViews)))
       use = use->getNextNode();
     if (!use)
       use = blk->getTerminator();
@@ -251,12 +218,12 @@ struct ZeroCPUBucketCollectivesPass
       // A result may not be touched before its bucket has run, except by
       // a copy into a buffer nothing touches until then.
       for (Bucket &bk : open) {
-        if (touches(&op, bk.deferredTargets)) {
+        if (zero::cpu::touchesViews(&op, bk.deferredTargets)) {
           close(bk);
           continue;
         }
         bool readsResult = llvm::any_of(bk.members, [&](const Member &m) {
-          return touches(&op, m.outViews);
+          return zero::cpu::touchesViews(&op, m.outViews);
         });
         if (!readsResult)
           continue;
@@ -265,7 +232,8 @@ struct ZeroCPUBucketCollectivesPass
               return m.outViews.contains(copy.getTarget());
             })) {
           bk.deferred.push_back(copy);
-          collectViews(root(copy.getTarget()), bk.deferredTargets);
+          zero::cpu::collectViews(zero::cpu::rootBuffer(copy.getTarget()),
+                                  bk.deferredTargets);
           continue;
         }
         close(bk);
@@ -302,7 +270,7 @@ struct ZeroCPUBucketCollectivesPass
       if (whole > limit)
         continue;
       Member m{&op, in, out, count, {}};
-      collectViews(root(out), m.outViews);
+      zero::cpu::collectViews(zero::cpu::rootBuffer(out), m.outViews);
       bk.worldSize = n;
       bk.elements += count;
       bk.wholeElements += whole;

@@ -28,8 +28,7 @@ static Value addressedBuffer(Value addr) {
   return {};
 }
 
-/// The buffer `v` views, through view-like ops.
-static Value rootBuffer(Value v) {
+Value zero::cpu::rootBuffer(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     auto view = dyn_cast<ViewLikeOpInterface>(def);
     if (!view)
@@ -39,8 +38,7 @@ static Value rootBuffer(Value v) {
   return v;
 }
 
-/// Every value that is `root` or a view of it.
-static void collectViews(Value root, DenseSet<Value> &views) {
+void zero::cpu::collectViews(Value root, DenseSet<Value> &views) {
   SmallVector<Value> work{root};
   while (!work.empty()) {
     Value v = work.pop_back_val();
@@ -71,18 +69,22 @@ bool zero::cpu::CollectiveFootprint::init(func::CallOp start) {
   return true;
 }
 
-bool zero::cpu::CollectiveFootprint::touches(Operation *op) const {
-  // Making a view reads nothing; its uses are checked instead.
+bool zero::cpu::touchesViews(Operation *op, const DenseSet<Value> &views,
+                             const DenseSet<Operation *> *ignore) {
   if (isa<ViewLikeOpInterface>(op) && op->getNumRegions() == 0)
     return false;
   bool hit = false;
   op->walk([&](Operation *inner) {
-    for (Value v : inner->getOperands())
-      if (views.contains(v) && !ownAddress.contains(inner))
-        hit = true;
+    if (!ignore || !ignore->contains(inner))
+      hit = llvm::any_of(inner->getOperands(),
+                         [&](Value v) { return views.contains(v); });
     return hit ? WalkResult::interrupt() : WalkResult::advance();
   });
   return hit;
+}
+
+bool zero::cpu::CollectiveFootprint::touches(Operation *op) const {
+  return touchesViews(op, views, &ownAddress);
 }
 
 LogicalResult zero::cpu::startEarlier(func::CallOp start, Operation *after,

@@ -7,6 +7,15 @@
 
 namespace mlir::zero::cpu {
 
+/// The buffer `v` views, through view-like ops.
+Value rootBuffer(Value v);
+/// Adds `root` and every view of it to `views`.
+void collectViews(Value root, DenseSet<Value> &views);
+/// Whether `op` (or an op nested in it) uses one of `views`, leaving out
+/// ops in `ignore`. Making a view reads nothing: its uses are checked.
+bool touchesViews(Operation *op, const DenseSet<Value> &views,
+                  const DenseSet<Operation *> *ignore = nullptr);
+
 /// The buffers a `zero_rt_comm_start` reads and writes (with their views),
 /// and the test for an op that touches them.
 struct CollectiveFootprint {
