@@ -4,10 +4,11 @@
 #include "zero-opt/Conversion/Passes.h"
 #include "zero-opt/Dialect/Zero/AutoDiff/AutoDiff.h"
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Schedule/Timeline.h"
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+#include "zero-opt/Dialect/Zero/Transforms/Pipelines.h"
 #include "zero-opt/Target/CPU/CPUTarget.h"
 #include "zero-opt/Target/CPU/Passes.h"
-#include "zero-opt/Target/CPU/Timeline.h"
 #include "zero-rt/Npz.h"
 #include "zero-rt/Runtime.h"
 
@@ -44,28 +45,68 @@ void mlir::zero::registerCompilerPasses() {
   registerAllPasses();
   registerZeroConversionPasses();
   registerZeroTransformsPasses();
+  registerZeroPipelines();
   cpu::registerZeroCPUPasses();
   cpu::registerCPUPipelines();
+}
+
+/// The importer's view of a compile's options.
+static ONNXImportOptions importOptions(const CompileOptions &options) {
+  ONNXImportOptions importOpts = options.import;
+  importOpts.batchSize = options.training.microBatch;
+  return importOpts;
+}
+
+static LogicalResult cleanUpImport(ModuleOp module) {
+  PassManager pm(module.getContext());
+  buildImportCleanup(pm);
+  return pm.run(module);
 }
 
 OwningOpRef<ModuleOp> mlir::zero::importModel(MLIRContext *ctx,
                                               StringRef modelPath,
                                               const CompileOptions &options,
                                               ParamValues &params) {
-  ONNXImportOptions importOpts = options.import;
-  importOpts.batchSize = options.training.microBatch;
   OwningOpRef<ModuleOp> module =
-      importONNXModel(ctx, modelPath, importOpts, &params);
-  if (!module)
-    return nullptr;
-  // ONNX Gradient nodes become zero.gradient; expand them here.
-  PassManager pm(ctx);
-  pm.addNestedPass<func::FuncOp>(createZeroExpandGradients());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  if (failed(pm.run(*module)))
+      importONNXModel(ctx, modelPath, importOptions(options), &params);
+  if (!module || failed(cleanUpImport(*module)))
     return nullptr;
   return module;
+}
+
+void mlir::zero::trainingPipelineOptions(const CompileOptions &options,
+                                         TrainingPipelineOptions &o) {
+  const TrainingConfig &c = options.training;
+  o.funcName = options.import.funcName;
+  o.loss = options.loss;
+  o.optimizer = symbolizeOptimizerKind(c.optimizer).value_or(
+      OptimizerKind::adamw);
+  o.beta1 = c.beta1;
+  o.beta2 = c.beta2;
+  o.eps = c.epsilon();
+  o.weightDecay = c.weightDecay;
+  o.momentum = c.momentum;
+  o.dampening = c.dampening;
+  o.nesterov = c.nesterov;
+  o.lrDecay = c.lrDecay;
+  o.initialAccumulator = c.initialAccumulator;
+  o.accumulation = c.accumulation;
+  o.clip = c.clip;
+  o.stage = c.stage;
+  o.worldSize = options.worldSize;
+  o.persistenceThreshold = c.persistenceThreshold;
+  o.maxReuseDistance = c.maxReuseDistance;
+  o.maxLiveParameters = c.maxLiveParameters;
+}
+
+void mlir::zero::cpuLoweringOptions(const CompileOptions &options,
+                                    cpu::CPULoweringOptions &o) {
+  const TrainingConfig &c = options.training;
+  o.overlapComm = c.overlapComm;
+  o.reduceBucketSize = c.reduceBucketElements;
+  o.allgatherBucketSize = c.allgatherBucketElements;
+  o.prefetchBucketSize = c.prefetchElements;
+  o.maxLiveParameters = c.maxLiveParameters;
 }
 
 /// Whether the forward function has an output to train on.
@@ -133,16 +174,16 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
   if (!fn || options.mode == CompileMode::Infer) {
     if (auto ts = module.lookupSymbol<func::FuncOp>("train_step"))
       ts.erase();
-    return success();
+    return cleanUpImport(module);
   }
   // An ONNX training model brings its own step (TrainingInfoProto).
   if (module->hasAttr("zero.training")) {
     trained = true;
     options.training.optimizer = "onnx";
-    return success();
+    return cleanUpImport(module);
   }
   if (options.mode == CompileMode::Auto && !hasLoss(fn, options.loss))
-    return success();
+    return cleanUpImport(module);
   TrainingConfig &c = options.training;
   std::string error;
   if (!validateTrainingConfig(c, error))
@@ -150,63 +191,12 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
   if (failed(resolveBatch(fn, c, options.worldSize)))
     return failure();
 
-  ZeroBuildTrainStepOptions o;
-  o.funcName = options.import.funcName;
-  o.lossName = options.loss;
-  o.optimizer = c.optimizer;
-  o.beta1 = c.beta1;
-  o.beta2 = c.beta2;
-  o.eps = c.epsilon();
-  o.weightDecay = c.weightDecay;
-  o.momentum = c.momentum;
-  o.dampening = c.dampening;
-  o.nesterov = c.nesterov;
-  o.lrDecay = c.lrDecay;
-  o.initialAccumulator = c.initialAccumulator;
-  o.accumulation = c.accumulation;
-  o.clip = c.clip;
   PassManager pm(module.getContext());
-  pm.addPass(createZeroBuildTrainStep(o));
-  pm.addNestedPass<func::FuncOp>(createZeroExpandGradients());
-  pm.addPass(createInlinerPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  // ZeRO: each stage adds its concern to the previous ones.
-  ZeroPartitionDataParallelOptions dp;
-  dp.worldSize = options.worldSize;
-  pm.addNestedPass<func::FuncOp>(createZeroPartitionDataParallel(dp));
-  if (c.stage >= 1)
-    pm.addNestedPass<func::FuncOp>(createZeroPartitionOptimizerStates());
-  if (c.stage >= 2)
-    pm.addNestedPass<func::FuncOp>(createZeroPartitionGradients());
-  if (c.stage >= 3) {
-    ZeroPartitionParametersOptions pp;
-    pp.persistenceThreshold = c.persistenceThreshold;
-    pp.maxReuseDistance = c.maxReuseDistance;
-    pp.maxLiveParameters = c.maxLiveParameters;
-    pm.addNestedPass<func::FuncOp>(createZeroPartitionParameters(pp));
-  }
-  pm.addNestedPass<func::FuncOp>(createZeroLowerOptimizers());
-  pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createZeroVerifyCollectives());
-  pm.addPass(createZeroCommReport());
+  TrainingPipelineOptions pipeline;
+  trainingPipelineOptions(options, pipeline);
+  buildTrainingPipeline(pm, pipeline);
   if (failed(pm.run(module)))
     return failure();
-  if (auto step = module.lookupSymbol<func::FuncOp>("train_step")) {
-    Builder b(module.getContext());
-    step->setAttr("zero.overlap_comm", b.getBoolAttr(c.overlapComm));
-    step->setAttr("zero.world_size", b.getI64IntegerAttr(options.worldSize));
-    if (c.stage >= 3 && c.overlapComm)
-      step->setAttr("zero.prefetch_bytes",
-                    b.getI64IntegerAttr(c.prefetchElements * 4));
-    step->setAttr("zero.reduce_bucket_bytes",
-                  b.getI64IntegerAttr(c.reduceBucketElements * 4));
-    step->setAttr("zero.allgather_bucket_bytes",
-                  b.getI64IntegerAttr(c.allgatherBucketElements * 4));
-    if (c.stage >= 3)
-      step->setAttr("zero.max_live_parameter_bytes",
-                    b.getI64IntegerAttr(c.maxLiveParameters * 4));
-  }
   trained = true;
   return success();
 }
@@ -215,28 +205,32 @@ OwningOpRef<ModuleOp> mlir::zero::buildStep(MLIRContext *ctx,
                                             StringRef modelPath,
                                             CompileOptions &options,
                                             ParamValues &params) {
-  OwningOpRef<ModuleOp> module = importModel(ctx, modelPath, options, params);
+  // The training pipeline cleans the import up itself, so that it runs
+  // exactly what `zero-opt --zero-training-pipeline` runs on the import.
+  OwningOpRef<ModuleOp> module =
+      importONNXModel(ctx, modelPath, importOptions(options), &params);
   bool trained;
   if (!module || failed(buildTraining(*module, options, trained)))
     return nullptr;
   return module;
 }
 
-static LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
+LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module,
+                                          const CompileOptions &options) {
   PassManager pm(module.getContext());
-  std::string err;
-  llvm::raw_string_ostream os(err);
-  if (failed(parsePassPipeline(pipeline, pm, os)))
-    return module.emitError() << "internal error: " << err;
+  cpu::CPULoweringOptions lowering;
+  cpuLoweringOptions(options, lowering);
+  cpu::buildCPULowering(pm, lowering);
   return pm.run(module);
 }
 
-LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module) {
-  return runPipeline(module, cpu::lowerToLLVMPipeline());
-}
-
-LogicalResult mlir::zero::planStepMemory(ModuleOp module) {
-  return runPipeline(module, cpu::memoryPlanPipeline());
+LogicalResult mlir::zero::planStepMemory(ModuleOp module,
+                                         const CompileOptions &options) {
+  PassManager pm(module.getContext());
+  cpu::CPULoweringOptions lowering;
+  cpuLoweringOptions(options, lowering);
+  cpu::buildCPUMemoryPlan(pm, lowering);
+  return pm.run(module);
 }
 
 /// 1234567 -> "1,234,567".
@@ -320,7 +314,7 @@ void mlir::zero::printMemoryReport(llvm::raw_ostream &os, ModuleOp planned,
 
 LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
                                           CompileOptions &options) {
-  auto hw = cpu::HardwareModel::load(options.hardware);
+  auto hw = HardwareModel::load(options.hardware);
   if (!hw)
     return planned.emitError(llvm::toString(hw.takeError()));
   Builder b(planned.getContext());
@@ -342,16 +336,18 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
       for (auto fn : planned.getOps<func::FuncOp>()) {
         if (!fn->hasAttr(kEntryAttr) || fn.isExternal())
           continue;
-        cpu::SimulateOptions o = cpu::simulateOptionsFor(fn);
+        SimulateOptions o;
+        o.worldSize = worldSizeOf(fn);
+        o.overlap = options.training.overlapComm;
         o.precision = options.precision;
         if (llvm::Error e = hw->check(o.worldSize, o.precision)) {
           fn.emitError(llvm::toString(std::move(e)));
           reports.clear();
           return;
         }
-        cpu::Timeline tl = cpu::simulateStep(fn, *hw, o);
+        Timeline tl = simulateStep(fn, *hw, o);
         reports.push_back(
-            b.getNamedAttr(fn.getName(), cpu::timelineAttr(b, tl)));
+            b.getNamedAttr(fn.getName(), timelineAttr(b, tl)));
         // Only the training step is traced when there is one.
         if (fn.getName() == "main" && planned.lookupSymbol("train_step"))
           continue;
@@ -373,7 +369,7 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
           });
         };
         event(planName(fn), "step", 0, 0, tl.stepSeconds, 0, -1);
-        for (const cpu::Timeline::Event &e : tl.events)
+        for (const Timeline::Event &e : tl.events)
           event(e.name, e.category, e.category == "communication" ? 2 : 1,
                 e.start, e.duration, e.bytes, e.id);
       }
@@ -761,7 +757,7 @@ LogicalResult mlir::zero::compileModel(MLIRContext *ctx, StringRef modelPath,
       decl.setPrivate();
     }
   if (options.memoryReport) {
-    if (failed(planStepMemory(*module)))
+    if (failed(planStepMemory(*module, options)))
       return failure();
     if (options.timelineReport) {
       if (failed(predictTimeline(*module, options)))
@@ -772,7 +768,7 @@ LogicalResult mlir::zero::compileModel(MLIRContext *ctx, StringRef modelPath,
     }
     if (outDir.empty())
       return success();
-  } else if (failed(lowerStepToLLVM(*module))) {
+  } else if (failed(lowerStepToLLVM(*module, options))) {
     return failure();
   }
   if (llvm::Error e = writeOutputFolder(*module, *signatures, params, options,

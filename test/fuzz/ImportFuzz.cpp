@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
     if (!module)
       continue;
     ++imported;
-    if (lower && succeeded(mlir::zero::lowerStepToLLVM(*module)))
+    if (lower && succeeded(mlir::zero::lowerStepToLLVM(*module, options)))
       ++lowered;
   }
   llvm::sys::fs::remove(path);

@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
   }
   for (Type t : fn.getResultTypes())
     resTypes.push_back(cast<RankedTensorType>(t));
-  if (failed(lowerStepToLLVM(*module)))
+  if (failed(lowerStepToLLVM(*module, opts)))
     return 1;
   SmallString<128> so;
   llvm::sys::fs::createTemporaryFile("zero-gradcheck", "so", so);

@@ -9,7 +9,7 @@
 #include "CompileDriver.h"
 
 #include "zero-opt/Driver/Compiler.h"
-#include "zero-opt/Target/CPU/Timeline.h"
+#include "zero-opt/Dialect/Zero/Schedule/Timeline.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -338,7 +338,7 @@ int mlir::zero::compileMain(int argc, char **argv) {
     opts.memoryReport = true;
     if (report == "timeline") {
       // Read the description before the (long) compile.
-      auto hw = cpu::HardwareModel::load(hardware);
+      auto hw = HardwareModel::load(hardware);
       if (!hw)
         return fail(llvm::toString(hw.takeError()));
       if (llvm::Error e = hw->check(worldSize, precision))
@@ -365,7 +365,7 @@ int mlir::zero::compileMain(int argc, char **argv) {
     module = buildStep(&ctx, input, opts, params);
   if (!module)
     return 1;
-  if (emitAfter == "llvm" && failed(lowerStepToLLVM(*module)))
+  if (emitAfter == "llvm" && failed(lowerStepToLLVM(*module, opts)))
     return 1;
   module->print(llvm::outs());
   llvm::outs() << "\n";

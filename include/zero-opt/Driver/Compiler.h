@@ -7,8 +7,10 @@
 #ifndef ZERO_OPT_DRIVER_COMPILER_H
 #define ZERO_OPT_DRIVER_COMPILER_H
 
+#include "zero-opt/Dialect/Zero/Transforms/Pipelines.h"
 #include "zero-opt/Driver/Config.h"
 #include "zero-opt/Import/ONNX/ONNXImporter.h"
+#include "zero-opt/Target/CPU/CPUTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"
@@ -58,12 +60,18 @@ LogicalResult buildTraining(ModuleOp module, CompileOptions &options,
 OwningOpRef<ModuleOp> buildStep(MLIRContext *ctx, StringRef modelPath,
                                 CompileOptions &options, ParamValues &params);
 
+/// The pipelines' options for a compile's settings (flags and ds_config).
+void trainingPipelineOptions(const CompileOptions &options,
+                             TrainingPipelineOptions &pipeline);
+void cpuLoweringOptions(const CompileOptions &options,
+                        cpu::CPULoweringOptions &lowering);
+
 /// Lowers every step function to the LLVM dialect.
-LogicalResult lowerStepToLLVM(ModuleOp module);
+LogicalResult lowerStepToLLVM(ModuleOp module, const CompileOptions &options);
 
 /// Bufferizes the step functions and records their memory plan (the module
 /// attribute zero.memory), without generating code.
-LogicalResult planStepMemory(ModuleOp module);
+LogicalResult planStepMemory(ModuleOp module, const CompileOptions &options);
 
 /// The per-rank memory table of each step function of a planned module.
 void printMemoryReport(llvm::raw_ostream &os, ModuleOp planned,

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Conversion/Passes.h"
+#include "zero-opt/Conversion/RuntimeFunctions.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
@@ -19,7 +20,6 @@ namespace mlir::zero {
 
 using namespace mlir;
 
-static constexpr llvm::StringLiteral kSgemm = "zero_rt_sgemm";
 
 /// Appends pointer, offset and the three strides of a rank-2 or rank-3 view
 /// (a rank-2 view gets batch stride 0).
@@ -77,12 +77,9 @@ struct ZeroLinalgToBLASPass
 
     OpBuilder b(module.getBodyRegion());
     auto i64 = b.getI64Type();
-    auto fnType = b.getFunctionType(SmallVector<Type>(19, i64), {});
-    auto callee = module.lookupSymbol<func::FuncOp>(kSgemm);
-    if (!callee) {
-      callee = func::FuncOp::create(b, module.getLoc(), kSgemm, fnType);
-      callee.setPrivate();
-    }
+    func::FuncOp callee =
+        zero::lookupOrDeclareRuntimeFunction(module,
+                                             zero::RuntimeFunction::Sgemm);
 
     for (linalg::LinalgOp op : gemms) {
       b.setInsertionPoint(op);

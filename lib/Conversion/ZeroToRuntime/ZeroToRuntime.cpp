@@ -1,10 +1,20 @@
-//===- ZeroToRuntime.cpp - collectives as runtime calls --------*- C++ -*-===//
-#include "zero-opt/Conversion/Passes.h"
-#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
-#include "zero-rt/Runtime.h"
+//===- ZeroToRuntime.cpp - zero collectives as runtime calls ---*- C++ -*-===//
+//
+// One conversion pattern per op: a started collective becomes
+// zero_rt_comm_start, returning the handle that stands for its request; a
+// wait becomes zero_rt_comm_wait; a rank query zero_rt_rank; bucket packs
+// and unpacks copies between views. The runtime then maps each request onto
+// its own mechanism (the CPU runtime's communication thread).
+//
+//===----------------------------------------------------------------------===//
+#include "zero-opt/Conversion/ZeroToRuntime/ZeroToRuntime.h"
 
-#include "mlir/IR/Builders.h"
+#include "zero-opt/Conversion/Passes.h"
+#include "zero-opt/Conversion/RuntimeFunctions.h"
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_CONVERTZEROTORUNTIME
@@ -14,100 +24,253 @@ namespace mlir::zero {
 using namespace mlir;
 using namespace mlir::zero;
 
-static func::FuncOp declare(ModuleOp module, StringRef name,
-                            FunctionType type) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(name))
-    return f;
-  OpBuilder b(module.getBodyRegion());
-  auto f = func::FuncOp::create(b, module.getLoc(), name, type);
-  f.setPrivate();
-  return f;
-}
+namespace {
 
-/// Byte address of a contiguous buffer's first element.
-static FailureOr<Value> address(OpBuilder &b, Location loc, Value memref) {
+/// Byte address of a contiguous buffer's first element, as i64.
+FailureOr<Value> address(OpBuilder &b, Location loc, Value memref) {
   auto t = cast<MemRefType>(memref.getType());
-  if (!t.areTrailingDimsContiguous(t.getRank())) {
-    emitError(loc, "collective on a non-contiguous buffer");
+  if (!t.areTrailingDimsContiguous(t.getRank()))
     return failure();
-  }
-  auto i64 = b.getI64Type();
   auto md = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  unsigned bytes = t.getElementType().getIntOrFloatBitWidth() / 8;
+  int64_t bytes = t.getElementType().getIntOrFloatBitWidth() / 8;
   Value off = arith::MulIOp::create(
       b, loc, md.getOffset(), arith::ConstantIndexOp::create(b, loc, bytes));
   Value addr = arith::AddIOp::create(b, loc, base, off);
-  return arith::IndexCastOp::create(b, loc, i64, addr).getResult();
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), addr).getResult();
 }
 
-namespace {
+func::FuncOp runtimeFunction(Operation *op, RuntimeFunction fn) {
+  return op->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>(
+      runtimeFunctionName(fn));
+}
+
+/// zero_rt_comm_start(kind, dtype, send, recv, count, stream = 0).
+FailureOr<Value> startCollective(ConversionPatternRewriter &rewriter,
+                                 CollectiveOpInterface op, Value send,
+                                 Value recv) {
+  Location loc = op->getLoc();
+  Type elt = cast<MemRefType>(send.getType()).getElementType();
+  int32_t dtype = runtimeDataType(elt);
+  if (dtype < 0)
+    return rewriter.notifyMatchFailure(op, "the runtime carries f32 or f64");
+  auto sendAddr = address(rewriter, loc, send);
+  auto recvAddr = address(rewriter, loc, recv);
+  if (failed(sendAddr) || failed(recvAddr))
+    return rewriter.notifyMatchFailure(op, "a buffer is not contiguous");
+  Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
+  Value args[] = {
+      arith::ConstantIntOp::create(rewriter, loc, i32,
+                                   int64_t(op.getCollectiveKind())),
+      arith::ConstantIntOp::create(rewriter, loc, i32, dtype),
+      *sendAddr,
+      *recvAddr,
+      arith::ConstantIntOp::create(rewriter, loc, i64, op.getCountPerRank()),
+      arith::ConstantIntOp::create(rewriter, loc, i64, 0)};
+  return func::CallOp::create(
+             rewriter, loc,
+             runtimeFunction(op, RuntimeFunction::CommStart), args)
+      .getResult(0);
+}
+
+template <typename StartOp>
+struct StartOpLowering : OpConversionPattern<StartOp> {
+  using OpConversionPattern<StartOp>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StartOp op, typename StartOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto handle =
+        startCollective(rewriter, cast<CollectiveOpInterface>(*op),
+                        adaptor.getInput(), adaptor.getOutput());
+    if (failed(handle))
+      return failure();
+    rewriter.replaceOp(op, *handle);
+    return success();
+  }
+};
+
+/// A collective nobody split into start and wait completes where it is.
+template <typename SyncOp>
+struct SyncCollectiveLowering : OpConversionPattern<SyncOp> {
+  using OpConversionPattern<SyncOp>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SyncOp op, typename SyncOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<MemRefType>(adaptor.getInput().getType()))
+      return rewriter.notifyMatchFailure(op, "collective was not bufferized");
+    auto handle =
+        startCollective(rewriter, cast<CollectiveOpInterface>(*op),
+                        adaptor.getInput(), adaptor.getInit());
+    if (failed(handle))
+      return failure();
+    func::CallOp::create(rewriter, op.getLoc(),
+                         runtimeFunction(op, RuntimeFunction::CommWait),
+                         ValueRange{*handle});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct WaitOpLowering : OpConversionPattern<WaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<func::CallOp>(
+        op, runtimeFunction(op, RuntimeFunction::CommWait),
+        ValueRange{adaptor.getRequest()});
+    return success();
+  }
+};
+
+struct RankOpLowering : OpConversionPattern<RankOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RankOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value r = func::CallOp::create(rewriter, op.getLoc(),
+                                   runtimeFunction(op, RuntimeFunction::Rank),
+                                   ValueRange{})
+                  .getResult(0);
+    rewriter.replaceOpWithNewOp<arith::IndexCastOp>(
+        op, rewriter.getIndexType(), r);
+    return success();
+  }
+};
+
+/// `v` as `rows` rows of its elements (identity layout, or one unit-stride
+/// row), through views.
+Value memberView(OpBuilder &b, Location loc, Value v, int64_t rows) {
+  auto t = cast<MemRefType>(v.getType());
+  if (t.getRank() != 1) {
+    ReassociationIndices all;
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      all.push_back(i);
+    v = memref::CollapseShapeOp::create(b, loc, v,
+                                        ArrayRef<ReassociationIndices>{all});
+  }
+  if (rows == 1)
+    return v;
+  int64_t n = t.getNumElements();
+  return memref::ExpandShapeOp::create(
+      b, loc, MemRefType::get({rows, n / rows}, t.getElementType()), v,
+      ArrayRef<ReassociationIndices>{{0, 1}});
+}
+
+/// Columns [offset, offset + cols) of each of the staging buffer's rows.
+Value stagingView(OpBuilder &b, Location loc, Value stage, int64_t rows,
+                  int64_t offset, int64_t cols) {
+  auto t = cast<MemRefType>(stage.getType());
+  auto idx = [&](int64_t i) -> OpFoldResult { return b.getIndexAttr(i); };
+  if (rows == 1)
+    return memref::SubViewOp::create(
+        b, loc, stage, ArrayRef<OpFoldResult>{idx(offset)},
+        ArrayRef<OpFoldResult>{idx(cols)}, ArrayRef<OpFoldResult>{idx(1)});
+  int64_t width = t.getNumElements() / rows;
+  Value grid = memref::ExpandShapeOp::create(
+      b, loc, MemRefType::get({rows, width}, t.getElementType()), stage,
+      ArrayRef<ReassociationIndices>{{0, 1}});
+  return memref::SubViewOp::create(b, loc, grid,
+                                   ArrayRef<OpFoldResult>{idx(0), idx(offset)},
+                                   ArrayRef<OpFoldResult>{idx(rows), idx(cols)},
+                                   ArrayRef<OpFoldResult>{idx(1), idx(1)});
+}
+
+template <typename BucketOp, bool pack>
+struct BucketCopyLowering : OpConversionPattern<BucketOp> {
+  using OpConversionPattern<BucketOp>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BucketOp op, typename BucketOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value member;
+    if constexpr (pack)
+      member = adaptor.getSource();
+    else
+      member = adaptor.getDest();
+    auto mt = cast<MemRefType>(member.getType());
+    if (!mt.getLayout().isIdentity() && mt.getRank() != 1)
+      return rewriter.notifyMatchFailure(op, "member buffer is not flat");
+    int64_t rows = op.getRows();
+    Value m = memberView(rewriter, loc, member, rows);
+    Value s = stagingView(rewriter, loc, adaptor.getStaging(), rows,
+                          op.getOffset(), mt.getNumElements() / rows);
+    if (pack)
+      memref::CopyOp::create(rewriter, loc, m, s);
+    else
+      memref::CopyOp::create(rewriter, loc, s, m);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct ConvertZeroToRuntimePass
     : zero::impl::ConvertZeroToRuntimeBase<ConvertZeroToRuntimePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    OpBuilder b(&getContext());
-    auto i32 = b.getI32Type(), i64 = b.getI64Type();
-    SmallVector<Operation *> ops;
-    module.walk([&](Operation *op) {
-      if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp, RankOp>(op))
-        ops.push_back(op);
+    // Declarations first: patterns only look them up.
+    bool comm = false, rank = false;
+    WalkResult checked = module.walk([&](Operation *op) {
+      comm |= isa<CollectiveOpInterface, WaitOp>(op);
+      rank |= isa<RankOp>(op);
+      auto coll = dyn_cast<CollectiveOpInterface>(op);
+      if (!coll)
+        return WalkResult::advance();
+      Type elt = cast<ShapedType>(coll.getSendBuffer().getType())
+                     .getElementType();
+      if (runtimeDataType(elt) >= 0)
+        return WalkResult::advance();
+      op->emitError() << "the runtime's collectives carry f32 or f64 data, "
+                         "not "
+                      << elt;
+      return WalkResult::interrupt();
     });
-    if (ops.empty())
-      return;
-    func::FuncOp start =
-        declare(module, "zero_rt_comm_start",
-                b.getFunctionType({i32, i32, i64, i64, i64, i64}, {i64}));
-    func::FuncOp wait =
-        declare(module, "zero_rt_comm_wait", b.getFunctionType({i64}, {}));
-    func::FuncOp rank =
-        declare(module, "zero_rt_rank", b.getFunctionType({}, {i64}));
-    for (Operation *op : ops) {
-      b.setInsertionPoint(op);
-      Location loc = op->getLoc();
-      if (isa<RankOp>(op)) {
-        Value r = func::CallOp::create(b, loc, rank, ValueRange{}).getResult(0);
-        op->getResult(0).replaceAllUsesWith(
-            arith::IndexCastOp::create(b, loc, b.getIndexType(), r));
-        op->erase();
-        continue;
-      }
-      Value in = op->getOperand(0), out = op->getOperand(1);
-      if (!isa<MemRefType>(in.getType())) {
-        op->emitError("collective was not bufferized");
-        return signalPassFailure();
-      }
-      auto inT = cast<MemRefType>(in.getType());
-      auto outT = cast<MemRefType>(out.getType());
-      Type elt = inT.getElementType();
-      if (!elt.isF32() && !elt.isF64()) {
-        op->emitError("collectives carry f32 or f64 data");
-        return signalPassFailure();
-      }
-      int32_t kind = isa<AllReduceOp>(op)       ? ZERO_RT_ALL_REDUCE
-                     : isa<ReduceScatterOp>(op) ? ZERO_RT_REDUCE_SCATTER
-                                                : ZERO_RT_ALL_GATHER;
-      int64_t count = kind == ZERO_RT_REDUCE_SCATTER ? outT.getNumElements()
-                                                     : inT.getNumElements();
-      auto send = address(b, loc, in), recv = address(b, loc, out);
-      if (failed(send) || failed(recv))
-        return signalPassFailure();
-      // Started and waited for at once; zero-cpu-schedule-collectives moves
-      // the wait to the first use.
-      Value handle =
-          func::CallOp::create(
-              b, loc, start,
-              ValueRange{
-                  arith::ConstantIntOp::create(b, loc, i32, kind),
-                  arith::ConstantIntOp::create(
-                      b, loc, i32, elt.isF64() ? ZERO_RT_F64 : ZERO_RT_F32),
-                  *send, *recv,
-                  arith::ConstantIntOp::create(b, loc, i64, count),
-                  arith::ConstantIntOp::create(b, loc, i64, 0)})
-              .getResult(0);
-      func::CallOp::create(b, loc, wait, ValueRange{handle});
-      op->erase();
+    if (checked.wasInterrupted())
+      return signalPassFailure();
+    if (comm) {
+      lookupOrDeclareRuntimeFunction(module, RuntimeFunction::CommStart);
+      lookupOrDeclareRuntimeFunction(module, RuntimeFunction::CommWait);
     }
+    if (rank)
+      lookupOrDeclareRuntimeFunction(module, RuntimeFunction::Rank);
+
+    TypeConverter converter;
+    populateZeroToRuntimeTypeConversions(converter);
+    RewritePatternSet patterns(&getContext());
+    populateZeroToRuntimeConversionPatterns(converter, patterns);
+    ConversionTarget target(getContext());
+    configureZeroToRuntimeTarget(target);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
   }
 };
 } // namespace
+
+void zero::populateZeroToRuntimeTypeConversions(TypeConverter &converter) {
+  converter.addConversion([](Type t) { return t; });
+  converter.addConversion([](RequestType t) -> Type {
+    return IntegerType::get(t.getContext(), 64);
+  });
+}
+
+void zero::populateZeroToRuntimeConversionPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<StartOpLowering<AllReduceStartOp>,
+               StartOpLowering<ReduceScatterStartOp>,
+               StartOpLowering<AllGatherStartOp>,
+               SyncCollectiveLowering<AllReduceOp>,
+               SyncCollectiveLowering<ReduceScatterOp>,
+               SyncCollectiveLowering<AllGatherOp>, WaitOpLowering,
+               RankOpLowering, BucketCopyLowering<BucketPackOp, true>,
+               BucketCopyLowering<BucketUnpackOp, false>>(converter, ctx);
+}
+
+void zero::configureZeroToRuntimeTarget(ConversionTarget &target) {
+  target.addLegalDialect<arith::ArithDialect, func::FuncDialect,
+                         memref::MemRefDialect>();
+  target.addIllegalOp<AllReduceOp, ReduceScatterOp, AllGatherOp,
+                      AllReduceStartOp, ReduceScatterStartOp,
+                      AllGatherStartOp, WaitOp, RankOp, BucketPackOp,
+                      BucketUnpackOp>();
+}

@@ -1,51 +1,99 @@
 //===- Pipeline.cpp - tensor IR to LLVM dialect for the CPU ----*- C++ -*-===//
 #include "zero-opt/Target/CPU/CPUTarget.h"
 
+#include "zero-opt/Conversion/Passes.h"
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+#include "zero-opt/Target/CPU/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Tosa/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace mlir::zero;
 
-std::string zero::cpu::memoryPlanPipeline() {
-  // Bufferize with identity layouts at function boundaries so the entry can
-  // take plain pointers; results become out-parameters the runtime owns.
-  return std::string(
-      "func.func(zero-classify-buffers,tosa-to-linalg-named,tosa-to-linalg,"
-      "tosa-to-arith,tosa-to-tensor),"
-      "canonicalize,zero-cpu-fuse-elementwise,cse,"
-      "zero-cpu-prepare-entries,func.func(zero-cpu-split-empty-tensors),"
-      "one-shot-bufferize{bufferize-function-boundaries "
-      "function-boundary-type-conversion=identity-layout-map},"
-      "zero-cpu-drop-inplace-results,"
-      "buffer-results-to-out-params{modify-public-functions "
-      "hoist-static-allocs},"
-      "canonicalize,zero-linalg-to-blas,zero-cpu-bucket-collectives,"
-      "convert-zero-to-runtime,"
-      "zero-cpu-schedule-collectives,"
-      "func.func(buffer-hoisting),"
-      "buffer-deallocation-pipeline,zero-cpu-release-early,"
-      "zero-cpu-prefetch-gathers,"
-      "zero-cpu-memory-report");
+ScheduleOptions cpu::CPULoweringOptions::schedule() const {
+  ScheduleOptions s;
+  s.overlapComm = overlapComm;
+  s.reduceBucketSize = reduceBucketSize;
+  s.allgatherBucketSize = allgatherBucketSize;
+  s.prefetchBucketSize = prefetchBucketSize;
+  s.maxLiveParameters = maxLiveParameters;
+  return s;
 }
 
-std::string zero::cpu::lowerToLLVMPipeline() {
-  return memoryPlanPipeline() +
-         ",zero-cpu-track-memory,"
-         "zero-cpu-entry-point,"
-         "func.func(zero-cpu-expand-strided-copies),"
-         "convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
-         "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
-         "convert-to-llvm,"
-         "reconcile-unrealized-casts,canonicalize";
+void cpu::buildCPUMemoryPlan(OpPassManager &pm,
+                             const CPULoweringOptions &options) {
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createZeroClassifyBuffers());
+  fn.addPass(tosa::createTosaToLinalgNamed());
+  fn.addPass(tosa::createTosaToLinalg());
+  fn.addPass(createTosaToArithPass());
+  fn.addPass(createTosaToTensorPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createZeroCPUFuseElementwise());
+  pm.addPass(createCSEPass());
+  pm.addPass(createZeroCPUPrepareEntries());
+  pm.addNestedPass<func::FuncOp>(createZeroCPUSplitEmptyTensors());
+  // Identity layouts at function boundaries so the entry can take plain
+  // pointers; results become out-parameters the runtime owns.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createZeroCPUDropInPlaceResults());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.modifyPublicFunctions = true;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createCanonicalizerPass());
+  // The schedule belongs to the zero dialect; the CPU maps its requests
+  // onto the runtime's communication thread later.
+  ScheduleOptions schedule = options.schedule();
+  buildCollectiveSchedule(pm, schedule);
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  buildReleaseAndPrefetch(pm, schedule);
+  pm.addPass(createZeroCPUMemoryReport());
 }
 
-void zero::cpu::registerCPUPipelines() {
-  PassPipelineRegistration<>(
+void cpu::buildCPULowering(OpPassManager &pm,
+                           const CPULoweringOptions &options) {
+  buildCPUMemoryPlan(pm, options);
+  pm.addPass(createZeroLinalgToBLAS());
+  pm.addPass(createConvertZeroToRuntime());
+  pm.addPass(createZeroCPUTrackMemory());
+  pm.addPass(createZeroCPUEntryPoint());
+  pm.addNestedPass<func::FuncOp>(createZeroCPUExpandStridedCopies());
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void cpu::registerCPUPipelines() {
+  PassPipelineRegistration<CPULoweringOptions>(
       "zero-cpu-lower",
       "Lower tensor-level IR (TOSA/linalg/tensor) to the LLVM dialect with "
-      "the C ABI entries of the zero.entry functions",
-      [](OpPassManager &pm) {
-        if (failed(parsePassPipeline(lowerToLLVMPipeline(), pm)))
-          llvm::report_fatal_error("invalid zero-cpu-lower pipeline");
-      });
+      "the C ABI entries of the zero.entry functions, scheduling the "
+      "collectives on the way",
+      buildCPULowering);
+  PassPipelineRegistration<CPULoweringOptions>(
+      "zero-cpu-memory-plan",
+      "Bufferize, schedule and plan the memory of the zero.entry functions "
+      "(module attribute zero.memory), without generating code",
+      buildCPUMemoryPlan);
 }

@@ -2,6 +2,9 @@
 #ifndef ZERO_OPT_TARGET_CPU_CPUTARGET_H
 #define ZERO_OPT_TARGET_CPU_CPUTARGET_H
 
+#include "zero-opt/Dialect/Zero/Transforms/Pipelines.h"
+
+#include "mlir/Pass/PassOptions.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/Error.h"
 #include <string>
@@ -13,15 +16,43 @@ class OpPassManager;
 
 namespace mlir::zero::cpu {
 
-/// Textual pipeline (for a builtin.module pass manager) from tensor-level
-/// IR (TOSA, linalg, tensor, arith) to the LLVM dialect, with a C ABI entry
-/// for each function marked `zero.entry`.
-/// Tensor IR to buffers, up to the memory plan (module attr zero.memory).
-std::string memoryPlanPipeline();
-/// memoryPlanPipeline, then the LLVM dialect with C ABI entries.
-std::string lowerToLLVMPipeline();
+/// Options of the CPU lowering: the communication schedule's settings, in
+/// DeepSpeed's units (elements) and with its defaults.
+struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
+  PassOptions::Option<bool> overlapComm{
+      *this, "overlap-comm",
+      llvm::cl::desc("Overlap collectives with compute (overlap_comm)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> reduceBucketSize{
+      *this, "reduce-bucket-size",
+      llvm::cl::desc("Elements per reduction bucket (reduce_bucket_size)"),
+      llvm::cl::init(500000000)};
+  PassOptions::Option<int64_t> allgatherBucketSize{
+      *this, "allgather-bucket-size",
+      llvm::cl::desc("Elements per gather bucket (allgather_bucket_size)"),
+      llvm::cl::init(500000000)};
+  PassOptions::Option<int64_t> prefetchBucketSize{
+      *this, "prefetch-bucket-size",
+      llvm::cl::desc("Stage 3: parameter elements gathered ahead of use "
+                     "(stage3_prefetch_bucket_size)"),
+      llvm::cl::init(50000000)};
+  PassOptions::Option<int64_t> maxLiveParameters{
+      *this, "max-live-parameters",
+      llvm::cl::desc("Stage 3: gathered parameter elements held at once "
+                     "(stage3_max_live_parameters)"),
+      llvm::cl::init(1000000000)};
 
-/// Registers the named pipeline `zero-cpu-lower` for zero-opt on .mlir input.
+  ScheduleOptions schedule() const;
+};
+
+/// Tensor-level IR (TOSA, linalg, tensor, arith) to scheduled buffers, up
+/// to the memory plan (module attribute zero.memory).
+void buildCPUMemoryPlan(OpPassManager &pm, const CPULoweringOptions &options);
+/// buildCPUMemoryPlan, then the LLVM dialect with a C ABI entry for each
+/// function marked `zero.entry`.
+void buildCPULowering(OpPassManager &pm, const CPULoweringOptions &options);
+
+/// Registers `zero-cpu-lower` and `zero-cpu-memory-plan`.
 void registerCPUPipelines();
 
 /// Translates an LLVM-dialect module to an optimized object file for the host

@@ -19,13 +19,6 @@ namespace mlir::zero::cpu {
 
 #define GEN_PASS_REGISTRATION
 #include "zero-opt/Target/CPU/Passes.h.inc"
-
-/// Bytes of a statically shaped buffer (i1 takes a byte).
-int64_t bufferBytes(MemRefType t);
-/// The memory category of an allocation, from its location.
-MemoryCategory allocCategory(Operation *alloc);
-/// The ONNX node (or other name) a location carries; empty without one.
-StringRef nodeName(Location loc);
 } // namespace mlir::zero::cpu
 
 #endif

@@ -15,6 +15,9 @@ using namespace mlir::zero;
 #define GET_ATTRDEF_CLASSES
 #include "zero-opt/Dialect/Zero/IR/ZeroAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "zero-opt/Dialect/Zero/IR/ZeroOpsTypes.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "zero-opt/Dialect/Zero/IR/ZeroOps.cpp.inc"
 
@@ -22,6 +25,10 @@ void ZeroDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "zero-opt/Dialect/Zero/IR/ZeroAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "zero-opt/Dialect/Zero/IR/ZeroOpsTypes.cpp.inc"
       >();
   addOperations<
 #define GET_OP_LIST
@@ -189,16 +196,16 @@ LogicalResult ClipGradNormOp::verify() {
 /// Shape rules: all_reduce keeps the shape, reduce_scatter divides a 1-D
 /// input by the world size, all_gather multiplies it.
 static LogicalResult verifyCollective(Operation *op, int64_t factorIn,
-                                      int64_t factorOut) {
+                                      int64_t factorOut, bool async = false) {
   auto in = cast<ShapedType>(op->getOperand(0).getType());
   auto out = cast<ShapedType>(op->getOperand(1).getType());
   if (in.getElementType() != out.getElementType())
     return op->emitOpError("input and destination element types differ");
   if (isa<TensorType>(in) != isa<TensorType>(out))
     return op->emitOpError("expects both tensors or both buffers");
-  if (isa<TensorType>(in) != (op->getNumResults() == 1))
+  if (!async && isa<TensorType>(in) != (op->getNumResults() == 1))
     return op->emitOpError("returns a tensor exactly on tensors");
-  if (op->getNumResults() && op->getResult(0).getType() != out)
+  if (!async && op->getNumResults() && op->getResult(0).getType() != out)
     return op->emitOpError("result type differs from the destination");
   if (!in.hasStaticShape() || !out.hasStaticShape())
     return op->emitOpError("expects static shapes");
@@ -247,4 +254,78 @@ void ReduceScatterOp::getEffects(
 void AllGatherOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &e) {
   collectiveEffects(*this, e);
+}
+
+//===----------------------------------------------------------------------===//
+// CollectiveOpInterface
+//===----------------------------------------------------------------------===//
+
+static int64_t elementBytes(Type t) {
+  Type e = cast<ShapedType>(t).getElementType();
+  return std::max<int64_t>(1, (e.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+int64_t CollectiveOpInterface::getCountPerRank() {
+  Value v = getCollectiveKind() == CollectiveKind::reduce_scatter
+                ? getRecvBuffer()
+                : getSendBuffer();
+  return cast<ShapedType>(v.getType()).getNumElements();
+}
+
+int64_t CollectiveOpInterface::getTotalBytes() {
+  int64_t n = getCollectiveKind() == CollectiveKind::all_reduce
+                  ? 1
+                  : getGroupSize();
+  return getCountPerRank() * n * elementBytes(getSendBuffer().getType());
+}
+
+int64_t CollectiveOpInterface::getRingBytesSent() {
+  int64_t n = getGroupSize();
+  if (n <= 1)
+    return 0;
+  int64_t factor = getCollectiveKind() == CollectiveKind::all_reduce ? 2 : 1;
+  return factor * getTotalBytes() * (n - 1) / n;
+}
+
+//===----------------------------------------------------------------------===//
+// Asynchronous collectives and buckets
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceStartOp::verify() {
+  return verifyCollective(*this, 1, 1, /*async=*/true);
+}
+LogicalResult ReduceScatterStartOp::verify() {
+  return verifyCollective(*this, getWorldSize(), 1, /*async=*/true);
+}
+LogicalResult AllGatherStartOp::verify() {
+  return verifyCollective(*this, 1, getWorldSize(), /*async=*/true);
+}
+
+/// A member of `rows` rows of C elements placed at `offset` in each of the
+/// staging buffer's `rows` rows.
+static LogicalResult verifyBucketCopy(Operation *op, MemRefType member,
+                                      MemRefType staging, int64_t offset,
+                                      int64_t rows) {
+  if (member.getElementType() != staging.getElementType())
+    return op->emitOpError("member and staging element types differ");
+  if (!staging.hasStaticShape())
+    return op->emitOpError("expects a static staging buffer");
+  int64_t n = member.getNumElements(), w = staging.getNumElements();
+  if (n % rows || w % rows)
+    return op->emitOpError() << "expects member (" << n << ") and staging ("
+                             << w << ") sizes divisible by rows = " << rows;
+  if (offset + n / rows > w / rows)
+    return op->emitOpError() << "member columns [" << offset << ", "
+                             << offset + n / rows
+                             << ") exceed the staging rows of " << w / rows;
+  return success();
+}
+
+LogicalResult BucketPackOp::verify() {
+  return verifyBucketCopy(*this, getSource().getType(), getStaging().getType(),
+                          getOffset(), getRows());
+}
+LogicalResult BucketUnpackOp::verify() {
+  return verifyBucketCopy(*this, getDest().getType(), getStaging().getType(),
+                          getOffset(), getRows());
 }

@@ -95,12 +95,7 @@ void ZeroBuildTrainStepPass::runOnOperation() {
     module.emitError() << "the module already has a train_step";
     return signalPassFailure();
   }
-  StringRef opt = optimizer;
-  if (opt != "adamw" && opt != "adam" && opt != "sgd" && opt != "adagrad") {
-    module.emitError() << "unknown optimizer '" << opt
-                       << "' (expected adamw, adam, sgd or adagrad)";
-    return signalPassFailure();
-  }
+  StringRef opt = stringifyOptimizerKind(optimizer);
   if (accumulation < 1) {
     module.emitError() << "accumulation must be at least 1";
     return signalPassFailure();

@@ -2,6 +2,7 @@
 #include "zero-opt/Target/CPU/Passes.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -12,30 +13,6 @@ namespace mlir::zero::cpu {
 
 using namespace mlir;
 using namespace mlir::zero;
-
-int64_t zero::cpu::bufferBytes(MemRefType t) {
-  unsigned bits = t.getElementType().isInteger(1)
-                      ? 8
-                      : t.getElementType().getIntOrFloatBitWidth();
-  return t.hasStaticShape() ? t.getNumElements() * ((bits + 7) / 8) : 0;
-}
-
-MemoryCategory zero::cpu::allocCategory(Operation *alloc) {
-  auto cls = getBufferClass(alloc->getLoc());
-  return cls ? cls.getCategory() : MemoryCategory::other;
-}
-
-StringRef zero::cpu::nodeName(Location loc) {
-  StringRef name;
-  loc->walk([&](Location l) {
-    if (auto n = dyn_cast<NameLoc>(l)) {
-      name = n.getName().getValue();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return name;
-}
 
 namespace {
 constexpr unsigned kNumCategories = 6;
@@ -57,8 +34,8 @@ struct StepMemory {
     fn.walk([&](Operation *op) {
       auto cls = getBufferClass(op->getLoc());
       if (auto a = dyn_cast<memref::AllocOp>(op)) {
-        unsigned c = (unsigned)zero::cpu::allocCategory(op);
-        int64_t n = zero::cpu::bufferBytes(a.getType());
+        unsigned c = (unsigned)zero::allocCategory(op);
+        int64_t n = zero::bufferBytes(a.getType());
         sizes[a.getResult()] = {c, n};
         live[c] += n;
         total += n;
@@ -66,7 +43,7 @@ struct StepMemory {
         if (total > peak) {
           peak = total;
           atPeak = live;
-          peakAt = cpu::nodeName(op->getLoc()).str();
+          peakAt = zero::nodeName(op->getLoc()).str();
           // Buffers the ZeRO passes add have no model node.
           if (peakAt.empty())
             peakAt =
@@ -89,7 +66,7 @@ struct StepMemory {
         continue;
       // Results turned into out-parameters have no role.
       auto role = fn.getArgAttrOfType<RoleAttr>(i, kRoleAttr);
-      int64_t n = zero::cpu::bufferBytes(t);
+      int64_t n = zero::bufferBytes(t);
       byRole[role ? stringifyRole(role.getValue()) : "output"] += n;
       arguments[(unsigned)(role ? memoryCategoryOf(role.getValue())
                                 : MemoryCategory::other)] += n;

@@ -7,7 +7,7 @@
 // stage-3 step would hold a gathered parameter from the forward pass to the
 // end of the backward. Giving each use its own tensor.empty, right before
 // it, gives each destination its own allocation where it is first written,
-// which zero-cpu-release-early frees after its last use.
+// which zero-release-early frees after its last use.
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Target/CPU/Passes.h"

@@ -7,7 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Target/CPU/Passes.h"
 
-#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Conversion/RuntimeFunctions.h"
+#include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -20,25 +21,22 @@ namespace mlir::zero::cpu {
 using namespace mlir;
 using namespace mlir::zero;
 
-static constexpr StringLiteral kAlloc = "zero_rt_mem_alloc";
-static constexpr StringLiteral kFree = "zero_rt_mem_free";
-
 namespace {
 struct ZeroCPUTrackMemoryPass
     : zero::cpu::impl::ZeroCPUTrackMemoryBase<ZeroCPUTrackMemoryPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder b(module.getBodyRegion());
-    auto type = b.getFunctionType({b.getI32Type(), b.getI64Type()}, {});
-    for (StringRef name : {kAlloc, kFree})
-      if (!module.lookupSymbol<func::FuncOp>(name))
-        func::FuncOp::create(b, module.getLoc(), name, type).setPrivate();
+    func::FuncOp kAlloc =
+        lookupOrDeclareRuntimeFunction(module, RuntimeFunction::MemAlloc);
+    func::FuncOp kFree =
+        lookupOrDeclareRuntimeFunction(module, RuntimeFunction::MemFree);
 
-    auto call = [&](Location loc, StringRef callee, MemoryCategory c,
+    auto call = [&](Location loc, func::FuncOp callee, MemoryCategory c,
                     int64_t bytes) {
       Value cat = arith::ConstantIntOp::create(b, loc, (int64_t)c, 32);
       Value n = arith::ConstantIntOp::create(b, loc, bytes, 64);
-      func::CallOp::create(b, loc, callee, TypeRange{}, ValueRange{cat, n});
+      func::CallOp::create(b, loc, callee, ValueRange{cat, n});
     };
     WalkResult r = module.walk([&](Operation *op) {
       auto fn = op->getParentOfType<func::FuncOp>();
@@ -46,8 +44,8 @@ struct ZeroCPUTrackMemoryPass
         return WalkResult::advance();
       if (auto a = dyn_cast<memref::AllocOp>(op)) {
         b.setInsertionPointAfter(op);
-        call(op->getLoc(), kAlloc, cpu::allocCategory(op),
-             cpu::bufferBytes(a.getType()));
+        call(op->getLoc(), kAlloc, zero::allocCategory(op),
+             zero::bufferBytes(a.getType()));
       } else if (auto d = dyn_cast<memref::DeallocOp>(op)) {
         // Deallocation frees exactly the buffers allocated here, so each
         // free is paired with its allocation statically.
@@ -58,8 +56,8 @@ struct ZeroCPUTrackMemoryPass
           return WalkResult::interrupt();
         }
         b.setInsertionPoint(op);
-        call(op->getLoc(), kFree, cpu::allocCategory(a),
-             cpu::bufferBytes(a.getType()));
+        call(op->getLoc(), kFree, zero::allocCategory(a),
+             zero::bufferBytes(a.getType()));
       }
       return WalkResult::advance();
     });

@@ -62,5 +62,5 @@ func.func @main(%x: tensor<4x3xf32> {zero.name = "x", zero.role = #zero.role<inp
 // ADAGRAD: zero.init = 1.000000e-01 : f64, zero.name = "w/sum"
 // ADAGRAD: zero.adagrad
 
-// BADOPT: error: unknown optimizer 'lion' (expected adamw, adam, sgd or adagrad)
+// BADOPT: for the --optimizer option: Cannot find option named 'lion'!
 // BADLOSS: error: --loss names 'logits', which is not a floating-point scalar ('tensor<4x2xf32>')

@@ -1,5 +1,4 @@
-//===- ZeroDialect.h - zero dialect ------------------------------*- C++
-//-*-===//
+//===- ZeroDialect.h - zero dialect -----------------------------*- C++ -*-===//
 #ifndef ZERO_OPT_DIALECT_ZERO_IR_ZERODIALECT_H
 #define ZERO_OPT_DIALECT_ZERO_IR_ZERODIALECT_H
 
@@ -14,6 +13,18 @@
 #include "zero-opt/Dialect/Zero/IR/ZeroEnums.h.inc"
 #include "zero-opt/Dialect/Zero/IR/ZeroInterfaces.h.inc"
 #include "zero-opt/Dialect/Zero/IR/ZeroOpsDialect.h.inc"
+
+namespace mlir::zero {
+/// The communicator: every start and wait of a collective writes it, so
+/// collectives keep their order (the same on every rank).
+struct CommunicatorResource
+    : public SideEffects::Resource::Base<CommunicatorResource> {
+  StringRef getName() final { return "zero.communicator"; }
+};
+} // namespace mlir::zero
+
+#define GET_TYPEDEF_CLASSES
+#include "zero-opt/Dialect/Zero/IR/ZeroOpsTypes.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "zero-opt/Dialect/Zero/IR/ZeroAttrs.h.inc"

@@ -17,6 +17,12 @@ def Zero_Dialect : Dialect {
   }];
   let cppNamespace = "::mlir::zero";
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+}
+
+class Zero_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<Zero_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
 }
 
 class Zero_Op<string mnemonic, list<Trait> traits = []>

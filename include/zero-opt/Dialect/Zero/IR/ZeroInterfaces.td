@@ -46,4 +46,37 @@ def Zero_OptimizerOpInterface : OpInterface<"OptimizerOpInterface"> {
   ];
 }
 
+def Zero_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
+  let cppNamespace = "::mlir::zero";
+  let description = [{
+    A collective over the data-parallel group, synchronous
+    (`zero.all_gather`) or started asynchronously (`zero.all_gather_start`):
+    what it sends and receives. The schedule (buckets, waits, prefetch,
+    the verifier and the timeline) works through this interface only.
+  }];
+  let methods = [
+    InterfaceMethod<"Which collective.", "::mlir::zero::CollectiveKind",
+                    "getCollectiveKind">,
+    InterfaceMethod<"The buffer (or tensor) this rank contributes.",
+                    "::mlir::Value", "getSendBuffer", (ins), [{}],
+                    [{ return $_op->getOperand(0); }]>,
+    InterfaceMethod<"The buffer (or tensor) the result is written to.",
+                    "::mlir::Value", "getRecvBuffer", (ins), [{}],
+                    [{ return $_op->getOperand(1); }]>,
+    InterfaceMethod<"Ranks taking part.", "int64_t", "getGroupSize", (ins),
+                    [{}], [{ return $_op.getWorldSize(); }]>,
+  ];
+  let extraClassDeclaration = [{
+    /// Elements each rank contributes (all_reduce: the whole buffer;
+    /// reduce_scatter: what each rank receives; all_gather: what each
+    /// rank sends), as the runtime counts them.
+    int64_t getCountPerRank();
+    /// Bytes of the whole, unsharded buffer the collective moves.
+    int64_t getTotalBytes();
+    /// Bytes this rank sends by the ring rule: all_reduce 2(N-1)/N,
+    /// reduce_scatter and all_gather (N-1)/N of the whole buffer.
+    int64_t getRingBytesSent();
+  }];
+}
+
 #endif

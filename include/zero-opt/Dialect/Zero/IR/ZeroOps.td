@@ -83,6 +83,18 @@ def Zero_BufferClassAttr : AttrDef<Zero_Dialect, "BufferClass"> {
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 
+def Zero_OptAdamW : I32EnumAttrCase<"adamw", 0>;
+def Zero_OptAdam : I32EnumAttrCase<"adam", 1>;
+def Zero_OptSGD : I32EnumAttrCase<"sgd", 2>;
+def Zero_OptAdagrad : I32EnumAttrCase<"adagrad", 3>;
+
+// The optimizers a training step can be built with (PyTorch semantics).
+def Zero_OptimizerKind : I32EnumAttr<"OptimizerKind", "optimizer",
+    [Zero_OptAdamW, Zero_OptAdam, Zero_OptSGD, Zero_OptAdagrad]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::zero";
+}
+
 def Zero_FloatTensor : TensorOf<[AnyFloat]>;
 // Learning rate and step count stay in double precision, as the Python
 // floats of the reference optimizers.
@@ -211,11 +223,24 @@ def Zero_ClipGradNormOp : Zero_Op<"clip_grad_norm", [Pure]> {
 // Collectives
 //===----------------------------------------------------------------------===//
 
+def Zero_CollAllReduce : I32EnumAttrCase<"all_reduce", 0>;
+def Zero_CollReduceScatter : I32EnumAttrCase<"reduce_scatter", 1>;
+def Zero_CollAllGather : I32EnumAttrCase<"all_gather", 2>;
+
+// The numbering is the runtime's (zero_rt_comm_start's kind argument).
+def Zero_CollectiveKind : I32EnumAttr<"CollectiveKind",
+    "kind of a collective over the data-parallel group",
+    [Zero_CollAllReduce, Zero_CollReduceScatter, Zero_CollAllGather]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::zero";
+}
+
 // Collectives are in destination-passing style: on tensors they return the
 // filled destination, on buffers (after bufferization) they write it.
-class Zero_CollectiveOp<string mnemonic, list<Trait> traits = []>
+class Zero_CollectiveOp<string mnemonic, string kind, list<Trait> traits = []>
     : Zero_Op<mnemonic, traits # [DestinationStyleOpInterface,
-        DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+        DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+        Zero_CollectiveOpInterface]> {
   let arguments = (ins AnyShaped:$input, AnyShaped:$init,
                    ConfinedAttr<I64Attr, [IntMinValue<1>]>:$world_size);
   let results = (outs Variadic<AnyRankedTensor>:$result);
@@ -228,14 +253,18 @@ class Zero_CollectiveOp<string mnemonic, list<Trait> traits = []>
     ::mlir::MutableOperandRange getDpsInitsMutable() {
       return getInitMutable();
     }
+    ::mlir::zero::CollectiveKind getCollectiveKind() {
+      return ::mlir::zero::CollectiveKind::}] # kind # [{;
+    }
   }];
 }
 
-def Zero_AllReduceOp : Zero_CollectiveOp<"all_reduce"> {
+def Zero_AllReduceOp : Zero_CollectiveOp<"all_reduce", "all_reduce"> {
   let summary = "Sum of the input over all ranks, on every rank";
 }
 
-def Zero_ReduceScatterOp : Zero_CollectiveOp<"reduce_scatter"> {
+def Zero_ReduceScatterOp : Zero_CollectiveOp<"reduce_scatter",
+                                             "reduce_scatter"> {
   let summary = "Rank r gets slice r of the sum of the inputs";
   let description = [{
     The 1-D input of `world_size * S` elements is summed over the ranks;
@@ -243,11 +272,137 @@ def Zero_ReduceScatterOp : Zero_CollectiveOp<"reduce_scatter"> {
   }];
 }
 
-def Zero_AllGatherOp : Zero_CollectiveOp<"all_gather"> {
+def Zero_AllGatherOp : Zero_CollectiveOp<"all_gather", "all_gather"> {
   let summary = "Concatenation of every rank's input, on every rank";
   let description = [{
     The 1-D inputs of S elements, in rank order: `world_size * S` elements.
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Asynchronous collectives
+//===----------------------------------------------------------------------===//
+
+def Zero_RequestType : Zero_Type<"Request", "request"> {
+  let summary = "A collective in flight";
+  let description = [{
+    Returned by a `zero.*_start` op and completed by `zero.wait`. Between
+    the two, the collective may still read its send buffer and write its
+    receive buffer, so neither may be touched there.
+  }];
+}
+
+// Every rank must issue its collectives in the same order: each start and
+// wait writes this resource, so no pass reorders them against each other.
+def Zero_CommunicatorResource
+    : Resource<"::mlir::zero::CommunicatorResource">;
+
+class Zero_StartOp<string mnemonic, string kind>
+    : Zero_Op<mnemonic, [
+        MemoryEffects<[MemWrite<Zero_CommunicatorResource>]>,
+        Zero_CollectiveOpInterface]> {
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "send buffer",
+                           [MemRead]>:$input,
+                       Arg<AnyStaticShapeMemRef, "receive buffer",
+                           [MemWrite]>:$output,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$world_size);
+  let results = (outs Zero_RequestType:$request);
+  let assemblyFormat = [{
+    $input `into` $output attr-dict `:` type($input) `,` type($output)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::zero::CollectiveKind getCollectiveKind() {
+      return ::mlir::zero::CollectiveKind::}] # kind # [{;
+    }
+  }];
+}
+
+def Zero_AllReduceStartOp : Zero_StartOp<"all_reduce_start", "all_reduce"> {
+  let summary = "Start summing a buffer over all ranks";
+  let description = [{
+    The asynchronous `zero.all_reduce` on buffers: `output` holds the sum
+    once `zero.wait` has completed the returned request. `input` and
+    `output` may be the same buffer.
+
+    ```mlir
+    %r = zero.all_reduce_start %g into %g {world_size = 4 : i64}
+        : memref<16xf32>, memref<16xf32>
+    zero.wait %r
+    ```
+  }];
+}
+
+def Zero_ReduceScatterStartOp
+    : Zero_StartOp<"reduce_scatter_start", "reduce_scatter"> {
+  let summary = "Start a reduce-scatter: rank r gets slice r of the sum";
+}
+
+def Zero_AllGatherStartOp : Zero_StartOp<"all_gather_start", "all_gather"> {
+  let summary = "Start gathering every rank's shard into a full buffer";
+}
+
+def Zero_WaitOp : Zero_Op<"wait", [
+    MemoryEffects<[MemRead, MemWrite, MemWrite<Zero_CommunicatorResource>]>]> {
+  let summary = "Complete a collective";
+  let description = [{
+    Blocks until the collective that returned `request` has finished: its
+    receive buffer holds the result and its send buffer may be reused. It
+    writes memory it does not name (the receive buffer of its start), so
+    no pass moves a read of that buffer above it.
+  }];
+  let arguments = (ins Zero_RequestType:$request);
+  let assemblyFormat = "$request attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Buckets
+//===----------------------------------------------------------------------===//
+
+def Zero_BucketPackOp : Zero_Op<"bucket_pack"> {
+  let summary = "Copy a collective's buffer into its place in a bucket";
+  let description = [{
+    A bucket runs several collectives of one kind as one on a flat staging
+    buffer of `rows` rows of W elements (W = staging size / rows). The
+    source, flattened, is `rows` rows of C elements; row r is copied to
+    staging elements `[r * W + offset, r * W + offset + C)`. Reduce-scatter
+    and all-gather buckets use one row per rank, so that rank r's part of
+    the bucket holds every member's r-th shard; all-reduce buckets one row.
+
+    ```mlir
+    zero.bucket_pack %g into %stage[4] rows 2 : memref<4xf32>, memref<12xf32>
+    ```
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "member buffer",
+                           [MemRead]>:$source,
+                       Arg<MemRefRankOf<[AnyType], [1]>, "staging buffer",
+                           [MemWrite]>:$staging,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$offset,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$rows);
+  let assemblyFormat = [{
+    $source `into` $staging `[` $offset `]` `rows` $rows attr-dict `:`
+    type($source) `,` type($staging)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_BucketUnpackOp : Zero_Op<"bucket_unpack"> {
+  let summary = "Copy a collective's result out of a bucket";
+  let description = [{
+    The inverse of `zero.bucket_pack`: row r of `dest`, flattened, gets
+    staging elements `[r * W + offset, r * W + offset + C)`.
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[AnyType], [1]>, "staging buffer",
+                           [MemRead]>:$staging,
+                       Arg<AnyStaticShapeMemRef, "member buffer",
+                           [MemWrite]>:$dest,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$offset,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$rows);
+  let assemblyFormat = [{
+    $staging `[` $offset `]` `rows` $rows `into` $dest attr-dict `:`
+    type($staging) `,` type($dest)
+  }];
+  let hasVerifier = 1;
 }
 
 def Zero_RankOp : Zero_Op<"rank", [Pure]> {

@@ -28,8 +28,17 @@ def ZeroBuildTrainStep : Pass<"zero-build-train-step", "ModuleOp"> {
     Option<"funcName", "func", "std::string", "\"main\"", "Forward function">,
     Option<"lossName", "loss", "std::string", "\"\"",
            "Name of the loss result (default: first scalar float result)">,
-    Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
-           "adamw, adam, sgd or adagrad">,
+    Option<"optimizer", "optimizer", "::mlir::zero::OptimizerKind",
+           "::mlir::zero::OptimizerKind::adamw", "Optimizer",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::zero::OptimizerKind::adamw, "adamw",
+                        "AdamW (decoupled weight decay)"),
+             clEnumValN(::mlir::zero::OptimizerKind::adam, "adam",
+                        "Adam (L2 weight decay)"),
+             clEnumValN(::mlir::zero::OptimizerKind::sgd, "sgd",
+                        "SGD with optional momentum"),
+             clEnumValN(::mlir::zero::OptimizerKind::adagrad, "adagrad",
+                        "Adagrad"))}]>,
     Option<"beta1", "beta1", "double", "0.9", "Adam beta1">,
     Option<"beta2", "beta2", "double", "0.999", "Adam beta2">,
     Option<"eps", "eps", "double", "1e-8", "Adam / Adagrad epsilon">,
@@ -225,6 +234,139 @@ def ZeroVerifyCollectives : Pass<"zero-verify-collectives", "func::FuncOp"> {
     `scf.while` whose condition may differ is an error, and so is a
     collective in a function with unstructured control flow.
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// The communication schedule (buffer-level, target-independent)
+//===----------------------------------------------------------------------===//
+
+def ZeroBucketCollectives : Pass<"zero-bucket-collectives", "ModuleOp"> {
+  let summary = "Fuse small collectives into flat buckets";
+  let description = [{
+    Runs on bufferized `zero` collectives, before `zero-async-collectives`.
+    In each block, consecutive reduce-scatters (and all-reduces) of one
+    world size and element type are grouped, in program order, while the
+    elements of the members' whole tensors (all N parts of a reduce-scatter
+    or all-gather) stay within `reduce-bucket-size` (DeepSpeed's
+    reduce_bucket_size: elements, so a bucket holds that many times the
+    element size in bytes); all-gathers likewise within
+    `allgather-bucket-size`. A bucket closes early when an op touches the
+    result of one of its members, except a plain copy of it into another
+    buffer (a gathered parameter written back to its replica), which
+    waits with the bucket unless something touches its target first.
+
+    Each member's input is packed (`zero.bucket_pack`), where the member
+    was (it is ready there), into a flat staging buffer laid out as
+    world-size rows of per-rank parts, so that rank r's part of the bucket
+    holds every member's r-th shard; one collective runs on the staging
+    buffers where the last member was, and each member's result is
+    unpacked (`zero.bucket_unpack`) right before the first op that touches
+    it. Staging buffers are in memory category `buffers`. The order is the
+    same on every rank; the bytes each rank sends are unchanged.
+  }];
+  let options = [
+    Option<"reduceBucketSize", "reduce-bucket-size", "int64_t", "0",
+           "Elements a reduce-scatter or all-reduce bucket holds (0: none)">,
+    Option<"allgatherBucketSize", "allgather-bucket-size", "int64_t", "0",
+           "Elements an all-gather bucket holds (0: none)">,
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def ZeroAsyncCollectives : Pass<"zero-async-collectives", "ModuleOp"> {
+  let summary = "Split each buffer collective into a start and a wait";
+  let description = [{
+    `zero.all_reduce`, `zero.reduce_scatter` and `zero.all_gather` on
+    buffers become `zero.*_start`, returning a `!zero.request`, followed at
+    once by `zero.wait` of it: the same program, with the collective's
+    completion now an op of its own that the schedule can move.
+  }];
+}
+
+def ZeroScheduleCollectives
+    : Pass<"zero-schedule-collectives", "ModuleOp"> {
+  let summary = "Move each collective's wait to the first use of its buffers";
+  let description = [{
+    After `zero-async-collectives`, a `zero.wait` follows its start. This
+    moves the wait down its block to just before the first op that reads
+    or writes the collective's send or receive buffer (or a view of them),
+    or before the terminator (waits may pass one another: each waits for
+    its own collective), so that the compute in between runs while the
+    collective is in flight. The order of starts, and so of collectives on
+    every rank, is unchanged. Without overlap (DeepSpeed's `overlap_comm:
+    false`) the pipelines leave this pass out, and each wait stays at its
+    start.
+  }];
+}
+
+def ZeroReleaseEarly : Pass<"zero-release-early", "ModuleOp"> {
+  let summary = "Free each temporary buffer right after its last use";
+  let description = [{
+    Runs after `buffer-deallocation-pipeline`, which frees buffers at the
+    end of their block. A `memref.dealloc` of a `memref.alloc` of the same
+    block moves to just after the last op of the block that uses the buffer
+    or any value derived from it (views, the request of a collective
+    started on it, up to its wait). Buffers that escape the block (yielded,
+    returned, stored) keep their dealloc where it is. This makes each
+    activation, gradient and gathered parameter live only as long as the
+    step needs it, which the memory plan then reflects.
+  }];
+}
+
+def ZeroPrefetchGathers : Pass<"zero-prefetch-gathers", "ModuleOp"> {
+  let summary = "Start stage-3 all-gathers ahead of use, within the "
+                "prefetch budget and the live-parameter limit";
+  let description = [{
+    Runs after `zero-release-early`, when each buffer's deallocation
+    follows its last use, so the parameter elements (memory category
+    `parameters`) live at every op are known. In each block, the
+    all-gathers are taken in order; gather j starts right after the wait
+    of an earlier gather j-k (taking its receive buffer's allocation and
+    views along), for the largest k such that the gathers j-k+1 .. j, all
+    then ahead of their use, hold at most `prefetch-bucket-size` elements
+    (stage3_prefetch_bucket_size) and the live parameter elements over the
+    moved range stay within `max-live-parameters`
+    (stage3_max_live_parameters). The order of collectives is unchanged,
+    so it stays the same on every rank. A step that holds more gathered
+    parameter elements than the limit even without prefetching is an
+    error naming the op and the least limit that works.
+  }];
+  let options = [
+    Option<"prefetchBucketSize", "prefetch-bucket-size", "int64_t", "0",
+           "Elements of gathered parameters fetched ahead of use">,
+    Option<"maxLiveParameters", "max-live-parameters", "int64_t", "-1",
+           "Elements of gathered parameters held at once (-1: no limit)">,
+  ];
+}
+
+def ZeroTimelineReport : Pass<"zero-timeline-report", "ModuleOp"> {
+  let summary = "Predict each step's timeline on a described machine";
+  let description = [{
+    Runs on the scheduled buffer-level IR (after
+    `zero-schedule-collectives`). For every `zero.entry` function it
+    simulates one step on one rank: compute ops in program order on one
+    stream (each allocation costing `alloc_overhead`), each op costing
+    `op_overhead` plus the larger of its FLOPs over the peak rate and its
+    bytes over the memory bandwidth (`linalg.matmul` and
+    `linalg.batch_matmul` at the `precision` peak, other linalg ops at
+    `loop_flops`); each `zero.*_start` queues its collective on a
+    communication stream (alpha-beta time: measured figures for the world
+    size when the description has them, else ring or tree over the
+    described links); each `zero.wait` makes compute wait for it. The world
+    size is the function's `zero.world_size`. The result is the module
+    attribute `zero.timeline`, keyed by function name: step, compute,
+    communication and exposed seconds, the step without overlap, the lower
+    bound max(compute, communication), FLOPs and MFU.
+  }];
+  let options = [
+    Option<"hardware", "hardware", "std::string", "",
+           "Hardware description (JSON, as in hardware/)">,
+    Option<"precision", "precision", "std::string", "\"fp32\"",
+           "Peak FLOP rate the matmuls run at (a key of peak_flops)">,
+    Option<"overlapComm", "overlap-comm", "bool", "true",
+           "Collectives run beside compute (false: each completes where it "
+           "starts, as the runtime does without overlap_comm)">,
+  ];
 }
 
 #endif

@@ -1,4 +1,4 @@
-// RUN: zero-opt %s --split-input-file --zero-cpu-release-early | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-release-early | FileCheck %s
 
 // Each buffer is freed after its last use, not at the end of the block.
 // CHECK-LABEL: func.func @chain
@@ -23,31 +23,20 @@ func.func @chain(%x: memref<4xf32>, %out: memref<4xf32>) {
 
 // -----
 
-// A collective reads the buffer until its wait; views and pointers count as
-// uses.
-func.func private @zero_rt_comm_start(i32, i32, i64, i64, i64, i64) -> i64
-func.func private @zero_rt_comm_wait(i64)
-
+// A collective reads the buffer until its wait; views count as uses.
 // CHECK-LABEL: func.func @collective
-// CHECK: %[[H:.*]] = call @zero_rt_comm_start
+// CHECK: %[[R:.*]] = zero.all_reduce_start
 // CHECK: linalg.copy
-// CHECK: call @zero_rt_comm_wait(%[[H]])
+// CHECK: zero.wait %[[R]]
 // CHECK-NEXT: memref.dealloc
 // CHECK-NEXT: return
 func.func @collective(%x: memref<2x2xf32>, %out: memref<4xf32>, %y: memref<4xf32>) {
-  %c0 = arith.constant 0 : i32
-  %c0_i64 = arith.constant 0 : i64
-  %c4 = arith.constant 4 : i64
   %a = memref.alloc() : memref<2x2xf32>
   linalg.copy ins(%x : memref<2x2xf32>) outs(%a : memref<2x2xf32>)
   %flat = memref.collapse_shape %a [[0, 1]] : memref<2x2xf32> into memref<4xf32>
-  %p = memref.extract_aligned_pointer_as_index %flat : memref<4xf32> -> index
-  %pi = arith.index_cast %p : index to i64
-  %q = memref.extract_aligned_pointer_as_index %out : memref<4xf32> -> index
-  %qi = arith.index_cast %q : index to i64
-  %h = func.call @zero_rt_comm_start(%c0, %c0, %pi, %qi, %c4, %c0_i64) : (i32, i32, i64, i64, i64, i64) -> i64
+  %r = zero.all_reduce_start %flat into %out {world_size = 2 : i64} : memref<4xf32>, memref<4xf32>
   linalg.copy ins(%y : memref<4xf32>) outs(%y : memref<4xf32>)
-  func.call @zero_rt_comm_wait(%h) : (i64) -> ()
+  zero.wait %r
   memref.dealloc %a : memref<2x2xf32>
   return
 }

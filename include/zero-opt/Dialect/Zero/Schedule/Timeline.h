@@ -1,14 +1,14 @@
 //===- Timeline.h - cost model and step simulator ---------------*- C++ -*-===//
 //
-// Predicts a compiled step's timeline from its scheduled buffer-level IR:
-// each compute op costs its FLOPs and bytes against a roofline, each
-// collective an alpha-beta time on a communication stream that runs
-// alongside compute, as the runtime's communication thread (or a NCCL
-// stream) does.
+// Predicts a step's timeline from its scheduled buffer-level IR (zero
+// start/wait ops, linalg, memref): each compute op costs its FLOPs and
+// bytes against a roofline, each collective an alpha-beta time on a
+// communication stream that runs alongside compute, as the CPU runtime's
+// communication thread (or a NCCL stream) does. No target is assumed.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ZERO_OPT_TARGET_CPU_TIMELINE_H
-#define ZERO_OPT_TARGET_CPU_TIMELINE_H
+#ifndef ZERO_OPT_DIALECT_ZERO_SCHEDULE_TIMELINE_H
+#define ZERO_OPT_DIALECT_ZERO_SCHEDULE_TIMELINE_H
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringMap.h"
@@ -31,7 +31,7 @@ class FuncOp;
 } // namespace func
 } // namespace mlir
 
-namespace mlir::zero::cpu {
+namespace mlir::zero {
 
 /// A machine from a hardware description (hardware/*.json).
 struct HardwareModel {
@@ -52,7 +52,7 @@ struct HardwareModel {
   double intraBandwidth = 0, intraLatency = 0;
   double interBandwidth = 0, interLatency = 0;
   /// Measured alpha (s) and beta (bytes sent per second) of each collective
-  /// kind (ZERO_RT_ALL_REDUCE...), by world size; used when present.
+  /// kind (indexed by CollectiveKind), by world size; used when present.
   struct AlphaBeta {
     double alpha = 0, beta = 0;
   };
@@ -101,17 +101,16 @@ struct SimulateOptions {
   bool recordEvents = true;
 };
 
-/// Simulates `fn` (buffer-level IR after zero-cpu-schedule-collectives).
+/// Simulates `fn` (buffer-level IR after zero-schedule-collectives).
 Timeline simulateStep(func::FuncOp fn, const HardwareModel &hw,
                       const SimulateOptions &options);
 
-/// The world size (zero.world_size) and overlap (zero.overlap_comm) the
-/// function was compiled for.
-SimulateOptions simulateOptionsFor(func::FuncOp fn);
+/// The world size the function was partitioned for (zero.world_size).
+int64_t worldSizeOf(func::FuncOp fn);
 
 /// The summary figures of `tl` as an attribute (the zero.timeline entry).
 DictionaryAttr timelineAttr(Builder &b, const Timeline &tl);
 
-} // namespace mlir::zero::cpu
+} // namespace mlir::zero
 
 #endif

@@ -1,47 +1,43 @@
-// RUN: zero-opt %s -split-input-file -zero-cpu-timeline-report="hardware=%S/Inputs/unit-machine.json" | FileCheck %s
-// RUN: zero-opt %s -split-input-file -zero-cpu-timeline-report="hardware=%S/Inputs/unit-machine.json precision=tf32" | FileCheck %s --check-prefix=TF32
-// RUN: not zero-opt %s -split-input-file -zero-cpu-timeline-report="hardware=%S/Inputs/bad-machine.json" 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: not zero-opt %s -split-input-file -zero-cpu-timeline-report="hardware=%S/Inputs/missing.json" 2>&1 | FileCheck %s --check-prefix=MISSING
-// RUN: not zero-opt %s -split-input-file -zero-cpu-timeline-report 2>&1 | FileCheck %s --check-prefix=NOFILE
+// RUN: zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-machine.json" | FileCheck %s
+// RUN: zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-machine.json precision=tf32" | FileCheck %s --check-prefix=TF32
+// RUN: zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-machine.json overlap-comm=false" | FileCheck %s --check-prefix=SYNC
+// RUN: not zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/bad-machine.json" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/missing.json" 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not zero-opt %s -split-input-file -zero-timeline-report 2>&1 | FileCheck %s --check-prefix=NOFILE
 
 // The unit machine: 1 GFLOP/s, 1 GB/s, no op overhead; a collective at 2
 // ranks costs 1 us + bytes sent / 1 GB/s.
 //
 // all_gather of 500 floats per rank: 4000 B in all, this rank sends 2000 B:
 //   1 us + 2 us = 3 us, on the communication stream from t = 0.
-// sgemm 10x10x10: 2000 FLOP (2 us) against 1200 B (1.2 us): 2 us, t = 0..2.
+// matmul 10x10x10: 2000 FLOP (2 us) against 1200 B (1.2 us): 2 us, t = 0..2.
 // wait: the gather ends at 3 us, so 1 us is exposed.
 // generic, one addf over 1024 floats: 1024 FLOP (1.024 us) against
 //   8192 B read and written (8.192 us): 8.192 us, t = 3..11.192.
 // Without overlap: 3 + 2 + 8.192 = 13.192 us. Lower bound: max(10.192, 3).
-// At tf32 (2 GFLOP/s) the sgemm takes max(1, 1.2) = 1.2 us; the wait
+// At tf32 (2 GFLOP/s) the matmul takes max(1, 1.2) = 1.2 us; the wait
 // exposes 1.8 us and the step is the same 11.192 us.
 
 // CHECK-LABEL: module attributes
 // CHECK-SAME: zero.timeline = {step = {allocations = 0 : i64, bytes_sent = 2000 : i64, collectives = 1 : i64, communication_seconds = 3.000000e-06 : f64, compute_ops = 2 : i64, compute_seconds = 1.019200e-05 : f64, exposed_seconds = {{1\.000000e-06|1\.0000000+[0-9]E-6}} : f64, flops = 3.024000e+03 : f64, lower_bound_seconds = 1.019200e-05 : f64, mfu = 0.270192{{[0-9]*}} : f64, no_overlap_seconds = 1.319200e-05 : f64, step_seconds = 1.119200e-05 : f64}}
 // TF32: exposed_seconds = {{1\.800000e-06|1\.80000000+[0-9]E-6}} : f64
 // TF32-SAME: step_seconds = 1.119200e-05 : f64
+// Without overlap the gather completes where it starts: the step is the
+// no-overlap time, all 3 us exposed.
+// SYNC: exposed_seconds = {{3\.000000e-06|3\.0000000+[0-9]E-6}} : f64
+// SYNC-SAME: step_seconds = 1.319200e-05 : f64
 // BAD: error: {{.*}}bad-machine.json: device.memory_bandwidth: expected a number > 0
 // MISSING: error: cannot read the hardware description {{.*}}missing.json
-// NOFILE: error: zero-cpu-timeline-report needs hardware=FILE.json
+// NOFILE: error: zero-timeline-report needs hardware=FILE.json
 module {
-  func.func private @zero_rt_sgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
-  func.func private @zero_rt_comm_start(i32, i32, i64, i64, i64, i64) -> i64
-  func.func private @zero_rt_comm_wait(i64)
-  func.func @step(%a: memref<1024xf32>, %b: memref<1024xf32>) attributes {zero.entry, zero.world_size = 2 : i64} {
-    %c0 = arith.constant 0 : i64
-    %c1 = arith.constant 1 : i64
-    %c10 = arith.constant 10 : i64
-    %c500 = arith.constant 500 : i64
-    %gather = arith.constant 2 : i32
-    %f32 = arith.constant 0 : i32
-    %h = call @zero_rt_comm_start(%gather, %f32, %c0, %c0, %c500, %c0) : (i32, i32, i64, i64, i64, i64) -> i64
-    call @zero_rt_sgemm(%c1, %c10, %c10, %c10, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0) : (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
-    call @zero_rt_comm_wait(%h) : (i64) -> ()
+  func.func @step(%a: memref<1024xf32>, %b: memref<1024xf32>, %s: memref<500xf32>, %g: memref<1000xf32>, %m: memref<10x10xf32>, %n: memref<10x10xf32>, %o: memref<10x10xf32>) attributes {zero.entry, zero.world_size = 2 : i64} {
+    %r = zero.all_gather_start %s into %g {world_size = 2 : i64} : memref<500xf32>, memref<1000xf32>
+    linalg.matmul ins(%m, %n : memref<10x10xf32>, memref<10x10xf32>) outs(%o : memref<10x10xf32>)
+    zero.wait %r
     linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%a : memref<1024xf32>) outs(%b : memref<1024xf32>) {
     ^bb0(%x: f32, %y: f32):
-      %s = arith.addf %x, %x : f32
-      linalg.yield %s : f32
+      %s2 = arith.addf %x, %x : f32
+      linalg.yield %s2 : f32
     }
     return
   }

@@ -1,30 +1,24 @@
 //===- TimelineReport.cpp - predicted timeline of each step ----*- C++ -*-===//
-#include "zero-opt/Target/CPU/Passes.h"
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 
-#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
-#include "zero-opt/Target/CPU/Timeline.h"
+#include "zero-opt/Dialect/Zero/Schedule/Timeline.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace mlir::zero::cpu {
-#define GEN_PASS_DEF_ZEROCPUTIMELINEREPORT
-#include "zero-opt/Target/CPU/Passes.h.inc"
-} // namespace mlir::zero::cpu
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROTIMELINEREPORT
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
 
 using namespace mlir;
 using namespace mlir::zero;
 
-zero::cpu::SimulateOptions zero::cpu::simulateOptionsFor(func::FuncOp fn) {
-  SimulateOptions o;
-  if (auto n = fn->getAttrOfType<IntegerAttr>("zero.world_size"))
-    o.worldSize = n.getInt();
-  if (auto overlap = fn->getAttrOfType<BoolAttr>("zero.overlap_comm"))
-    o.overlap = overlap.getValue();
-  return o;
+int64_t zero::worldSizeOf(func::FuncOp fn) {
+  auto n = fn->getAttrOfType<IntegerAttr>("zero.world_size");
+  return n ? n.getInt() : 1;
 }
 
-DictionaryAttr zero::cpu::timelineAttr(Builder &b, const Timeline &tl) {
+DictionaryAttr zero::timelineAttr(Builder &b, const Timeline &tl) {
   auto f = [&](StringRef name, double v) {
     return b.getNamedAttr(name, b.getF64FloatAttr(v));
   };
@@ -43,16 +37,16 @@ DictionaryAttr zero::cpu::timelineAttr(Builder &b, const Timeline &tl) {
 }
 
 namespace {
-struct ZeroCPUTimelineReportPass
-    : zero::cpu::impl::ZeroCPUTimelineReportBase<ZeroCPUTimelineReportPass> {
+struct ZeroTimelineReportPass
+    : zero::impl::ZeroTimelineReportBase<ZeroTimelineReportPass> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (hardware.empty()) {
-      module.emitError("zero-cpu-timeline-report needs hardware=FILE.json");
+      module.emitError("zero-timeline-report needs hardware=FILE.json");
       return signalPassFailure();
     }
-    auto hw = cpu::HardwareModel::load(hardware);
+    auto hw = HardwareModel::load(hardware);
     if (!hw) {
       module.emitError(llvm::toString(hw.takeError()));
       return signalPassFailure();
@@ -62,7 +56,9 @@ struct ZeroCPUTimelineReportPass
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (!fn->hasAttr(kEntryAttr) || fn.isExternal())
         continue;
-      cpu::SimulateOptions o = cpu::simulateOptionsFor(fn);
+      SimulateOptions o;
+      o.worldSize = worldSizeOf(fn);
+      o.overlap = overlapComm;
       o.precision = precision;
       o.recordEvents = false;
       if (llvm::Error e = hw->check(o.worldSize, o.precision)) {
@@ -70,7 +66,7 @@ struct ZeroCPUTimelineReportPass
         return signalPassFailure();
       }
       reports.push_back(b.getNamedAttr(
-          fn.getName(), cpu::timelineAttr(b, cpu::simulateStep(fn, *hw, o))));
+          fn.getName(), timelineAttr(b, simulateStep(fn, *hw, o))));
     }
     module->setAttr("zero.timeline", b.getDictionaryAttr(reports));
   }

@@ -1,34 +1,15 @@
-//===- CollectiveUtils.cpp - what a started collective touches -*- C++ -*-===//
-#include "CollectiveUtils.h"
+//===- Footprint.cpp - buffers a collective touches ------------*- C++ -*-===//
+#include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
+using namespace mlir::zero;
 
-/// The memref whose aligned pointer an address computation starts from.
-static Value addressedBuffer(Value addr) {
-  SmallVector<Value> work{addr};
-  DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (!seen.insert(v).second)
-      continue;
-    Operation *def = v.getDefiningOp();
-    if (!def)
-      continue;
-    if (auto p = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(def))
-      return p.getSource();
-    if (isa<arith::ArithDialect>(def->getDialect()))
-      llvm::append_range(work, def->getOperands());
-  }
-  return {};
-}
-
-Value zero::cpu::rootBuffer(Value v) {
+Value zero::rootBuffer(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     auto view = dyn_cast<ViewLikeOpInterface>(def);
     if (!view)
@@ -38,7 +19,7 @@ Value zero::cpu::rootBuffer(Value v) {
   return v;
 }
 
-void zero::cpu::collectViews(Value root, DenseSet<Value> &views) {
+void zero::collectViews(Value root, DenseSet<Value> &views) {
   SmallVector<Value> work{root};
   while (!work.empty()) {
     Value v = work.pop_back_val();
@@ -51,26 +32,8 @@ void zero::cpu::collectViews(Value root, DenseSet<Value> &views) {
   }
 }
 
-bool zero::cpu::CollectiveFootprint::init(func::CallOp start) {
-  for (unsigned i : {2u, 3u}) {
-    Value buffer = addressedBuffer(start.getOperand(i));
-    if (!buffer)
-      return false; // cannot tell what the collective touches
-    Value root = rootBuffer(buffer);
-    if (i == 3)
-      recv = root;
-    collectViews(root, views);
-  }
-  for (Value v : views)
-    for (Operation *user : v.getUsers())
-      if (isa<memref::ExtractAlignedPointerAsIndexOp,
-              memref::ExtractStridedMetadataOp>(user))
-        ownAddress.insert(user);
-  return true;
-}
-
-bool zero::cpu::touchesViews(Operation *op, const DenseSet<Value> &views,
-                             const DenseSet<Operation *> *ignore) {
+bool zero::touchesViews(Operation *op, const DenseSet<Value> &views,
+                        const DenseSet<Operation *> *ignore) {
   if (isa<ViewLikeOpInterface>(op) && op->getNumRegions() == 0)
     return false;
   bool hit = false;
@@ -83,12 +46,24 @@ bool zero::cpu::touchesViews(Operation *op, const DenseSet<Value> &views,
   return hit;
 }
 
-bool zero::cpu::CollectiveFootprint::touches(Operation *op) const {
-  return touchesViews(op, views, &ownAddress);
+CollectiveFootprint::CollectiveFootprint(CollectiveOpInterface op) {
+  collectViews(rootBuffer(op.getSendBuffer()), views);
+  recv = rootBuffer(op.getRecvBuffer());
+  collectViews(recv, views);
 }
 
-LogicalResult zero::cpu::startEarlier(func::CallOp start, Operation *after,
-                                      const CollectiveFootprint &fp) {
+WaitOp zero::waitOf(Operation *start) {
+  if (start->getNumResults() != 1)
+    return {};
+  for (Operation *user : start->getResult(0).getUsers())
+    if (auto wait = dyn_cast<WaitOp>(user))
+      if (wait->getBlock() == start->getBlock())
+        return wait;
+  return {};
+}
+
+LogicalResult zero::startEarlier(Operation *start, Operation *after,
+                                 const CollectiveFootprint &fp) {
   // What the start needs from between `after` and itself moves with it;
   // only pure ops and the receive buffer's allocation can.
   Block *block = start->getBlock();
@@ -105,7 +80,7 @@ LogicalResult zero::cpu::startEarlier(func::CallOp start, Operation *after,
     llvm::append_range(work, def->getOperands());
   }
   // Nothing in between may touch the buffers (a write to the shard).
-  for (Operation *op = after->getNextNode(); op != start.getOperation();
+  for (Operation *op = after->getNextNode(); op != start;
        op = op->getNextNode())
     if (!closure.contains(op) && fp.touches(op))
       return failure();
@@ -119,4 +94,28 @@ LogicalResult zero::cpu::startEarlier(func::CallOp start, Operation *after,
   }
   start->moveAfter(point);
   return success();
+}
+
+int64_t zero::bufferBytes(MemRefType t) {
+  unsigned bits = t.getElementType().isInteger(1)
+                      ? 8
+                      : t.getElementType().getIntOrFloatBitWidth();
+  return t.hasStaticShape() ? t.getNumElements() * ((bits + 7) / 8) : 0;
+}
+
+MemoryCategory zero::allocCategory(Operation *alloc) {
+  auto cls = getBufferClass(alloc->getLoc());
+  return cls ? cls.getCategory() : MemoryCategory::other;
+}
+
+StringRef zero::nodeName(Location loc) {
+  StringRef name;
+  loc->walk([&](Location l) {
+    if (auto n = dyn_cast<NameLoc>(l)) {
+      name = n.getName().getValue();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name;
 }

@@ -1,8 +1,7 @@
 //===- Timeline.cpp - cost model and step simulator ------------*- C++ -*-===//
-#include "zero-opt/Target/CPU/Timeline.h"
+#include "zero-opt/Dialect/Zero/Schedule/Timeline.h"
 
-#include "zero-opt/Target/CPU/Passes.h"
-#include "zero-rt/Runtime.h"
+#include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -19,7 +18,7 @@
 #include <cmath>
 
 using namespace mlir;
-using namespace mlir::zero::cpu;
+using namespace mlir::zero;
 
 //===----------------------------------------------------------------------===//
 // Hardware descriptions
@@ -252,7 +251,7 @@ double HardwareModel::collectiveSeconds(int kind, double totalBytes,
                                         int64_t n) const {
   if (n <= 1)
     return 0;
-  bool allReduce = kind == ZERO_RT_ALL_REDUCE;
+  bool allReduce = kind == int(CollectiveKind::all_reduce);
   // Bytes each rank sends by the ring algorithm (zero-run counts the same).
   double sent = (allReduce ? 2.0 : 1.0) * totalBytes * double(n - 1) / n;
   auto m = measured.find(n);
@@ -376,41 +375,40 @@ private:
             flops};
   }
 
-  OpCost gemmCost(func::CallOp call) const {
-    double dims[4];
-    for (unsigned i = 0; i < 4; ++i) {
-      auto c = getConstantIntValue(call.getOperand(i));
-      dims[i] = c ? double(*c) : 1;
-    }
-    double b = dims[0], m = dims[1], n = dims[2], k = dims[3];
-    return roofline(2 * b * m * n * k, 4 * b * (m * k + k * n + m * n),
-                    matmulPeak);
+  /// A matmul or batch matmul: 2bmnk FLOPs at the matmul peak, against its
+  /// operands' bytes.
+  OpCost gemmCost(linalg::LinalgOp op) const {
+    auto a = cast<ShapedType>(op->getOperand(0).getType());
+    auto c = cast<ShapedType>(op->getOperand(2).getType());
+    int64_t rank = c.getRank();
+    double b = rank == 3 ? c.getDimSize(0) : 1;
+    double m = c.getDimSize(rank - 2), n = c.getDimSize(rank - 1);
+    double k = a.getDimSize(a.getRank() - 1);
+    double bytes = 0;
+    for (Value v : op->getOperands())
+      bytes += memrefBytes(v);
+    return roofline(2 * b * m * n * k, bytes, matmulPeak);
   }
 
-  void commStart(func::CallOp call) {
-    auto kind = getConstantIntValue(call.getOperand(0));
-    auto dtype = getConstantIntValue(call.getOperand(1));
-    auto count = getConstantIntValue(call.getOperand(4));
-    if (!kind || !count || *kind < 0 || *kind >= ZERO_RT_NUM_COLLECTIVES)
-      return;
-    double elem = dtype && *dtype == ZERO_RT_F64 ? 8 : 4;
+  /// A collective started by `op`; `sync` when it completes where it
+  /// starts (a collective not split into start and wait).
+  void commStart(CollectiveOpInterface op, bool sync) {
+    bool overlap = opt.overlap && !sync;
+    int kind = int(op.getCollectiveKind());
     int64_t n = opt.worldSize;
-    double total = *count * elem * (*kind == ZERO_RT_ALL_REDUCE ? 1 : n);
-    double seconds = hw.collectiveSeconds(*kind, total, n);
-    int64_t sent = n > 1 ? int64_t((*kind == ZERO_RT_ALL_REDUCE ? 2 : 1) *
-                                   total * (n - 1) / n)
-                         : 0;
-    double start = opt.overlap ? std::max(tc, tq) : tc;
+    double seconds = hw.collectiveSeconds(kind, op.getTotalBytes(), n);
+    int64_t sent = n > 1 ? op.getRingBytesSent() : 0;
+    double start = overlap ? std::max(tc, tq) : tc;
     double end = start + seconds;
     tl.commSeconds += seconds;
     tl.bytesSent += sent;
     int64_t id = tl.collectives++;
     if (opt.recordEvents)
-      tl.events.push_back(
-          {kCollectiveNames[*kind], "communication", start, seconds, sent, id});
-    if (opt.overlap) {
+      tl.events.push_back({kCollectiveNames[kind], "communication", start,
+                           seconds, sent, id});
+    if (overlap) {
       tq = end;
-      pending[call.getResult(0)] = end;
+      pending[op->getResult(0)] = end;
       return;
     }
     // Synchronous: compute stands still for the whole collective.
@@ -420,8 +418,8 @@ private:
     tc = end;
   }
 
-  void commWait(func::CallOp call) {
-    auto it = pending.find(call.getOperand(0));
+  void commWait(WaitOp wait) {
+    auto it = pending.find(wait.getRequest());
     if (it == pending.end())
       return;
     double end = it->second;
@@ -435,22 +433,30 @@ private:
   }
 
   void visit(Operation *op, SymbolTableCollection &symbols, unsigned depth) {
+    // Started collectives run on the communication stream; a synchronous
+    // one is a start and its wait.
+    if (auto coll = dyn_cast<CollectiveOpInterface>(op))
+      return commStart(coll, /*sync=*/op->getNumResults() != 1 ||
+                                 !isa<RequestType>(op->getResult(0).getType()));
+    if (auto wait = dyn_cast<WaitOp>(op))
+      return commWait(wait);
     if (auto call = dyn_cast<func::CallOp>(op)) {
-      StringRef callee = call.getCallee();
-      if (callee == "zero_rt_sgemm")
-        return compute(op, gemmCost(call));
-      if (callee == "zero_rt_comm_start")
-        return commStart(call);
-      if (callee == "zero_rt_comm_wait")
-        return commWait(call);
       auto fn = symbols.lookupNearestSymbolFrom<func::FuncOp>(
           op, call.getCalleeAttr());
       if (fn && !fn.isExternal() && depth < 8)
         run(fn.getBody().front(), symbols, depth + 1);
       return;
     }
+    if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+      return compute(op, gemmCost(cast<linalg::LinalgOp>(op)));
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
       return compute(op, linalgCost(linalgOp));
+    // Packing into and out of a bucket is a copy.
+    if (isa<BucketPackOp, BucketUnpackOp>(op))
+      return compute(
+          op, roofline(0, 2 * memrefBytes(op->getOperand(
+                                  isa<BucketPackOp>(op) ? 0 : 1)),
+                       hw.loopFlops));
     // An allocation costs a call into the allocator.
     if (isa<memref::AllocOp>(op)) {
       ++tl.allocations;
@@ -492,7 +498,7 @@ Timeline simulateOnce(func::FuncOp fn, const HardwareModel &hw,
 }
 } // namespace
 
-Timeline mlir::zero::cpu::simulateStep(func::FuncOp fn, const HardwareModel &hw,
+Timeline mlir::zero::simulateStep(func::FuncOp fn, const HardwareModel &hw,
                                        const SimulateOptions &options) {
   Timeline tl = simulateOnce(fn, hw, options);
   SimulateOptions sync = options;

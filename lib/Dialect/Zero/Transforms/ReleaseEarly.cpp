@@ -4,17 +4,20 @@
 // a straight-line training step would keep every activation, gradient and
 // gathered parameter until it returns. This moves each such dealloc to
 // right after the last use of the buffer or anything derived from it
-// (views, pointers, a collective's handle up to its wait).
+// (views, pointers, the request of a collective started on it, up to
+// its wait).
 //
 //===----------------------------------------------------------------------===//
-#include "zero-opt/Target/CPU/Passes.h"
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
-namespace mlir::zero::cpu {
-#define GEN_PASS_DEF_ZEROCPURELEASEEARLY
-#include "zero-opt/Target/CPU/Passes.h.inc"
-} // namespace mlir::zero::cpu
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZERORELEASEEARLY
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
 
 using namespace mlir;
 
@@ -50,8 +53,8 @@ static FailureOr<Operation *> lastUse(Value root, Block *block,
 }
 
 namespace {
-struct ZeroCPUReleaseEarlyPass
-    : zero::cpu::impl::ZeroCPUReleaseEarlyBase<ZeroCPUReleaseEarlyPass> {
+struct ZeroReleaseEarlyPass
+    : zero::impl::ZeroReleaseEarlyBase<ZeroReleaseEarlyPass> {
   void runOnOperation() override {
     SmallVector<memref::DeallocOp> deallocs;
     getOperation().walk([&](memref::DeallocOp d) { deallocs.push_back(d); });

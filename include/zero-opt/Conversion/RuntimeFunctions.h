@@ -1,0 +1,36 @@
+//===- RuntimeFunctions.h - the runtime's C ABI, declared once -*- C++ -*-===//
+//
+// Generated code calls the runtime (runtime/include/zero-rt/Runtime.h) only
+// through these declarations; every conversion that emits a runtime call
+// takes its callee from here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_OPT_CONVERSION_RUNTIMEFUNCTIONS_H
+#define ZERO_OPT_CONVERSION_RUNTIMEFUNCTIONS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::zero {
+
+enum class RuntimeFunction {
+  Sgemm,     ///< zero_rt_sgemm(batch, m, n, k, 3 x (ptr, off, 3 strides))
+  CommStart, ///< zero_rt_comm_start(kind, dtype, send, recv, count, stream)
+  CommWait,  ///< zero_rt_comm_wait(handle)
+  Rank,      ///< zero_rt_rank()
+  MemAlloc,  ///< zero_rt_mem_alloc(category, bytes)
+  MemFree,   ///< zero_rt_mem_free(category, bytes)
+};
+
+/// The C symbol of a runtime function.
+StringRef runtimeFunctionName(RuntimeFunction fn);
+/// Its declaration in `module`, added (private) on first use.
+func::FuncOp lookupOrDeclareRuntimeFunction(ModuleOp module,
+                                            RuntimeFunction fn);
+/// The runtime's code for a collective's element type, or -1 when the
+/// runtime cannot carry it.
+int32_t runtimeDataType(Type elementType);
+
+} // namespace mlir::zero
+
+#endif

@@ -1,0 +1,57 @@
+//===- Footprint.h - buffers a collective touches ---------------*- C++ -*-===//
+//
+// What the schedule needs to know about buffers: the allocation a view
+// comes from, whether an op touches a buffer, its bytes and its memory
+// category. Everything works on the zero dialect's collectives through
+// CollectiveOpInterface, whatever target the step is for.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_OPT_DIALECT_ZERO_SCHEDULE_FOOTPRINT_H
+#define ZERO_OPT_DIALECT_ZERO_SCHEDULE_FOOTPRINT_H
+
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::zero {
+
+/// The buffer `v` views, through view-like ops.
+Value rootBuffer(Value v);
+/// Adds `root` and every view of it to `views`.
+void collectViews(Value root, DenseSet<Value> &views);
+/// Whether `op` (or an op nested in it) uses one of `views`, leaving out
+/// ops in `ignore`. Making a view reads nothing: its uses are checked.
+bool touchesViews(Operation *op, const DenseSet<Value> &views,
+                  const DenseSet<Operation *> *ignore = nullptr);
+
+/// The buffers a collective reads and writes (with their views), and the
+/// test for an op that touches them.
+struct CollectiveFootprint {
+  DenseSet<Value> views;
+  Value recv; ///< the receive buffer's root
+
+  explicit CollectiveFootprint(CollectiveOpInterface op);
+  bool touches(Operation *op) const { return touchesViews(op, views); }
+};
+
+/// The wait completing a started collective, in the start's block; null
+/// when there is none.
+WaitOp waitOf(Operation *start);
+
+/// Moves `start` to just after `after`, with the pure ops and the receive
+/// buffer's allocation it needs from between them. Fails, changing
+/// nothing, when something in between touches its buffers or another op
+/// it needs cannot move.
+LogicalResult startEarlier(Operation *start, Operation *after,
+                           const CollectiveFootprint &fp);
+
+/// Bytes of a statically shaped buffer (i1 takes a byte).
+int64_t bufferBytes(MemRefType t);
+/// The memory category of an allocation, from its location.
+MemoryCategory allocCategory(Operation *alloc);
+/// The ONNX node (or other name) a location carries; empty without one.
+StringRef nodeName(Location loc);
+
+} // namespace mlir::zero
+
+#endif

@@ -1,0 +1,125 @@
+//===- Pipelines.h - typed pipelines of the zero dialect ---------*- C++ -*-===//
+//
+// The training pipeline (forward function to partitioned training step)
+// and the target-independent communication schedule, with typed options,
+// so that `zero-opt step.mlir --zero-training-pipeline="..."` runs exactly
+// what the compiler runs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_OPT_DIALECT_ZERO_TRANSFORMS_PIPELINES_H
+#define ZERO_OPT_DIALECT_ZERO_TRANSFORMS_PIPELINES_H
+
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::zero {
+
+/// Options of the training step and its ZeRO partition; the defaults are
+/// DeepSpeed's.
+struct TrainingPipelineOptions
+    : public PassPipelineOptions<TrainingPipelineOptions> {
+  PassOptions::Option<std::string> funcName{
+      *this, "func", llvm::cl::desc("Forward function"),
+      llvm::cl::init("main")};
+  PassOptions::Option<std::string> loss{
+      *this, "loss",
+      llvm::cl::desc("Loss result name (default: first scalar float)"),
+      llvm::cl::init("")};
+  PassOptions::Option<OptimizerKind> optimizer{
+      *this, "optimizer", llvm::cl::desc("Optimizer"),
+      llvm::cl::init(OptimizerKind::adamw),
+      llvm::cl::values(
+          clEnumValN(OptimizerKind::adamw, "adamw", "AdamW"),
+          clEnumValN(OptimizerKind::adam, "adam", "Adam (L2 weight decay)"),
+          clEnumValN(OptimizerKind::sgd, "sgd", "SGD with momentum"),
+          clEnumValN(OptimizerKind::adagrad, "adagrad", "Adagrad"))};
+  PassOptions::Option<double> beta1{*this, "beta1", llvm::cl::desc("beta1"),
+                                    llvm::cl::init(0.9)};
+  PassOptions::Option<double> beta2{*this, "beta2", llvm::cl::desc("beta2"),
+                                    llvm::cl::init(0.999)};
+  PassOptions::Option<double> eps{
+      *this, "eps",
+      llvm::cl::desc("Epsilon (default: 1e-8, Adagrad 1e-10)"),
+      llvm::cl::init(-1.0)};
+  PassOptions::Option<double> weightDecay{
+      *this, "weight-decay", llvm::cl::desc("Weight decay"),
+      llvm::cl::init(0.0)};
+  PassOptions::Option<double> momentum{
+      *this, "momentum", llvm::cl::desc("SGD momentum"), llvm::cl::init(0.0)};
+  PassOptions::Option<double> dampening{
+      *this, "dampening", llvm::cl::desc("SGD dampening"),
+      llvm::cl::init(0.0)};
+  PassOptions::Option<bool> nesterov{
+      *this, "nesterov", llvm::cl::desc("SGD Nesterov momentum"),
+      llvm::cl::init(false)};
+  PassOptions::Option<double> lrDecay{
+      *this, "lr-decay", llvm::cl::desc("Adagrad lr decay"),
+      llvm::cl::init(0.0)};
+  PassOptions::Option<double> initialAccumulator{
+      *this, "initial-accumulator",
+      llvm::cl::desc("Adagrad initial accumulator"), llvm::cl::init(0.0)};
+  PassOptions::Option<int64_t> accumulation{
+      *this, "accumulation",
+      llvm::cl::desc("Micro-batches per optimizer step"), llvm::cl::init(1)};
+  PassOptions::Option<double> clip{
+      *this, "clip", llvm::cl::desc("Gradient clipping norm (0: off)"),
+      llvm::cl::init(0.0)};
+  PassOptions::Option<int64_t> stage{
+      *this, "stage", llvm::cl::desc("ZeRO stage: 0 (DDP), 1, 2 or 3"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> worldSize{
+      *this, "world-size", llvm::cl::desc("Data-parallel ranks"),
+      llvm::cl::init(1)};
+  PassOptions::Option<int64_t> persistenceThreshold{
+      *this, "persistence-threshold",
+      llvm::cl::desc("Stage 3: smaller parameters stay replicated "
+                     "(stage3_param_persistence_threshold)"),
+      llvm::cl::init(100000)};
+  PassOptions::Option<int64_t> maxReuseDistance{
+      *this, "max-reuse-distance",
+      llvm::cl::desc("Stage 3: stage3_max_reuse_distance"),
+      llvm::cl::init(1000000000)};
+  PassOptions::Option<int64_t> maxLiveParameters{
+      *this, "max-live-parameters",
+      llvm::cl::desc("Stage 3: stage3_max_live_parameters"),
+      llvm::cl::init(1000000000)};
+};
+
+/// What every imported model goes through: the model's own ONNX Gradient
+/// nodes expanded, canonicalized, CSE'd.
+void buildImportCleanup(OpPassManager &pm);
+
+/// Import cleanup, training step (autodiff, optimizer, accumulation,
+/// clipping), ZeRO partition up to the stage, optimizer lowering, the
+/// collective-order verifier and the communication plan.
+void buildTrainingPipeline(OpPassManager &pm,
+                           const TrainingPipelineOptions &options);
+
+/// The communication schedule's settings (DeepSpeed's keys, in elements).
+struct ScheduleOptions {
+  bool overlapComm = true;              ///< overlap_comm
+  int64_t reduceBucketSize = 500000000; ///< reduce_bucket_size
+  int64_t allgatherBucketSize = 500000000;
+  int64_t prefetchBucketSize = 50000000; ///< stage3_prefetch_bucket_size
+  int64_t maxLiveParameters = 1000000000; ///< stage3_max_live_parameters
+};
+
+/// On the bufferized step: buckets, start/wait, waits at first use.
+void buildCollectiveSchedule(OpPassManager &pm,
+                             const ScheduleOptions &options);
+/// After deallocation placement: release at last use, then stage-3
+/// prefetch within the budget and the live limit.
+void buildReleaseAndPrefetch(OpPassManager &pm,
+                             const ScheduleOptions &options);
+
+/// Registers `zero-training-pipeline`.
+void registerZeroPipelines();
+
+} // namespace mlir::zero
+
+#endif

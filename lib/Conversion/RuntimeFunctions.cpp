@@ -1,0 +1,77 @@
+//===- RuntimeFunctions.cpp - the runtime's C ABI, declared once -*- C++ -*-===//
+#include "zero-opt/Conversion/RuntimeFunctions.h"
+
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-rt/Runtime.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+
+// The dialect's enums are the runtime's numbers.
+static_assert(int(CollectiveKind::all_reduce) == ZERO_RT_ALL_REDUCE &&
+              int(CollectiveKind::reduce_scatter) == ZERO_RT_REDUCE_SCATTER &&
+              int(CollectiveKind::all_gather) == ZERO_RT_ALL_GATHER);
+static_assert(int(MemoryCategory::parameters) == ZERO_RT_MEM_PARAMETERS &&
+              int(MemoryCategory::gradients) == ZERO_RT_MEM_GRADIENTS &&
+              int(MemoryCategory::optimizer_state) ==
+                  ZERO_RT_MEM_OPTIMIZER_STATE &&
+              int(MemoryCategory::activations) == ZERO_RT_MEM_ACTIVATIONS &&
+              int(MemoryCategory::buffers) == ZERO_RT_MEM_BUFFERS &&
+              int(MemoryCategory::other) == ZERO_RT_MEM_OTHER &&
+              ZERO_RT_MEM_NUM_CATEGORIES == 6);
+
+StringRef zero::runtimeFunctionName(RuntimeFunction fn) {
+  switch (fn) {
+  case RuntimeFunction::Sgemm:
+    return "zero_rt_sgemm";
+  case RuntimeFunction::CommStart:
+    return "zero_rt_comm_start";
+  case RuntimeFunction::CommWait:
+    return "zero_rt_comm_wait";
+  case RuntimeFunction::Rank:
+    return "zero_rt_rank";
+  case RuntimeFunction::MemAlloc:
+    return "zero_rt_mem_alloc";
+  case RuntimeFunction::MemFree:
+    return "zero_rt_mem_free";
+  }
+  llvm_unreachable("unknown runtime function");
+}
+
+static FunctionType runtimeFunctionType(Builder &b, RuntimeFunction fn) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  switch (fn) {
+  case RuntimeFunction::Sgemm:
+    return b.getFunctionType(SmallVector<Type>(19, i64), {});
+  case RuntimeFunction::CommStart:
+    return b.getFunctionType({i32, i32, i64, i64, i64, i64}, {i64});
+  case RuntimeFunction::CommWait:
+    return b.getFunctionType({i64}, {});
+  case RuntimeFunction::Rank:
+    return b.getFunctionType({}, {i64});
+  case RuntimeFunction::MemAlloc:
+  case RuntimeFunction::MemFree:
+    return b.getFunctionType({i32, i64}, {});
+  }
+  llvm_unreachable("unknown runtime function");
+}
+
+func::FuncOp zero::lookupOrDeclareRuntimeFunction(ModuleOp module,
+                                                  RuntimeFunction fn) {
+  StringRef name = runtimeFunctionName(fn);
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  OpBuilder b(module.getBodyRegion());
+  auto f = func::FuncOp::create(b, module.getLoc(), name,
+                                runtimeFunctionType(b, fn));
+  f.setPrivate();
+  return f;
+}
+
+int32_t zero::runtimeDataType(Type elementType) {
+  if (elementType.isF32())
+    return ZERO_RT_F32;
+  if (elementType.isF64())
+    return ZERO_RT_F64;
+  return -1;
+}

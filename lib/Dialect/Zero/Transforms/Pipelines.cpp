@@ -1,0 +1,96 @@
+//===- Pipelines.cpp - typed pipelines of the zero dialect -----*- C++ -*-===//
+#include "zero-opt/Dialect/Zero/Transforms/Pipelines.h"
+
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+
+void zero::buildImportCleanup(OpPassManager &pm) {
+  // ONNX Gradient nodes of the model itself become backward computations.
+  pm.addNestedPass<func::FuncOp>(createZeroExpandGradients());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void zero::buildTrainingPipeline(OpPassManager &pm,
+                                 const TrainingPipelineOptions &options) {
+  buildImportCleanup(pm);
+
+  ZeroBuildTrainStepOptions step;
+  step.funcName = options.funcName;
+  step.lossName = options.loss;
+  step.optimizer = options.optimizer;
+  step.beta1 = options.beta1;
+  step.beta2 = options.beta2;
+  step.eps = options.eps >= 0
+                 ? double(options.eps)
+                 : (options.optimizer == OptimizerKind::adagrad ? 1e-10 : 1e-8);
+  step.weightDecay = options.weightDecay;
+  step.momentum = options.momentum;
+  step.dampening = options.dampening;
+  step.nesterov = options.nesterov;
+  step.lrDecay = options.lrDecay;
+  step.initialAccumulator = options.initialAccumulator;
+  step.accumulation = options.accumulation;
+  step.clip = options.clip;
+  pm.addPass(createZeroBuildTrainStep(step));
+  pm.addNestedPass<func::FuncOp>(createZeroExpandGradients());
+  pm.addPass(createInlinerPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // ZeRO: each stage adds its concern to the previous ones.
+  ZeroPartitionDataParallelOptions dp;
+  dp.worldSize = options.worldSize;
+  pm.addNestedPass<func::FuncOp>(createZeroPartitionDataParallel(dp));
+  if (options.stage >= 1)
+    pm.addNestedPass<func::FuncOp>(createZeroPartitionOptimizerStates());
+  if (options.stage >= 2)
+    pm.addNestedPass<func::FuncOp>(createZeroPartitionGradients());
+  if (options.stage >= 3) {
+    ZeroPartitionParametersOptions pp;
+    pp.persistenceThreshold = options.persistenceThreshold;
+    pp.maxReuseDistance = options.maxReuseDistance;
+    pp.maxLiveParameters = options.maxLiveParameters;
+    pm.addNestedPass<func::FuncOp>(createZeroPartitionParameters(pp));
+  }
+  pm.addNestedPass<func::FuncOp>(createZeroLowerOptimizers());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createZeroVerifyCollectives());
+  pm.addPass(createZeroCommReport());
+}
+
+void zero::buildCollectiveSchedule(OpPassManager &pm,
+                                   const ScheduleOptions &options) {
+  ZeroBucketCollectivesOptions buckets;
+  buckets.reduceBucketSize = options.reduceBucketSize;
+  buckets.allgatherBucketSize = options.allgatherBucketSize;
+  pm.addPass(createZeroBucketCollectives(buckets));
+  pm.addPass(createZeroAsyncCollectives());
+  // Without overlap each wait stays at its start.
+  if (options.overlapComm)
+    pm.addPass(createZeroScheduleCollectives());
+}
+
+void zero::buildReleaseAndPrefetch(OpPassManager &pm,
+                                   const ScheduleOptions &options) {
+  pm.addPass(createZeroReleaseEarly());
+  if (!options.overlapComm)
+    return;
+  ZeroPrefetchGathersOptions prefetch;
+  prefetch.prefetchBucketSize = options.prefetchBucketSize;
+  prefetch.maxLiveParameters = options.maxLiveParameters;
+  pm.addPass(createZeroPrefetchGathers(prefetch));
+}
+
+void zero::registerZeroPipelines() {
+  PassPipelineRegistration<TrainingPipelineOptions>(
+      "zero-training-pipeline",
+      "Forward function to ZeRO-partitioned training step (what zero-opt "
+      "runs on an imported model)",
+      buildTrainingPipeline);
+}

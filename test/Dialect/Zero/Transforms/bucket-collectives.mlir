@@ -1,0 +1,91 @@
+// RUN: zero-opt %s --split-input-file --zero-bucket-collectives="reduce-bucket-size=256 allgather-bucket-size=256" | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-bucket-collectives="reduce-bucket-size=5 allgather-bucket-size=5" | FileCheck %s --check-prefix=SMALL
+
+// Two reduce-scatters on 2 ranks (4 and 2 elements per rank) become one of
+// 6: each input is packed, where it was ready, as 2 rows into a 2 x 6
+// staging buffer (rank r's row holds both r-th shards), the collective runs
+// where the last input was, and each result is unpacked before its use.
+// CHECK-LABEL: func.func @two
+// CHECK: %[[IN:.*]] = memref.alloc() : memref<12xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<6xf32>
+// CHECK-NEXT: zero.bucket_pack %arg0 into %[[IN]][0] rows 2 : memref<8xf32>, memref<12xf32>
+// CHECK-NEXT: linalg.copy ins(%arg4
+// CHECK-NEXT: zero.bucket_pack %arg2 into %[[IN]][4] rows 2 : memref<4xf32>, memref<12xf32>
+// CHECK-NEXT: zero.reduce_scatter %[[IN]] into %[[OUT]] {world_size = 2 : i64} : memref<12xf32>, memref<6xf32>
+// CHECK-NEXT: zero.bucket_unpack %[[OUT]][0] rows 1 into %arg1
+// CHECK-NEXT: linalg.copy ins(%arg1
+// CHECK-NEXT: zero.bucket_unpack %[[OUT]][4] rows 1 into %arg3
+// CHECK-NEXT: return
+// With 5 elements a bucket holds only one of them: nothing changes.
+// SMALL-LABEL: func.func @two
+// SMALL-NEXT: zero.reduce_scatter %arg0 into %arg1
+// SMALL-NEXT: linalg.copy
+// SMALL-NEXT: zero.reduce_scatter %arg2 into %arg3
+func.func @two(%g1: memref<8xf32>, %s1: memref<4xf32>, %g2: memref<4xf32>, %s2: memref<2xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
+  zero.reduce_scatter %g1 into %s1 {world_size = 2 : i64} : memref<8xf32>, memref<4xf32>
+  linalg.copy ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
+  zero.reduce_scatter %g2 into %s2 {world_size = 2 : i64} : memref<4xf32>, memref<2xf32>
+  linalg.copy ins(%s1 : memref<4xf32>) outs(%y : memref<4xf32>)
+  return
+}
+
+// -----
+
+// The first result is read before the second collective: the bucket
+// closes with one member, and nothing changes.
+// CHECK-LABEL: func.func @read_between
+// CHECK-NEXT: zero.reduce_scatter %arg0 into %arg1
+// CHECK-NEXT: linalg.copy
+// CHECK-NEXT: zero.reduce_scatter %arg2 into %arg3
+func.func @read_between(%g1: memref<8xf32>, %s1: memref<4xf32>, %g2: memref<4xf32>, %s2: memref<2xf32>, %y: memref<4xf32>) {
+  zero.reduce_scatter %g1 into %s1 {world_size = 2 : i64} : memref<8xf32>, memref<4xf32>
+  linalg.copy ins(%s1 : memref<4xf32>) outs(%y : memref<4xf32>)
+  zero.reduce_scatter %g2 into %s2 {world_size = 2 : i64} : memref<4xf32>, memref<2xf32>
+  return
+}
+
+// -----
+
+// Gathers of updated shards (below stage 3), each written back to its
+// replica by a copy: the copies wait for the bucket. The gathered staging
+// buffer is 2 rows of 3; each replica takes its columns.
+// CHECK-LABEL: func.func @gathers
+// CHECK: %[[IN:.*]] = memref.alloc() : memref<3xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<6xf32>
+// CHECK-NEXT: zero.bucket_pack %arg0 into %[[IN]][0] rows 1
+// CHECK-NEXT: zero.bucket_pack %arg2 into %[[IN]][2] rows 1
+// CHECK-NEXT: zero.all_gather %[[IN]] into %[[OUT]] {world_size = 2 : i64} : memref<3xf32>, memref<6xf32>
+// CHECK-NEXT: zero.bucket_unpack %[[OUT]][0] rows 2 into %arg1
+// CHECK-NEXT: memref.copy %arg1, %arg4
+// CHECK-NEXT: zero.bucket_unpack %[[OUT]][2] rows 2 into %arg3
+// CHECK-NEXT: memref.copy %arg3, %arg5
+// CHECK-NOT: zero.all_gather
+func.func @gathers(%p1: memref<2xf32>, %f1: memref<4xf32>, %p2: memref<1xf32>, %f2: memref<2xf32>, %r1: memref<4xf32>, %r2: memref<2xf32>) {
+  zero.all_gather %p1 into %f1 {world_size = 2 : i64} : memref<2xf32>, memref<4xf32>
+  memref.copy %f1, %r1 : memref<4xf32> to memref<4xf32>
+  zero.all_gather %p2 into %f2 {world_size = 2 : i64} : memref<1xf32>, memref<2xf32>
+  memref.copy %f2, %r2 : memref<2xf32> to memref<2xf32>
+  return
+}
+
+// -----
+
+// f64 all-reduces share a bucket of f64 (the limit counts elements; the
+// bucket's bytes are that times 8). A bucket holds one element type: an
+// f32 all-reduce closes it.
+// CHECK-LABEL: func.func @element_types
+// CHECK: %[[S:.*]] = memref.alloc() : memref<7xf64>
+// CHECK-NEXT: zero.bucket_pack %arg0 into %[[S]][0] rows 1 : memref<3xf64>, memref<7xf64>
+// CHECK-NEXT: zero.bucket_pack %arg1 into %[[S]][3] rows 1 : memref<4xf64>, memref<7xf64>
+// CHECK-NEXT: zero.all_reduce %[[S]] into %[[S]] {world_size = 2 : i64} : memref<7xf64>, memref<7xf64>
+// CHECK-NEXT: zero.all_reduce %arg2 into %arg2 {{.*}} : memref<5xf32>, memref<5xf32>
+// CHECK-NEXT: zero.bucket_unpack %[[S]][0] rows 1 into %arg0
+// CHECK-NEXT: zero.all_reduce %arg0 into %arg0 {{.*}} : memref<3xf64>, memref<3xf64>
+// CHECK-NEXT: zero.bucket_unpack %[[S]][3] rows 1 into %arg1
+func.func @element_types(%a: memref<3xf64>, %b: memref<4xf64>, %c: memref<5xf32>) {
+  zero.all_reduce %a into %a {world_size = 2 : i64} : memref<3xf64>, memref<3xf64>
+  zero.all_reduce %b into %b {world_size = 2 : i64} : memref<4xf64>, memref<4xf64>
+  zero.all_reduce %c into %c {world_size = 2 : i64} : memref<5xf32>, memref<5xf32>
+  zero.all_reduce %a into %a {world_size = 2 : i64} : memref<3xf64>, memref<3xf64>
+  return
+}
