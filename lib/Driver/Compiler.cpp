@@ -215,22 +215,26 @@ OwningOpRef<ModuleOp> mlir::zero::buildStep(MLIRContext *ctx,
   return module;
 }
 
-LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module,
-                                          const CompileOptions &options) {
+/// Runs a CPU pipeline builder with the compile's lowering options.
+static LogicalResult
+runCPUPipeline(ModuleOp module, const CompileOptions &options,
+               void (*build)(OpPassManager &,
+                             const cpu::CPULoweringOptions &)) {
   PassManager pm(module.getContext());
   cpu::CPULoweringOptions lowering;
   cpuLoweringOptions(options, lowering);
-  cpu::buildCPULowering(pm, lowering);
+  build(pm, lowering);
   return pm.run(module);
+}
+
+LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module,
+                                          const CompileOptions &options) {
+  return runCPUPipeline(module, options, cpu::buildCPULowering);
 }
 
 LogicalResult mlir::zero::planStepMemory(ModuleOp module,
                                          const CompileOptions &options) {
-  PassManager pm(module.getContext());
-  cpu::CPULoweringOptions lowering;
-  cpuLoweringOptions(options, lowering);
-  cpu::buildCPUMemoryPlan(pm, lowering);
-  return pm.run(module);
+  return runCPUPipeline(module, options, cpu::buildCPUMemoryPlan);
 }
 
 /// 1234567 -> "1,234,567".

@@ -22,7 +22,8 @@ def ConvertZeroToRuntime : Pass<"convert-zero-to-runtime", "ModuleOp"> {
   let summary = "Zero collectives, waits, rank queries and bucket copies "
                 "as runtime calls";
   let description = [{
-    A dialect conversion, one pattern per op, that marks the zero
+    A dialect conversion (a pattern per op kind; the collectives share
+    one through `CollectiveOpInterface`) that marks the zero
     collectives illegal: `zero.all_reduce_start`,
     `zero.reduce_scatter_start` and `zero.all_gather_start` on contiguous
     buffers become `zero_rt_comm_start(kind, dtype, send, recv, count,

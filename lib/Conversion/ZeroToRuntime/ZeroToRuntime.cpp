@@ -73,37 +73,27 @@ FailureOr<Value> startCollective(ConversionPatternRewriter &rewriter,
       .getResult(0);
 }
 
-template <typename StartOp>
-struct StartOpLowering : OpConversionPattern<StartOp> {
-  using OpConversionPattern<StartOp>::OpConversionPattern;
+/// A started collective becomes zero_rt_comm_start, whose handle replaces
+/// its request; a synchronous buffer collective is that and the wait at
+/// once. Buffer types are not converted, so the op's own operands serve.
+struct CollectiveLowering
+    : OpInterfaceConversionPattern<CollectiveOpInterface> {
+  using Base::Base;
   LogicalResult
-  matchAndRewrite(StartOp op, typename StartOp::Adaptor adaptor,
+  matchAndRewrite(CollectiveOpInterface op, ArrayRef<Value> operands,
                   ConversionPatternRewriter &rewriter) const override {
-    auto handle =
-        startCollective(rewriter, cast<CollectiveOpInterface>(*op),
-                        adaptor.getInput(), adaptor.getOutput());
-    if (failed(handle))
-      return failure();
-    rewriter.replaceOp(op, *handle);
-    return success();
-  }
-};
-
-/// A collective nobody split into start and wait completes where it is.
-template <typename SyncOp>
-struct SyncCollectiveLowering : OpConversionPattern<SyncOp> {
-  using OpConversionPattern<SyncOp>::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(SyncOp op, typename SyncOp::Adaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!isa<MemRefType>(adaptor.getInput().getType()))
+    if (!isa<MemRefType>(op.getSendBuffer().getType()))
       return rewriter.notifyMatchFailure(op, "collective was not bufferized");
-    auto handle =
-        startCollective(rewriter, cast<CollectiveOpInterface>(*op),
-                        adaptor.getInput(), adaptor.getInit());
+    auto handle = startCollective(rewriter, op, op.getSendBuffer(),
+                                  op.getRecvBuffer());
     if (failed(handle))
       return failure();
-    func::CallOp::create(rewriter, op.getLoc(),
+    if (op->getNumResults() == 1 &&
+        isa<RequestType>(op->getResult(0).getType())) {
+      rewriter.replaceOp(op, *handle);
+      return success();
+    }
+    func::CallOp::create(rewriter, op->getLoc(),
                          runtimeFunction(op, RuntimeFunction::CommWait),
                          ValueRange{*handle});
     rewriter.eraseOp(op);
@@ -195,7 +185,7 @@ struct BucketCopyLowering : OpConversionPattern<BucketOp> {
     Value m = memberView(rewriter, loc, member, rows);
     Value s = stagingView(rewriter, loc, adaptor.getStaging(), rows,
                           op.getOffset(), mt.getNumElements() / rows);
-    if (pack)
+    if constexpr (pack)
       memref::CopyOp::create(rewriter, loc, m, s);
     else
       memref::CopyOp::create(rewriter, loc, s, m);
@@ -256,13 +246,9 @@ void zero::populateZeroToRuntimeTypeConversions(TypeConverter &converter) {
 void zero::populateZeroToRuntimeConversionPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<StartOpLowering<AllReduceStartOp>,
-               StartOpLowering<ReduceScatterStartOp>,
-               StartOpLowering<AllGatherStartOp>,
-               SyncCollectiveLowering<AllReduceOp>,
-               SyncCollectiveLowering<ReduceScatterOp>,
-               SyncCollectiveLowering<AllGatherOp>, WaitOpLowering,
-               RankOpLowering, BucketCopyLowering<BucketPackOp, true>,
+  patterns.add<CollectiveLowering>(converter, ctx);
+  patterns.add<WaitOpLowering, RankOpLowering,
+               BucketCopyLowering<BucketPackOp, true>,
                BucketCopyLowering<BucketUnpackOp, false>>(converter, ctx);
 }
 

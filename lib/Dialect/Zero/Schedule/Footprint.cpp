@@ -52,16 +52,6 @@ CollectiveFootprint::CollectiveFootprint(CollectiveOpInterface op) {
   collectViews(recv, views);
 }
 
-WaitOp zero::waitOf(Operation *start) {
-  if (start->getNumResults() != 1)
-    return {};
-  for (Operation *user : start->getResult(0).getUsers())
-    if (auto wait = dyn_cast<WaitOp>(user))
-      if (wait->getBlock() == start->getBlock())
-        return wait;
-  return {};
-}
-
 LogicalResult zero::startEarlier(Operation *start, Operation *after,
                                  const CollectiveFootprint &fp) {
   // What the start needs from between `after` and itself moves with it;

@@ -34,10 +34,6 @@ struct CollectiveFootprint {
   bool touches(Operation *op) const { return touchesViews(op, views); }
 };
 
-/// The wait completing a started collective, in the start's block; null
-/// when there is none.
-WaitOp waitOf(Operation *start);
-
 /// Moves `start` to just after `after`, with the pure ops and the receive
 /// buffer's allocation it needs from between them. Fails, changing
 /// nothing, when something in between touches its buffers or another op
