@@ -206,13 +206,13 @@ void zero::rt::commAllReduceDoubles(double *data, int64_t count) {
   waitOrAbort(req, "all_reduce");
 }
 
-void zero::rt::commAllGatherFloats(const float *in, float *out, int64_t count) {
+void zero::rt::commAllGatherBytes(const void *in, void *out, int64_t bytes) {
   if (!g.mpi) {
-    std::memcpy(out, in, count * sizeof(float));
+    std::memcpy(out, in, bytes);
     return;
   }
   MPI_Request req;
-  MPI_Iallgather(in, count, MPI_FLOAT, out, count, MPI_FLOAT, MPI_COMM_WORLD,
+  MPI_Iallgather(in, bytes, MPI_BYTE, out, bytes, MPI_BYTE, MPI_COMM_WORLD,
                  &req);
   waitOrAbort(req, "all_gather");
 }

@@ -4,6 +4,7 @@
 #include "zero-rt/Memory.h"
 #include "zero-rt/Npz.h"
 #include "zero-rt/Step.h"
+#include "zero-rt/Trace.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -39,15 +40,14 @@ struct Options {
 /// The whole tensor behind a sharded parameter: every rank's shard,
 /// gathered, unpadded and reshaped.
 static Array gatherFull(const BufferSpec &spec, const Array &shard) {
-  int64_t n = commWorldSize(), s = spec.numel();
-  std::vector<float> all(n * s);
-  commAllGatherFloats(shard.as<float>(), all.data(), s);
+  int64_t n = commWorldSize(), bytes = spec.numel() * shard.itemSize();
+  std::vector<char> all(n * bytes);
+  commAllGatherBytes(shard.data.data(), all.data(), bytes);
   Array a;
   a.name = spec.name;
-  a.dtype = DType::F32;
+  a.dtype = shard.dtype;
   a.shape = spec.fullShape;
-  a.data.resize(spec.fullNumel * sizeof(float));
-  std::memcpy(a.data.data(), all.data(), a.data.size());
+  a.data.assign(all.begin(), all.begin() + spec.fullNumel * shard.itemSize());
   return a;
 }
 
@@ -107,13 +107,6 @@ static std::string tracePath(const std::string &path) {
 /// compute between waits, waits, and collectives on the communication
 /// thread.
 static bool writeTrace(const std::string &path, std::string &error) {
-  std::string file = tracePath(path);
-  std::error_code ec;
-  llvm::raw_fd_ostream os(file, ec);
-  if (ec) {
-    error = "cannot write " + file + ": " + ec.message();
-    return false;
-  }
   std::vector<TraceEvent> events = traceEvents();
   // Compute is the step's time outside its waits: one sweep over the steps
   // and the waits, both in time order (waits happen on the step's thread).
@@ -142,39 +135,7 @@ static bool writeTrace(const std::string &path, std::string &error) {
       compute.push_back({"compute", "compute", 1, t, end - t});
   }
   llvm::append_range(events, compute);
-  int64_t rank = commRank();
-  llvm::json::OStream j(os, 1);
-  j.object([&] {
-    j.attributeArray("traceEvents", [&] {
-      const char *threads[] = {"step", "compute and waits", "communication"};
-      for (int tid = 0; tid < 3; ++tid)
-        j.object([&] {
-          j.attribute("name", "thread_name");
-          j.attribute("ph", "M");
-          j.attribute("pid", rank);
-          j.attribute("tid", tid);
-          j.attributeObject("args", [&] { j.attribute("name", threads[tid]); });
-        });
-      for (const TraceEvent &e : events)
-        j.object([&] {
-          j.attribute("name", e.name);
-          j.attribute("cat", e.category);
-          j.attribute("ph", "X");
-          j.attribute("pid", rank);
-          j.attribute("tid", e.tid);
-          j.attribute("ts", e.ts);
-          j.attribute("dur", e.dur);
-          if (e.category == "communication" || e.category == "wait")
-            j.attributeObject("args", [&] {
-              j.attribute("bytes", e.bytes);
-              j.attribute("id", e.id);
-            });
-        });
-    });
-    j.attribute("displayTimeUnit", "ms");
-  });
-  os << "\n";
-  return true;
+  return writeChromeTrace(tracePath(path), commRank(), events, error);
 }
 
 /// Buffers of one function call: arguments then results.
@@ -293,9 +254,13 @@ static int train(const Program &prog, const Options &o) {
     }
     Array a = makeArray(spec);
     if (spec.role == "optimizer_state" && spec.init != 0.0) {
-      if (a.dtype != DType::F32)
-        return fail("optimizer state '" + spec.name + "' is not float32");
-      std::fill_n(a.as<float>(), a.numel(), (float)spec.init);
+      if (a.dtype == DType::F32)
+        std::fill_n(a.as<float>(), a.numel(), (float)spec.init);
+      else if (a.dtype == DType::F64)
+        std::fill_n(a.as<double>(), a.numel(), spec.init);
+      else
+        return fail("optimizer state '" + spec.name +
+                    "' is neither float32 nor float64");
     }
     if (spec.role == "hyperparameter") {
       if (spec.name == "lr")

@@ -137,14 +137,31 @@ static LogicalResult lowerClip(NodeImporter &n) {
                      : (double)(*c->getValues<APInt>().begin()).getSExtValue();
       (i == 1 ? lo : hi) = v;
     } else {
-      (i == 1 ? loV : hiV) = n.input(i);
+      // ONNX makes min and max scalars; anything else would change the
+      // output's shape.
+      Value bound = n.input(i);
+      auto t = cast<RankedTensorType>(bound.getType());
+      if (t.getNumElements() != 1 ||
+          t.getRank() > NodeImporter::shapeOf(x).size()) {
+        auto diag = n.error() << "input '" << n.node.input(i) << "' ("
+                              << (i == 1 ? "min" : "max") << ") has shape [";
+        llvm::interleaveComma(t.getShape(), diag);
+        diag << "]; Clip needs a scalar (a tensor of empty shape)";
+        return failure();
+      }
+      (i == 1 ? loV : hiV) = bound;
     }
   }
   Value r = clampConst(n, x, lo, hi);
-  if (loV)
-    r = *n.binary<tosa::MaximumOp>(r, loV);
-  if (hiV)
-    r = *n.binary<tosa::MinimumOp>(r, hiV);
+  for (auto [bound, isMin] : {std::pair(loV, true), std::pair(hiV, false)}) {
+    if (!bound)
+      continue;
+    auto clamped = isMin ? n.binary<tosa::MaximumOp>(r, bound)
+                         : n.binary<tosa::MinimumOp>(r, bound);
+    if (failed(clamped))
+      return failure();
+    r = *clamped;
+  }
   n.setOutput(0, r);
   return success();
 }

@@ -10,6 +10,8 @@
 #ifndef ZERO_RT_COMM_H
 #define ZERO_RT_COMM_H
 
+#include "zero-rt/Trace.h"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -37,8 +39,9 @@ const CommStats &commStats();
 void commBarrier();
 /// Sums `count` doubles over the ranks, in place.
 void commAllReduceDoubles(double *data, int64_t count);
-/// Gathers `count` floats from every rank into `out` (rank order).
-void commAllGatherFloats(const float *in, float *out, int64_t count);
+/// Gathers `bytes` bytes from every rank into `out` (rank order), whatever
+/// the element type.
+void commAllGatherBytes(const void *in, void *out, int64_t bytes);
 /// Aborts every rank with a message (from any rank).
 [[noreturn]] void commAbort(const std::string &message);
 
@@ -53,13 +56,6 @@ double commNow();
 
 /// An interval of the timeline: tid 1 is the step's thread (compute and
 /// waits), tid 2 the communication thread.
-struct TraceEvent {
-  std::string name, category;
-  int tid = 1;
-  double ts = 0, dur = 0; ///< microseconds
-  int64_t bytes = 0;      ///< collectives: bytes this rank sends
-  int64_t id = -1;        ///< collectives: the call's sequence number
-};
 /// Starts recording collectives and waits.
 void traceEnable();
 void traceRecord(TraceEvent event);

@@ -127,6 +127,13 @@ def mlp_spec(gen):
     return MLP(), B, data
 
 
+def mlp64_spec(gen):
+    """The MLP in double precision: parameters, activations and data."""
+    model, B, data = mlp_spec(gen)
+    data["x"] = data["x"].double()
+    return model.double(), B, data
+
+
 def cnn_spec(gen):
     B = 4
     n = NUM_BATCHES * B
@@ -143,7 +150,7 @@ def gpt_spec(gen):
     return GPT(vocab=V, block_size=T), B, data
 
 
-MODELS = {"mlp": mlp_spec, "cnn": cnn_spec, "gpt": gpt_spec}
+MODELS = {"mlp": mlp_spec, "mlp64": mlp64_spec, "cnn": cnn_spec, "gpt": gpt_spec}
 OUTPUT_NAMES = ["loss", "logits"]
 
 ONNX_TO_NUMPY = {

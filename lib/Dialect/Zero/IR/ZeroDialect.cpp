@@ -284,7 +284,9 @@ int64_t CollectiveOpInterface::getRingBytesSent() {
   if (n <= 1)
     return 0;
   int64_t factor = getCollectiveKind() == CollectiveKind::all_reduce ? 2 : 1;
-  return factor * getTotalBytes() * (n - 1) / n;
+  int64_t es = elementBytes(getSendBuffer().getType());
+  // Whole elements, as the runtime's counters round.
+  return factor * (getTotalBytes() / es) * (n - 1) / n * es;
 }
 
 //===----------------------------------------------------------------------===//

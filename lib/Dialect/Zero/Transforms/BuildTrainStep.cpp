@@ -180,7 +180,18 @@ void ZeroBuildTrainStepPass::runOnOperation() {
   argTypes.push_back(f64);
   argAttrs.push_back(attrs("step", Role::hyperparameter));
 
-  SmallVector<Type> resTypes = {f32, f32};
+  // The loss and the gradient norm keep double precision where the model
+  // has it; narrower types are reported in f32.
+  auto atLeastF32 = [&](Type elt) -> RankedTensorType {
+    return elt.isF64() ? f64 : f32;
+  };
+  RankedTensorType lossType = atLeastF32(
+      cast<ShapedType>(fn.getResultTypes()[*lossIdx]).getElementType());
+  RankedTensorType normType = f32;
+  for (unsigned k = 0; k < params.size(); ++k)
+    if (cast<ShapedType>(argTypes[firstParam + k]).getElementType().isF64())
+      normType = f64;
+  SmallVector<Type> resTypes = {lossType, normType};
   SmallVector<DictionaryAttr> resAttrs = {attrs("loss", Role::loss),
                                           attrs("grad_norm", Role::metric)};
   for (unsigned k = 0; k < params.size(); ++k) {
@@ -288,7 +299,7 @@ void ZeroBuildTrainStepPass::runOnOperation() {
   SmallVector<Type> gradTypes;
   for (Value gk : grads)
     gradTypes.push_back(gk.getType());
-  auto clipOp = ClipGradNormOp::create(b, loc, f32, gradTypes, grads,
+  auto clipOp = ClipGradNormOp::create(b, loc, normType, gradTypes, grads,
                                        b.getF64FloatAttr(clip), UnitAttr(),
                                        IntegerAttr());
   Value norm = clipOp.getNorm();
@@ -328,7 +339,8 @@ void ZeroBuildTrainStepPass::runOnOperation() {
     }
   }
   // Scalar losses of any shape ([1], [1, 1]) are reported as 0-d.
-  SmallVector<Value> results = {t.castF32(t.reshape(loss, {})), norm};
+  SmallVector<Value> results = {
+      t.castTo(t.reshape(loss, {}), lossType.getElementType()), norm};
   llvm::append_range(results, newParams);
   llvm::append_range(results, newStates);
   func::ReturnOp::create(b, loc, results);

@@ -34,24 +34,12 @@ struct ZeroCommReportPass : zero::impl::ZeroCommReportBase<ZeroCommReportPass> {
       if (!fn->hasAttr(kEntryAttr))
         continue;
       int64_t bytes[3] = {0, 0, 0}, calls[3] = {0, 0, 0};
-      fn.walk([&](Operation *op) {
-        int kind = isa<AllReduceOp>(op)       ? 0
-                   : isa<ReduceScatterOp>(op) ? 1
-                   : isa<AllGatherOp>(op)     ? 2
-                                              : -1;
-        if (kind < 0)
-          return;
-        auto in = cast<ShapedType>(op->getOperand(0).getType());
-        auto out = cast<ShapedType>(op->getOperand(1).getType());
-        int64_t n = op->getAttrOfType<IntegerAttr>("world_size").getInt();
-        int64_t es = in.getElementType().getIntOrFloatBitWidth() / 8;
-        // Same integer arithmetic as the runtime's counters.
-        int64_t total = kind == 0   ? in.getNumElements()
-                        : kind == 1 ? in.getNumElements()
-                                    : out.getNumElements();
-        int64_t factor = kind == 0 ? 2 : 1;
+      // Synchronous and started collectives alike, before or after the
+      // schedule.
+      fn.walk([&](CollectiveOpInterface op) {
+        auto kind = static_cast<unsigned>(op.getCollectiveKind());
         int64_t times = timesRun(op);
-        bytes[kind] += times * (factor * total * (n - 1) / n * es);
+        bytes[kind] += times * op.getRingBytesSent();
         calls[kind] += times;
       });
       auto dict = [&](int64_t *v) {

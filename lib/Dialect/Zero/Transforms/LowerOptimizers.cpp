@@ -187,12 +187,12 @@ LogicalResult lowerAdagrad(AdagradOp op, OpBuilder &b) {
 /// TOSA helpers for the norm computation.
 struct NormBuilder : TosaBuilder {
   using TosaBuilder::TosaBuilder;
-  /// sum(v * v) as tensor<1xf32>.
-  Value sumSquares(Value v) {
+  /// sum(v * v) as a tensor<1x`acc`>.
+  Value sumSquares(Value v, Type acc) {
     Value flat = reshape(v, {ty(v).getNumElements()});
     Value s = tosa::ReduceSumOp::create(
         b, loc, ty(flat).clone({1}), mul(flat, flat), b.getI32IntegerAttr(0));
-    return castF32(s);
+    return castTo(s, acc);
   }
 };
 
@@ -201,22 +201,23 @@ struct NormBuilder : TosaBuilder {
 LogicalResult lowerClip(ClipGradNormOp op, OpBuilder &b) {
   NormBuilder nb{b, op.getLoc()};
   Location loc = op.getLoc();
-  Type f32 = b.getF32Type();
+  // The norm's own element type: f64 for double gradients, else f32.
+  Type acc = op.getNorm().getType().getElementType();
   SmallVector<Value> sums;
   for (Value g : op.getGrads())
-    sums.push_back(nb.sumSquares(g));
+    sums.push_back(nb.sumSquares(g, acc));
   // One vector of per-tensor sums of squares, so that what follows is a
   // few vector ops rather than a chain per tensor. It is built from scalars:
   // a concat lowers to a chain of insert_slices, on which bufferization's
   // alias analysis is cubic (minutes for a 48-layer model).
-  auto vt = RankedTensorType::get({(int64_t)sums.size()}, f32);
+  auto vt = RankedTensorType::get({(int64_t)sums.size()}, acc);
   SmallVector<Value> scalars;
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   for (Value s : sums)
     scalars.push_back(tensor::ExtractOp::create(b, loc, s, ValueRange{c0}));
   Value packed = tensor::FromElementsOp::create(b, loc, vt, scalars);
   if (op.getSharded()) {
-    Value init = tensor::EmptyOp::create(b, loc, vt.getShape(), f32);
+    Value init = tensor::EmptyOp::create(b, loc, vt.getShape(), acc);
     packed = AllReduceOp::create(b, loc, TypeRange{vt}, packed, init,
                                  op.getWorldSizeAttr())
                  .getResult()[0];
@@ -225,25 +226,23 @@ LogicalResult lowerClip(ClipGradNormOp op, OpBuilder &b) {
   // order from zero, like a running sum.
   Value norms = nb.sqrt(packed);
   Value sumSq =
-      tosa::ReduceSumOp::create(b, loc, RankedTensorType::get({1}, f32),
+      tosa::ReduceSumOp::create(b, loc, RankedTensorType::get({1}, acc),
                                 nb.mul(norms, norms), b.getI32IntegerAttr(0));
   Value norm = nb.reshape(nb.sqrt(sumSq), {});
   SmallVector<Value> clipped(op.getGrads().begin(), op.getGrads().end());
   double maxNorm = op.getMaxNorm().convertToDouble();
   if (maxNorm > 0.0) {
     // clip_coef = max_norm * (1 / (norm + 1e-6)), clamped to 1.
-    Value denom = nb.add(norm, nb.scalar(f32, 1e-6));
+    Value denom = nb.add(norm, nb.scalar(acc, 1e-6));
     Value coef =
-        nb.mul(nb.scalar(f32, maxNorm),
+        nb.mul(nb.scalar(acc, maxNorm),
                tosa::ReciprocalOp::create(b, loc, denom.getType(), denom));
     coef = tosa::MinimumOp::create(b, loc, coef.getType(), coef,
-                                   nb.scalar(f32, 1.0));
+                                   nb.scalar(acc, 1.0));
     for (Value &g : clipped) {
       auto gt = NormBuilder::ty(g);
       Value c = coef;
-      if (!gt.getElementType().isF32())
-        c = tosa::CastOp::create(
-            b, loc, NormBuilder::ty(c).clone(gt.getElementType()), c);
+      c = nb.castTo(c, gt.getElementType());
       g = nb.mul(g, nb.reshape(c, SmallVector<int64_t>(gt.getRank(), 1)));
     }
   }

@@ -56,10 +56,10 @@ struct TosaBuilder {
     return linalg::SqrtOp::create(b, loc, ValueRange{v}, ValueRange{init})
         .getResult(0);
   }
-  Value castF32(Value v) {
-    if (ty(v).getElementType().isF32())
+  Value castTo(Value v, Type elt) {
+    if (ty(v).getElementType() == elt)
       return v;
-    return tosa::CastOp::create(b, loc, ty(v).clone(b.getF32Type()), v);
+    return tosa::CastOp::create(b, loc, ty(v).clone(elt), v);
   }
 };
 

@@ -1,5 +1,4 @@
-//===- VerifyCollectives.cpp - every rank issues the same collectives -*- C++
-//-*-===//
+//===- VerifyCollectives.cpp - every rank issues the same collectives ----===//
 //
 // A collective that only some ranks reach hangs the others. This rejects
 // any collective under control flow whose outcome can differ between
@@ -16,6 +15,12 @@ namespace mlir::zero {
 
 using namespace mlir;
 using namespace mlir::zero;
+
+/// Ops every rank must issue together: collectives, synchronous or
+/// started, and the waits that complete them.
+static bool isCommunication(Operation *op) {
+  return isa<CollectiveOpInterface, WaitOp>(op);
+}
 
 namespace {
 /// Values that may differ between ranks.
@@ -42,10 +47,13 @@ private:
   DenseSet<Value> varying;
 
   void visit(Operation *op) {
-    // The sum or concatenation over all ranks is the same on every rank.
-    if (isa<AllReduceOp, AllGatherOp>(op))
+    // The sum or concatenation over all ranks is the same on every rank;
+    // a reduce-scatter leaves each rank its own part.
+    auto collective = dyn_cast<CollectiveOpInterface>(op);
+    if (collective &&
+        collective.getCollectiveKind() != CollectiveKind::reduce_scatter)
       return;
-    bool in = isa<RankOp, ReduceScatterOp>(op) ||
+    bool in = isa<RankOp>(op) || collective ||
               llvm::any_of(op->getOperands(),
                            [&](Value v) { return varying.contains(v); });
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
@@ -94,7 +102,7 @@ struct ZeroVerifyCollectivesPass
     if (!fn.getBody().hasOneBlock()) {
       bool any = false;
       fn.walk([&](Operation *op) {
-        if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op) && !any) {
+        if (isCommunication(op) && !any) {
           op->emitError("collective in a function with unstructured control "
                         "flow; use scf ops so that every rank provably "
                         "issues the same collectives");
@@ -107,14 +115,20 @@ struct ZeroVerifyCollectivesPass
     }
     RankVariance rv(fn);
     bool failed = false;
+    DenseSet<Operation *> reported;
     fn.walk([&](Operation *op) {
-      if (!isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op))
+      if (!isCommunication(op))
         return;
+      // The wait of a start already reported is the same divergence.
+      if (auto wait = dyn_cast<WaitOp>(op))
+        if (reported.contains(wait.getRequest().getDefiningOp()))
+          return;
       for (Operation *p = op->getParentOp(); p && p != fn;
            p = p->getParentOp()) {
         Value v = varyingControl(p, rv);
         if (!v)
           continue;
+        reported.insert(op);
         InFlightDiagnostic d =
             op->emitError()
             << "'" << op->getName()

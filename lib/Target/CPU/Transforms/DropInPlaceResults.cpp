@@ -37,16 +37,34 @@ struct ZeroCPUDropInPlaceResultsPass
           fn->getAttrOfType<DenseI64ArrayAttr>("zero.inplace_results");
       if (!inPlace)
         continue;
-      auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
+      SmallVector<func::ReturnOp> returns;
+      fn.walk([&](func::ReturnOp r) { returns.push_back(r); });
       llvm::BitVector drop(fn.getNumResults());
       for (int64_t i : inPlace.asArrayRef()) {
-        BlockArgument arg = viewedArgument(ret.getOperand(i));
-        if (arg && arg.getOwner() == &fn.getBody().front())
+        if (i < 0 || i >= fn.getNumResults()) {
+          fn.emitError("zero.inplace_results lists result ")
+              << i << " of a function with " << fn.getNumResults()
+              << " results";
+          return signalPassFailure();
+        }
+        // In place only where every return hands back a view of the very
+        // argument the result updates.
+        auto updates = fn.getResultAttrOfType<IntegerAttr>(i, "zero.updates");
+        if (!updates || updates.getInt() < 0 ||
+            updates.getInt() >= fn.getNumArguments())
+          continue;
+        BlockArgument arg = fn.getArgument(updates.getInt());
+        if (llvm::all_of(returns, [&](func::ReturnOp r) {
+              return viewedArgument(r.getOperand(i)) == arg;
+            }))
           drop.set(i);
       }
+      // The list is consumed: running again changes nothing.
+      fn->removeAttr("zero.inplace_results");
       if (drop.none())
         continue;
-      ret->eraseOperands(drop);
+      for (func::ReturnOp r : returns)
+        r->eraseOperands(drop);
       if (failed(fn.eraseResults(drop)))
         return signalPassFailure();
     }

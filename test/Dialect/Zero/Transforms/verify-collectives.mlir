@@ -77,3 +77,57 @@ func.func @shard_condition(%w: tensor<2xf32> {zero.shard = {numel = 4 : i64, sha
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// After the schedule, a started collective is communication too: under a
+// condition on the rank, rank 0 alone would start it. Its wait is the same
+// divergence and is not reported again.
+func.func @started_under_rank(%s: memref<2xf32>, %g: memref<4xf32>) {
+  %r = zero.rank
+  %c0 = arith.constant 0 : index
+  // expected-note @+1 {{rank-dependent value defined here}}
+  %c = arith.cmpi eq, %r, %c0 : index
+  scf.if %c {
+    // expected-error @+1 {{'zero.all_gather_start' may run on some ranks and not others: the condition of the enclosing 'scf.if'}}
+    %q = zero.all_gather_start %s into %g {world_size = 2 : i64} : memref<2xf32>, memref<4xf32>
+    zero.wait %q
+  }
+  return
+}
+
+// -----
+
+// A wait that only some ranks reach leaves the others' collective without
+// its partner's completion.
+func.func @wait_under_rank(%s: memref<2xf32>, %g: memref<4xf32>) {
+  %q = zero.all_gather_start %s into %g {world_size = 2 : i64} : memref<2xf32>, memref<4xf32>
+  %r = zero.rank
+  %c0 = arith.constant 0 : index
+  // expected-note @+1 {{rank-dependent value defined here}}
+  %c = arith.cmpi eq, %r, %c0 : index
+  scf.if %c {
+    // expected-error @+1 {{'zero.wait' may run on some ranks and not others}}
+    zero.wait %q
+  }
+  return
+}
+
+// -----
+
+// Started and completed on every rank, and again under a condition that
+// no rank-dependent value feeds: accepted.
+// CHECK-LABEL: func.func @started_uniform
+func.func @started_uniform(%x: memref<4xf32>, %y: memref<4xf32>) {
+  %q = zero.all_reduce_start %x into %y {world_size = 2 : i64} : memref<4xf32>, memref<4xf32>
+  zero.wait %q
+  %c0 = arith.constant 0 : index
+  %v = memref.load %y[%c0] : memref<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %c = arith.cmpf ogt, %v, %zero : f32
+  scf.if %c {
+    %q2 = zero.all_reduce_start %x into %y {world_size = 2 : i64} : memref<4xf32>, memref<4xf32>
+    zero.wait %q2
+  }
+  return
+}

@@ -203,7 +203,8 @@ def Zero_ClipGradNormOp : Zero_Op<"clip_grad_norm", [Pure]> {
     PyTorch's `clip_grad_norm_`: the 2-norm of the per-tensor 2-norms of
     `grads`, and each gradient scaled by `min(1, max_norm / (norm + 1e-6))`
     (with `max_norm` = 0, the gradients are returned unchanged). The norm is
-    returned before clipping.
+    returned before clipping, in its own element type: f64 when a gradient
+    is f64, f32 otherwise.
 
     With `sharded`, each gradient is this rank's shard of the whole
     gradient: the per-tensor sums of squares are summed over the
@@ -211,7 +212,7 @@ def Zero_ClipGradNormOp : Zero_Op<"clip_grad_norm", [Pure]> {
   }];
   let arguments = (ins Variadic<Zero_FloatTensor>:$grads, F64Attr:$max_norm,
                    UnitAttr:$sharded, OptionalAttr<I64Attr>:$world_size);
-  let results = (outs 0DTensorOf<[F32]>:$norm,
+  let results = (outs 0DTensorOf<[F32, F64]>:$norm,
                       Variadic<Zero_FloatTensor>:$clipped);
   let assemblyFormat = [{
     $grads attr-dict `:` functional-type($grads, results)

@@ -185,12 +185,13 @@ def ZeroPartitionParameters
 def ZeroCommReport : Pass<"zero-comm-report", "ModuleOp"> {
   let summary = "Record the bytes each rank sends per step, by collective";
   let description = [{
-    Counts the collectives of every `zero.entry` function, loop bodies
-    times their static trip counts, by the ring algorithm's volume per rank
-    (all_reduce 2(N-1)/N of the buffer; reduce_scatter and all_gather
-    (N-1)/N of the whole N-rank buffer), the same rule the runtime's
-    counters apply. The result is the module attribute `zero.comm`, keyed
-    by function name.
+    Counts the collectives (`CollectiveOpInterface`: synchronous or
+    started) of every `zero.entry` function, the bodies of `scf.for` loops
+    times their static trip counts (once when unknown), by the ring
+    algorithm's volume per rank (all_reduce 2(N-1)/N of the buffer;
+    reduce_scatter and all_gather (N-1)/N of the whole N-rank buffer, in
+    whole elements), the same rule the runtime's counters apply. The result
+    is the module attribute `zero.comm`, keyed by function name.
   }];
 }
 
@@ -232,7 +233,10 @@ def ZeroVerifyCollectives : Pass<"zero-verify-collectives", "func::FuncOp"> {
     results are the same on every rank. A collective nested in an `scf.if`
     or `scf.index_switch` whose condition, an `scf.for` whose bounds, or an
     `scf.while` whose condition may differ is an error, and so is a
-    collective in a function with unstructured control flow.
+    collective in a function with unstructured control flow. Collectives
+    are the ops of `CollectiveOpInterface`, synchronous or started
+    (`zero.*_start`), and the `zero.wait` that completes a started one, so
+    the check holds before and after the schedule.
   }];
 }
 

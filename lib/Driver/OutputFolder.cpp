@@ -1,0 +1,359 @@
+//===- OutputFolder.cpp - OUT/: step.so, plan.json, params.npz ------------===//
+#include "zero-opt/Driver/OutputFolder.h"
+
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-rt/Npz.h"
+#include "zero-rt/Runtime.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::zero;
+
+static bool writeFile(StringRef path, StringRef text, std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path.str() + ": " + ec.message();
+    return false;
+  }
+  os << text;
+  return true;
+}
+
+static const char *dtypeName(Type t) {
+  if (t.isF32())
+    return "float32";
+  if (t.isF64())
+    return "float64";
+  if (t.isF16())
+    return "float16";
+  if (t.isBF16())
+    return "bfloat16";
+  if (t.isInteger(64))
+    return "int64";
+  if (t.isInteger(32))
+    return "int32";
+  if (t.isInteger(16))
+    return "int16";
+  if (t.isInteger(8))
+    return "int8";
+  if (t.isInteger(1))
+    return "bool";
+  return nullptr;
+}
+
+static void writeBuffer(llvm::json::OStream &j, DictionaryAttr attrs, Type type,
+                        StringRef defaultRole) {
+  auto t = cast<RankedTensorType>(type);
+  auto name = attrs ? attrs.getAs<StringAttr>(kNameAttr) : StringAttr();
+  auto role = attrs ? attrs.getAs<RoleAttr>(kRoleAttr) : RoleAttr();
+  j.object([&] {
+    j.attribute("name", name ? name.getValue() : "");
+    j.attribute("role", role ? stringifyRole(role.getValue()) : defaultRole);
+    j.attribute("category",
+                stringifyMemoryCategory(role ? memoryCategoryOf(role.getValue())
+                                             : MemoryCategory::other));
+    j.attribute("dtype", dtypeName(t.getElementType()));
+    j.attributeArray("shape", [&] {
+      for (int64_t d : t.getShape())
+        j.value(d);
+    });
+    if (auto of = attrs ? attrs.getAs<StringAttr>(kStateOfAttr) : nullptr)
+      j.attribute("state_of", of.getValue());
+    if (auto init = attrs ? attrs.getAs<FloatAttr>("zero.init") : nullptr)
+      j.attribute("init", init.getValueAsDouble());
+    // A flat, end-padded shard of a tensor of `shape`.
+    if (auto sh = attrs ? attrs.getAs<DictionaryAttr>(kShardAttr) : nullptr)
+      j.attributeObject("shard", [&] {
+        j.attribute("numel", sh.getAs<IntegerAttr>("numel").getInt());
+        j.attribute("size", sh.getAs<IntegerAttr>("shard").getInt());
+        j.attributeArray("shape", [&] {
+          for (int64_t d : sh.getAs<DenseI64ArrayAttr>("shape").asArrayRef())
+            j.value(d);
+        });
+      });
+  });
+}
+
+/// A report attribute (dictionaries of integers and strings) as JSON.
+static void writeAttr(llvm::json::OStream &j, Attribute a) {
+  if (auto d = dyn_cast<DictionaryAttr>(a))
+    j.object([&] {
+      for (NamedAttribute e : d) {
+        j.attributeBegin(e.getName().strref());
+        writeAttr(j, e.getValue());
+        j.attributeEnd();
+      }
+    });
+  else if (auto i = dyn_cast<IntegerAttr>(a))
+    j.value(i.getInt());
+  else if (auto s = dyn_cast<StringAttr>(a))
+    j.value(s.getValue());
+  else if (auto f = dyn_cast<FloatAttr>(a))
+    j.value(f.getValueAsDouble());
+  else
+    j.value(nullptr);
+}
+
+static void writeTraining(llvm::json::OStream &j, const TrainingConfig &c,
+                          int64_t microBatch) {
+  if (c.optimizer == "onnx") {
+    // The step is the model's TrainingInfoProto algorithm; learning rate and
+    // iteration count live in its own tensors.
+    j.attributeObject("training", [&] {
+      j.attribute("optimizer", "onnx");
+      j.attribute("gradient_accumulation_steps", 1);
+      j.attribute("micro_batch_size", microBatch);
+    });
+    return;
+  }
+  j.attributeObject("training", [&] {
+    j.attribute("optimizer", c.optimizer);
+    j.attribute("lr", c.learningRate());
+    j.attributeArray("betas", [&] {
+      j.value(c.beta1);
+      j.value(c.beta2);
+    });
+    j.attribute("eps", c.epsilon());
+    j.attribute("weight_decay", c.weightDecay);
+    j.attribute("momentum", c.momentum);
+    j.attribute("dampening", c.dampening);
+    j.attribute("nesterov", c.nesterov);
+    j.attribute("lr_decay", c.lrDecay);
+    j.attribute("initial_accumulator_value", c.initialAccumulator);
+    j.attribute("gradient_accumulation_steps", c.accumulation);
+    j.attribute("micro_batch_size", microBatch);
+    j.attribute("gradient_clipping", c.clip);
+    const LRSchedule &s = c.schedule;
+    j.attributeObject("lr_schedule", [&] {
+      j.attribute("type", s.type);
+      if (s.type == "constant")
+        return;
+      j.attribute("warmup_min_lr", s.warmupMinLr);
+      j.attribute("warmup_max_lr", s.warmupMaxLr.value_or(c.learningRate()));
+      j.attribute("warmup_num_steps", s.warmupNumSteps);
+      j.attribute("warmup_type", s.warmupType);
+      if (s.type == "WarmupDecayLR")
+        j.attribute("total_num_steps", s.totalNumSteps);
+    });
+  });
+}
+
+/// The model's element type: its parameters', "mixed" when they differ,
+/// and its floating-point outputs' when it has no parameter.
+static std::string modelDType(ModuleOp signatures) {
+  SmallVector<Type> params, outputs;
+  for (auto fn : signatures.getOps<func::FuncOp>()) {
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      auto role = fn.getArgAttrOfType<RoleAttr>(i, kRoleAttr);
+      if (role && role.getValue() == Role::parameter)
+        params.push_back(
+            cast<ShapedType>(fn.getArgumentTypes()[i]).getElementType());
+    }
+    if (fn.getName() == "main")
+      for (Type t : fn.getResultTypes())
+        if (isa<FloatType>(cast<ShapedType>(t).getElementType()))
+          outputs.push_back(cast<ShapedType>(t).getElementType());
+  }
+  ArrayRef<Type> types = params.empty() ? outputs : params;
+  if (types.empty())
+    return "float32";
+  if (!llvm::all_equal(types))
+    return "mixed";
+  const char *name = dtypeName(types.front());
+  return name ? name : "mixed";
+}
+
+/// plan.json: what zero-run needs to call the steps and what users read.
+static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
+                      DictionaryAttr memory, DictionaryAttr comm,
+                      DictionaryAttr timeline, const CompileOptions &options,
+                      std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path.str() + ": " + ec.message();
+    return false;
+  }
+  int64_t microBatch = 0;
+  bool training = false;
+  llvm::json::OStream j(os, 2);
+  j.object([&] {
+    j.attribute("format", "zero-opt-plan");
+    j.attribute("version", 1);
+    j.attribute("model", model);
+    j.attribute("world_size", options.worldSize);
+    j.attribute("stage", options.training.stage);
+    j.attribute("overlap_comm", options.training.overlapComm);
+    j.attribute("dtype", modelDType(signatures));
+    j.attribute("runtime_abi", ZERO_RT_ABI_VERSION);
+    if (options.memoryReport) {
+      // A plan without a program: zero-run refuses it.
+      j.attribute("report", options.timelineReport ? "timeline" : "memory");
+      if (options.timelineReport) {
+        j.attribute("hardware", options.hardware);
+        j.attribute("compute_precision", options.precision);
+      }
+    } else {
+      j.attribute("library", "step.so");
+      j.attribute("parameters", "params.npz");
+    }
+    j.attributeObject("functions", [&] {
+      for (auto fn : signatures.getOps<func::FuncOp>()) {
+        if (!fn->hasAttr(kEntryAttr))
+          continue;
+        training |= fn.getName() == "train_step";
+        j.attributeObject(planName(fn), [&] {
+          j.attribute("entry", (fn.getName() + "_entry").str());
+          j.attributeArray("arguments", [&] {
+            for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+              writeBuffer(j, fn.getArgAttrDict(i), fn.getArgumentTypes()[i],
+                          "input");
+              auto role = fn.getArgAttrOfType<RoleAttr>(i, kRoleAttr);
+              auto t = cast<RankedTensorType>(fn.getArgumentTypes()[i]);
+              if (fn.getName() == "main" && role &&
+                  role.getValue() == Role::input && t.getRank() > 0)
+                microBatch = t.getDimSize(0);
+            }
+          });
+          // Results updated in place are not separate buffers.
+          j.attributeArray("results", [&] {
+            for (unsigned i = 0; i < fn.getNumResults(); ++i)
+              if (!fn.getResultAttr(i, kUpdatesAttr))
+                writeBuffer(j, fn.getResultAttrDict(i), fn.getResultTypes()[i],
+                            "output");
+          });
+          // Bytes each rank sends per call, by collective (ring volumes).
+          if (auto c = comm ? comm.getAs<DictionaryAttr>(fn.getName())
+                            : DictionaryAttr())
+            j.attributeObject("communication", [&] {
+              for (StringRef k : {"bytes_sent_per_rank", "calls"})
+                j.attributeObject(k, [&] {
+                  for (NamedAttribute a : c.getAs<DictionaryAttr>(k))
+                    j.attribute(a.getName().strref(),
+                                cast<IntegerAttr>(a.getValue()).getInt());
+                });
+            });
+          // Predicted by the simulator (--report=timeline).
+          if (auto t = timeline ? timeline.getAs<DictionaryAttr>(fn.getName())
+                                : DictionaryAttr()) {
+            j.attributeBegin("timeline");
+            writeAttr(j, t);
+            j.attributeEnd();
+          }
+          auto mem = memory ? memory.getAs<DictionaryAttr>(fn.getName())
+                            : DictionaryAttr();
+          if (!mem)
+            return;
+          // Simulated from the compiled buffers (zero-cpu-memory-report).
+          j.attributeBegin("memory");
+          writeAttr(j, mem);
+          j.attributeEnd();
+        });
+      }
+    });
+    if (training)
+      writeTraining(j, options.training, microBatch);
+  });
+  os << "\n";
+  return true;
+}
+
+static bool writeParams(StringRef path, const ParamValues &params,
+                        std::string &error) {
+  std::vector<::zero::rt::Array> arrays;
+  for (const auto &[name, value] : params) {
+    ::zero::rt::Array a;
+    a.name = name;
+    Type elt = value.getElementType();
+    if (elt.isF32())
+      a.dtype = ::zero::rt::DType::F32;
+    else if (elt.isF64())
+      a.dtype = ::zero::rt::DType::F64;
+    else if (elt.isF16())
+      a.dtype = ::zero::rt::DType::F16;
+    else if (elt.isInteger(64))
+      a.dtype = ::zero::rt::DType::I64;
+    else if (elt.isInteger(32))
+      a.dtype = ::zero::rt::DType::I32;
+    else {
+      error = "initial value '" + name +
+              "' has an element type params.npz "
+              "cannot hold";
+      return false;
+    }
+    auto type = value.getType();
+    a.shape.assign(type.getShape().begin(), type.getShape().end());
+    ArrayRef<char> raw = value.getRawData();
+    size_t bytes = type.getNumElements() * a.itemSize();
+    a.data.resize(bytes);
+    if (value.isSplat()) {
+      for (size_t off = 0; off < bytes; off += raw.size())
+        std::memcpy(a.data.data() + off, raw.data(), raw.size());
+    } else {
+      std::memcpy(a.data.data(), raw.data(), bytes);
+    }
+    arrays.push_back(std::move(a));
+  }
+  return ::zero::rt::writeNpz(path.str(), arrays, error);
+}
+
+llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered, ModuleOp signatures,
+                                          const ParamValues &params,
+                                          const CompileOptions &options,
+                                          StringRef modelPath,
+                                          StringRef outDir) {
+  auto err = [](const Twine &msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+  };
+  SmallString<256> out(outDir);
+  llvm::sys::path::remove_dots(out, true);
+  while (out.size() > 1 && llvm::sys::path::is_separator(out.back()))
+    out.pop_back();
+  if (llvm::sys::fs::exists(out)) {
+    // Only ever replace an earlier output folder (or an empty one).
+    std::error_code ec;
+    bool empty = llvm::sys::fs::is_directory(out) &&
+                 llvm::sys::fs::directory_iterator(out, ec) ==
+                     llvm::sys::fs::directory_iterator();
+    if (!empty && !llvm::sys::fs::exists(out + "/plan.json"))
+      return err(out + " exists and is not a zero-opt output folder; "
+                       "choose another -o");
+  }
+  SmallString<256> tmp;
+  if (auto ec = llvm::sys::fs::createUniqueDirectory(out + ".partial", tmp))
+    return err("cannot create a folder next to " + out + ": " + ec.message());
+  llvm::scope_exit cleanup([&] { llvm::sys::fs::remove_directories(tmp); });
+  auto inTmp = [&](StringRef f) {
+    SmallString<256> p(tmp);
+    llvm::sys::path::append(p, f);
+    return std::string(p);
+  };
+  auto memory = lowered->getAttrOfType<DictionaryAttr>("zero.memory");
+  auto comm = lowered->getAttrOfType<DictionaryAttr>("zero.comm");
+  auto timeline = lowered->getAttrOfType<DictionaryAttr>("zero.timeline");
+  if (!options.memoryReport)
+    if (llvm::Error e =
+            cpu::emitSharedLibrary(lowered, inTmp("step.so"), options.optLevel))
+      return e;
+  std::string error;
+  if ((!options.memoryReport &&
+       !writeParams(inTmp("params.npz"), params, error)) ||
+      !writePlan(inTmp("plan.json"), modelPath, signatures, memory, comm,
+                 timeline, options, error) ||
+      (options.timelineReport && !options.timelineEvents.empty() &&
+       !writeFile(inTmp("timeline.json"), options.timelineEvents, error)))
+    return err(error);
+  if (llvm::sys::fs::exists(out))
+    if (auto ec = llvm::sys::fs::remove_directories(out))
+      return err("cannot replace " + out + ": " + ec.message());
+  if (auto ec = llvm::sys::fs::rename(tmp, out))
+    return err("cannot move the output to " + out + ": " + ec.message());
+  return llvm::Error::success();
+}

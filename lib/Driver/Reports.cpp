@@ -1,0 +1,162 @@
+//===- Reports.cpp - memory table and predicted timeline ------------------===//
+#include "zero-opt/Driver/Reports.h"
+
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Schedule/Timeline.h"
+#include "zero-rt/Trace.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+
+/// 1234567 -> "1,234,567".
+static std::string grouped(int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+static std::string humanBytes(int64_t v) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double x = v;
+  int u = 0;
+  while (x >= 1024 && u < 4) {
+    x /= 1024;
+    ++u;
+  }
+  return llvm::formatv("{0:f1} {1}", x, units[u]).str();
+}
+
+void mlir::zero::printMemoryReport(llvm::raw_ostream &os, ModuleOp planned,
+                                   const CompileOptions &options) {
+  auto memory = planned->getAttrOfType<DictionaryAttr>("zero.memory");
+  if (!memory)
+    return;
+  auto i64 = [](DictionaryAttr d, StringRef k) {
+    auto a = d ? d.getAs<IntegerAttr>(k) : IntegerAttr();
+    return a ? a.getInt() : int64_t(0);
+  };
+  for (auto fn : planned.getOps<func::FuncOp>()) {
+    auto m = memory.getAs<DictionaryAttr>(fn.getName());
+    if (!m)
+      continue;
+    int64_t stage = 0;
+    if (auto a = fn->getAttrOfType<IntegerAttr>("zero.stage"))
+      stage = a.getInt();
+    os << "memory per rank of " << fn.getName();
+    if (fn.getName() == "train_step")
+      os << " (ZeRO stage " << stage << ", " << options.worldSize
+         << (options.worldSize == 1 ? " rank" : " ranks") << ")";
+    os << "\n";
+    os << llvm::formatv("  {0,-16} {1,18} {2,18} {3,18} {4,11}\n", "",
+                        "resident", "peak", "at step peak", "");
+    auto cats = m.getAs<DictionaryAttr>("categories");
+    auto at = m.getAs<DictionaryAttr>("at_peak");
+    for (unsigned c = 0; c <= (unsigned)MemoryCategory::other; ++c) {
+      StringRef name = stringifyMemoryCategory((MemoryCategory)c);
+      auto cat = cats.getAs<DictionaryAttr>(name);
+      std::string label = name.str();
+      std::replace(label.begin(), label.end(), '_', ' ');
+      os << llvm::formatv("  {0,-16} {1,18} {2,18} {3,18} {4,11}\n", label,
+                          grouped(i64(cat, "arguments")),
+                          grouped(i64(cat, "peak")), grouped(i64(at, name)),
+                          humanBytes(i64(cat, "peak")));
+    }
+    int64_t peak = i64(m, "peak");
+    os << llvm::formatv("  step peak {0} B ({1})", grouped(peak),
+                        humanBytes(peak));
+    if (auto where = m.getAs<StringAttr>("peak_at");
+        where && !where.getValue().empty())
+      os << " at '" << where.getValue() << "'";
+    if (auto phase = m.getAs<StringAttr>("peak_phase");
+        phase && !phase.getValue().empty())
+      os << " in the " << phase.getValue() << " pass";
+    os << "\n";
+    if (auto ms = m.getAs<DictionaryAttr>("model_states");
+        ms && fn.getName() == "train_step") {
+      int64_t p = i64(ms, "parameters"), g = i64(ms, "gradients"),
+              o = i64(ms, "optimizer_state");
+      os << llvm::formatv("  model states {0} B ({1}): parameters {2}, "
+                          "gradients {3}, optimizer state {4}\n",
+                          grouped(p + g + o), humanBytes(p + g + o), grouped(p),
+                          grouped(g), grouped(o));
+    }
+  }
+}
+
+LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
+                                          CompileOptions &options) {
+  auto hw = HardwareModel::load(options.hardware);
+  if (!hw)
+    return planned.emitError(llvm::toString(hw.takeError()));
+  Builder b(planned.getContext());
+  SmallVector<NamedAttribute> reports;
+  std::vector<::zero::rt::TraceEvent> trace;
+  for (auto fn : planned.getOps<func::FuncOp>()) {
+    if (!fn->hasAttr(kEntryAttr) || fn.isExternal())
+      continue;
+    SimulateOptions o;
+    o.worldSize = worldSizeOf(fn);
+    o.overlap = options.training.overlapComm;
+    o.precision = options.precision;
+    if (llvm::Error e = hw->check(o.worldSize, o.precision))
+      return fn.emitError(llvm::toString(std::move(e)));
+    Timeline tl = simulateStep(fn, *hw, o);
+    reports.push_back(b.getNamedAttr(fn.getName(), timelineAttr(b, tl)));
+    // Only the training step is traced when there is one.
+    if (fn.getName() == "main" && planned.lookupSymbol("train_step"))
+      continue;
+    // The same events zero-run --trace records, in microseconds.
+    trace.push_back({planName(fn), "step", 0, 0, tl.stepSeconds * 1e6});
+    for (const Timeline::Event &e : tl.events)
+      trace.push_back({e.name, e.category,
+                       e.category == "communication" ? 2 : 1, e.start * 1e6,
+                       e.duration * 1e6, e.bytes, e.id});
+  }
+  if (reports.empty())
+    return failure();
+  planned->setAttr("zero.timeline", b.getDictionaryAttr(reports));
+  options.timelineEvents = ::zero::rt::chromeTrace(/*pid=*/0, trace);
+  return success();
+}
+
+void mlir::zero::printTimelineReport(llvm::raw_ostream &os, ModuleOp planned,
+                                     const CompileOptions &options) {
+  auto timeline = planned->getAttrOfType<DictionaryAttr>("zero.timeline");
+  if (!timeline)
+    return;
+  for (auto fn : planned.getOps<func::FuncOp>()) {
+    auto t = timeline.getAs<DictionaryAttr>(fn.getName());
+    if (!t)
+      continue;
+    auto f = [&](StringRef k) {
+      auto a = t.getAs<FloatAttr>(k);
+      return a ? a.getValueAsDouble() : 0.0;
+    };
+    auto i = [&](StringRef k) {
+      auto a = t.getAs<IntegerAttr>(k);
+      return a ? a.getInt() : int64_t(0);
+    };
+    auto ms = [](double s) { return llvm::formatv("{0,12:f3} ms", s * 1e3); };
+    os << llvm::formatv("{0}: predicted step on {1} ({2} ranks, ZeRO stage "
+                        "{3}, matmuls at the {4} peak), per rank\n",
+                        planName(fn), options.hardware, options.worldSize,
+                        options.training.stage, options.precision);
+    os << "  step                    " << ms(f("step_seconds")) << "\n";
+    os << "  compute                 " << ms(f("compute_seconds"))
+       << llvm::formatv("   {0} ops, {1:e3} FLOP, MFU {2:f1}%\n",
+                        i("compute_ops"), f("flops"), 100 * f("mfu"));
+    os << "  communication           " << ms(f("communication_seconds"))
+       << llvm::formatv("   {0} collectives, {1} bytes sent\n",
+                        i("collectives"), i("bytes_sent"));
+    os << "  exposed communication   " << ms(f("exposed_seconds")) << "\n";
+    os << "  without overlap         " << ms(f("no_overlap_seconds")) << "\n";
+    os << "  lower bound             " << ms(f("lower_bound_seconds"))
+       << "   max(compute, communication)\n";
+  }
+}

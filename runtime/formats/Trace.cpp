@@ -1,0 +1,58 @@
+//===- Trace.cpp - Chrome trace events ------------------------------------===//
+#include "zero-rt/Trace.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace zero::rt;
+
+std::string zero::rt::chromeTrace(int64_t pid,
+                                  const std::vector<TraceEvent> &events) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream j(os, 1);
+  j.object([&] {
+    j.attributeArray("traceEvents", [&] {
+      const char *threads[] = {"step", "compute and waits", "communication"};
+      for (int tid = 0; tid < 3; ++tid)
+        j.object([&] {
+          j.attribute("name", "thread_name");
+          j.attribute("ph", "M");
+          j.attribute("pid", pid);
+          j.attribute("tid", tid);
+          j.attributeObject("args", [&] { j.attribute("name", threads[tid]); });
+        });
+      for (const TraceEvent &e : events)
+        j.object([&] {
+          j.attribute("name", e.name);
+          j.attribute("cat", e.category);
+          j.attribute("ph", "X");
+          j.attribute("pid", pid);
+          j.attribute("tid", e.tid);
+          j.attribute("ts", e.ts);
+          j.attribute("dur", e.dur);
+          if (e.category == "communication" || e.category == "wait")
+            j.attributeObject("args", [&] {
+              j.attribute("bytes", e.bytes);
+              j.attribute("id", e.id);
+            });
+        });
+    });
+    j.attribute("displayTimeUnit", "ms");
+  });
+  os << "\n";
+  return text;
+}
+
+bool zero::rt::writeChromeTrace(const std::string &path, int64_t pid,
+                                const std::vector<TraceEvent> &events,
+                                std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path + ": " + ec.message();
+    return false;
+  }
+  os << chromeTrace(pid, events);
+  return true;
+}
