@@ -77,7 +77,7 @@ template <typename OpTy> static LogicalResult lowerUnary(NodeImporter &n) {
 }
 
 static LogicalResult lowerNeg(NodeImporter &n) {
-  n.setOutput(0, n.unaryNeg(n.input(0)));
+  n.setOutput(0, n.neg(n.input(0)));
   return success();
 }
 

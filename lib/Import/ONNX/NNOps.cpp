@@ -628,7 +628,7 @@ static LogicalResult nllLoss(NodeImporter &n, Value logp, Value labels,
   Value zeros = n.splat(cast<RankedTensorType>(logp.getType()), 0.0);
   Value picked =
       tosa::SelectOp::create(n.b, n.loc, logp.getType(), onehot, logp, zeros);
-  Value loss = n.unaryNeg(n.reduce<tosa::ReduceSumOp>(picked, {1}));
+  Value loss = n.neg(n.reduce<tosa::ReduceSumOp>(picked, {1}));
   // Per-sample weight: weights[label], zero where label == ignore_index.
   Value wsel;
   if (weights) {

@@ -131,67 +131,23 @@ FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-Value NodeImporter::constShape(ArrayRef<int64_t> shape) {
-  auto attr = DenseIntElementsAttr::get(
-      RankedTensorType::get({(int64_t)shape.size()}, b.getIndexType()), shape);
-  return tosa::ConstShapeOp::create(
-      b, loc, tosa::shapeType::get(b.getContext(), shape.size()), attr);
-}
-
-Value NodeImporter::reshape(Value v, ArrayRef<int64_t> shape) {
-  if (shapeOf(v) == shape)
-    return v;
-  return tosa::ReshapeOp::create(b, loc, withShape(v, shape), v,
-                                 constShape(shape));
-}
-
 Value NodeImporter::transpose(Value v, ArrayRef<int32_t> perm) {
   bool identity = true;
   for (auto [i, p] : llvm::enumerate(perm))
     identity &= (int32_t)i == p;
   if (identity)
     return v;
-  SmallVector<int64_t> shape;
-  for (int32_t p : perm)
-    shape.push_back(shapeOf(v)[p]);
-  return tosa::TransposeOp::create(b, loc, withShape(v, shape), v,
-                                   b.getDenseI32ArrayAttr(perm));
+  return TosaBuilder::transpose(v, perm);
 }
 
 Value NodeImporter::slice(Value x, ArrayRef<int64_t> offsets,
                           ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides) {
-  bool unit = llvm::all_of(strides, [](int64_t s) { return s == 1; });
-  if (unit && llvm::all_of(offsets, [](int64_t o) { return o == 0; }) &&
-      sizes == shapeOf(x))
-    return x;
-  if (unit)
-    return tosa::SliceOp::create(b, loc, withShape(x, sizes), x,
-                                 constShape(offsets), constShape(sizes));
+  if (llvm::all_of(strides, [](int64_t s) { return s == 1; }))
+    return TosaBuilder::slice(x, offsets, sizes);
   return tensor::ExtractSliceOp::create(
       b, loc, withShape(x, sizes), x, ValueRange{}, ValueRange{}, ValueRange{},
       b.getDenseI64ArrayAttr(offsets), b.getDenseI64ArrayAttr(sizes),
       b.getDenseI64ArrayAttr(strides));
-}
-
-Value NodeImporter::splat(RankedTensorType type, double value) {
-  Type elt = type.getElementType();
-  Attribute a;
-  if (auto ft = dyn_cast<FloatType>(elt))
-    a = b.getFloatAttr(ft, value);
-  else if (elt.isInteger(1))
-    a = b.getBoolAttr(value != 0);
-  else
-    a = b.getIntegerAttr(elt, (int64_t)value);
-  return tosa::ConstOp::create(b, loc, type, DenseElementsAttr::get(type, a));
-}
-
-Value NodeImporter::scalar(Type elt, double value, int64_t rank) {
-  return splat(RankedTensorType::get(SmallVector<int64_t>(rank, 1), elt),
-               value);
-}
-
-Value NodeImporter::constant(DenseElementsAttr attr) {
-  return tosa::ConstOp::create(b, loc, attr.getType(), attr);
 }
 
 void NodeImporter::setConstantOutput(unsigned i, DenseElementsAttr attr) {
@@ -250,31 +206,15 @@ FailureOr<Value> NodeImporter::mul(Value lhs, Value rhs) {
     return failure();
   lhs = expandRank(lhs, shape->size());
   rhs = expandRank(rhs, shape->size());
-  auto shiftTy = RankedTensorType::get({1}, b.getI8Type());
-  Value shift = tosa::ConstOp::create(
-      b, loc, shiftTy, DenseElementsAttr::get(shiftTy, b.getI8IntegerAttr(0)));
-  return tosa::MulOp::create(b, loc, withShape(lhs, *shape), lhs, rhs, shift)
-      .getResult();
+  return TosaBuilder::mul(lhs, rhs);
 }
 
 FailureOr<Value> NodeImporter::div(Value lhs, Value rhs) {
   if (isa<FloatType>(eltOf(lhs))) {
     // TOSA has no float division; the lowering fuses x * (1/y).
-    Value recip =
-        tosa::ReciprocalOp::create(b, loc, rhs.getType(), rhs).getResult();
-    return mul(lhs, recip);
+    return mul(lhs, recip(rhs));
   }
   return binary<tosa::IntDivOp>(lhs, rhs);
-}
-
-Value NodeImporter::unaryNeg(Value v) {
-  return tosa::NegateOp::create(b, loc, v.getType(), v);
-}
-
-Value NodeImporter::castTo(Value v, Type elt) {
-  if (eltOf(v) == elt)
-    return v;
-  return tosa::CastOp::create(b, loc, withShape(v, shapeOf(v)).clone(elt), v);
 }
 
 Value NodeImporter::reduceMean(Value v, ArrayRef<int64_t> axes) {

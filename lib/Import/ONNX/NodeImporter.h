@@ -2,15 +2,15 @@
 //
 // Each ONNX op has a lowering function that reads the node through a
 // NodeImporter and produces TOSA (or tensor/linalg where TOSA lacks the
-// op). The helpers here build the TOSA idioms that many lowerings share:
-// rank equalization for broadcasting, constant shapes and zero points.
+// op). The NodeImporter is a TosaBuilder; what it adds are ONNX's rules:
+// numpy broadcasting (rank equalization), strided slices, zero points.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZERO_OPT_LIB_IMPORT_ONNX_NODEIMPORTER_H
 #define ZERO_OPT_LIB_IMPORT_ONNX_NODEIMPORTER_H
 
-#include "mlir/Dialect/Tosa/IR/TosaOps.h"
-#include "mlir/IR/Builders.h"
+#include "zero-opt/Dialect/Zero/Utils/TosaBuilder.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringMap.h"
@@ -46,14 +46,12 @@ struct GraphState {
   }
 };
 
-class NodeImporter {
+class NodeImporter : public TosaBuilder {
 public:
   NodeImporter(OpBuilder &b, Location loc, const onnx::NodeProto &node,
                GraphState &state)
-      : b(b), loc(loc), node(node), state(state) {}
+      : TosaBuilder(b, loc), node(node), state(state) {}
 
-  OpBuilder &b;
-  Location loc;
   const onnx::NodeProto &node;
   GraphState &state;
 
@@ -89,21 +87,17 @@ public:
   LogicalResult unsupported(const Twine &what);
 
   // --- Builders ----------------------------------------------------------
+  // Those of TosaBuilder, except where ONNX's variants below hide them:
+  // transpose, slice and mul.
+
   /// Normalizes a possibly negative axis; fails with an error if out of range.
   FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
-  Value constShape(ArrayRef<int64_t> shape);
-  Value reshape(Value v, ArrayRef<int64_t> shape);
+  /// `v` itself for the identity permutation, which ONNX models spell out.
   Value transpose(Value v, ArrayRef<int32_t> perm);
   /// Static slice with positive strides: tosa.slice for unit strides,
   /// tensor.extract_slice otherwise; `v` itself when it covers everything.
   Value slice(Value v, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
               ArrayRef<int64_t> strides);
-  /// Splat constant of `type`.
-  Value splat(RankedTensorType type, double value);
-  /// Scalar constant broadcastable against tensors of `rank`.
-  Value scalar(Type elt, double value, int64_t rank);
-  /// A constant holding `attr` (reshaped to its own type).
-  Value constant(DenseElementsAttr attr);
   Value zeroPoint(Type elt);
   /// Reshapes `v` to `rank` by prepending unit dimensions.
   Value expandRank(Value v, int64_t rank);
@@ -117,11 +111,11 @@ public:
   /// the operand element type.
   template <typename OpTy>
   FailureOr<Value> binary(Value lhs, Value rhs, Type resultElt = {});
+  /// TosaBuilder::mul after numpy broadcasting.
   FailureOr<Value> mul(Value lhs, Value rhs);
   FailureOr<Value> div(Value lhs, Value rhs);
-  Value unaryNeg(Value v);
-  Value castTo(Value v, Type elt);
-  /// Reduction over `axes` keeping them as size 1.
+  /// Reduction over `axes` keeping them as size 1. Unlike
+  /// TosaBuilder::reduceSum it reduces axes of size 1 too.
   template <typename OpTy> Value reduce(Value v, ArrayRef<int64_t> axes);
   /// Sum over `axes` times 1/count.
   Value reduceMean(Value v, ArrayRef<int64_t> axes);
@@ -131,9 +125,6 @@ public:
   static RankedTensorType withShape(Value v, ArrayRef<int64_t> shape) {
     return RankedTensorType::get(
         shape, cast<RankedTensorType>(v.getType()).getElementType());
-  }
-  static ArrayRef<int64_t> shapeOf(Value v) {
-    return cast<RankedTensorType>(v.getType()).getShape();
   }
   static Type eltOf(Value v) {
     return cast<RankedTensorType>(v.getType()).getElementType();

@@ -9,6 +9,7 @@
 #include "zero-opt/Dialect/Zero/AutoDiff/AutoDiff.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Utils/TosaBuilder.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -32,13 +33,6 @@ struct BackwardMarker : public OpBuilder::Listener {
 static bool isDifferentiableType(Type t) {
   auto st = dyn_cast<ShapedType>(t);
   return st && isa<FloatType>(st.getElementType());
-}
-
-static Value zerosLike(OpBuilder &b, Location loc, Type t) {
-  auto st = cast<RankedTensorType>(t);
-  auto attr = DenseElementsAttr::get(
-      st, b.getFloatAttr(st.getElementType(), 0.0));
-  return tosa::ConstOp::create(b, loc, st, attr);
 }
 
 FailureOr<SmallVector<Value>> mlir::zero::buildGradients(OpBuilder &outer,
@@ -87,6 +81,7 @@ FailureOr<SmallVector<Value>> mlir::zero::buildGradients(OpBuilder &outer,
   BackwardMarker marker;
   OpBuilder b(outer);
   b.setListener(&marker);
+  TosaBuilder tb(b, loc);
 
   llvm::DenseMap<Value, Value> adjoint;
   auto accumulate = [&](Value v, Value g) {
@@ -98,12 +93,8 @@ FailureOr<SmallVector<Value>> mlir::zero::buildGradients(OpBuilder &outer,
     it->second = tosa::AddOp::create(b, loc, v.getType(), it->second, g);
   };
 
-  if (active.contains(y)) {
-    auto yt = cast<RankedTensorType>(y.getType());
-    adjoint[y] = tosa::ConstOp::create(
-        b, loc, yt,
-        DenseElementsAttr::get(yt, b.getFloatAttr(yt.getElementType(), 1.0)));
-  }
+  if (active.contains(y))
+    adjoint[y] = tb.splat(TosaBuilder::typeOf(y), 1.0);
   for (Operation *op : llvm::reverse(ops)) {
     SmallVector<Value> resultAdj;
     bool anyAdj = false;
@@ -136,7 +127,7 @@ FailureOr<SmallVector<Value>> mlir::zero::buildGradients(OpBuilder &outer,
   SmallVector<Value> grads;
   for (Value x : xs) {
     Value g = adjoint.lookup(x);
-    grads.push_back(g ? g : zerosLike(b, loc, x.getType()));
+    grads.push_back(g ? g : tb.zerosLike(x));
   }
   return grads;
 }

@@ -128,9 +128,9 @@ template <> LogicalResult rule(tosa::CosOp op, RuleBuilder &r) {
 template <> LogicalResult rule(tosa::AbsOp op, RuleBuilder &r) {
   Value x = op->getOperand(0);
   Value zero = r.scalarLike(x, 0.0);
-  Value sign = r.select(r.cmp(false, x, zero), r.scalarLike(x, 1.0),
-                        r.select(r.cmp(false, zero, x), r.scalarLike(x, -1.0),
-                                 zero));
+  Value sign =
+      r.select(r.greater(x, zero), r.scalarLike(x, 1.0),
+               r.select(r.greater(zero, x), r.scalarLike(x, -1.0), zero));
   r.set(0, r.mul(r.dy(), sign));
   return success();
 }
@@ -163,9 +163,9 @@ template <> LogicalResult rule(tosa::ClampOp op, RuleBuilder &r) {
   Value hiV = r.scalarLike(x, hi.getValueAsDouble());
   Value mask;
   if (std::isinf(hi.getValueAsDouble()))
-    mask = r.cmp(false, x, loV);
+    mask = r.greater(x, loV);
   else
-    mask = r.logicalAnd(r.cmp(true, x, loV), r.cmp(true, hiV, x));
+    mask = r.logicalAnd(r.greaterEqual(x, loV), r.greaterEqual(hiV, x));
   r.set(0, r.select(mask, r.dy(), r.zerosLike(x)));
   return success();
 }
@@ -173,7 +173,7 @@ template <> LogicalResult rule(tosa::ClampOp op, RuleBuilder &r) {
 template <typename OpTy, bool isMax>
 static LogicalResult minMaxRule(OpTy op, RuleBuilder &r) {
   Value a = op.getInput1(), c = op.getInput2();
-  Value pickA = isMax ? r.cmp(true, a, c) : r.cmp(true, c, a);
+  Value pickA = isMax ? r.greaterEqual(a, c) : r.greaterEqual(c, a);
   Value dy = r.dy();
   Value zero = r.zerosLike(dy);
   r.set(0, r.select(pickA, dy, zero));
@@ -552,9 +552,9 @@ template <> LogicalResult rule(tosa::AvgPool2dOp op, RuleBuilder &r) {
       inv.push_back(1.0f / float(std::max<int64_t>(rows * cols, 1)));
     }
   auto invTy = RankedTensorType::get({1, g.oh, g.ow, 1}, r.b.getF32Type());
-  Value scale = tosa::ConstOp::create(
-      r.b, r.loc, invTy, DenseElementsAttr::get(invTy, ArrayRef<float>(inv)));
-  scale = r.castTo(scale, r.typeOf(x).getElementType());
+  Value scale =
+      r.castTo(r.constant(DenseElementsAttr::get(invTy, ArrayRef<float>(inv))),
+               r.typeOf(x).getElementType());
   Value share = r.mul(dy, scale);
   Value acc = paddedZeros(r, x, g);
   for (int64_t i = 0; i < g.kh; ++i)

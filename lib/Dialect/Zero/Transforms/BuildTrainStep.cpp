@@ -1,5 +1,6 @@
 //===- BuildTrainStep.cpp - forward function to training step --*- C++ -*-===//
-#include "TosaBuilder.h"
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+#include "zero-opt/Dialect/Zero/Utils/TosaBuilder.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/Verifier.h"
@@ -260,7 +261,7 @@ void ZeroBuildTrainStepPass::runOnOperation() {
     SmallVector<Value> init = {
         t.splat(cast<RankedTensorType>(gradFn.getResultTypes()[0]), 0.0)};
     for (Value p : paramVals)
-      init.push_back(t.splat(TosaBuilder::ty(p), 0.0));
+      init.push_back(t.zerosLike(p));
     Value lb = arith::ConstantIndexOp::create(b, loc, 0);
     Value ub = arith::ConstantIndexOp::create(b, loc, g);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -285,13 +286,10 @@ void ZeroBuildTrainStepPass::runOnOperation() {
         });
     // The mean over micro-batches.
     loss = loop.getResult(0);
-    loss = t.mul(loss, t.splat(TosaBuilder::ty(loss), 1.0 / g));
+    loss = t.mul(loss, t.splat(TosaBuilder::typeOf(loss), 1.0 / g));
     for (unsigned k = 0; k < params.size(); ++k) {
       Value gk = loop.getResult(k + 1);
-      grads.push_back(
-          t.mul(gk, t.splat(TosaBuilder::ty(gk).clone(SmallVector<int64_t>(
-                                TosaBuilder::ty(gk).getRank(), 1)),
-                            1.0 / g)));
+      grads.push_back(t.mul(gk, t.scalarLike(gk, 1.0 / g)));
     }
   }
 

@@ -6,7 +6,8 @@
 // elementwise part follows PyTorch's single-tensor code path op by op.
 //
 //===----------------------------------------------------------------------===//
-#include "TosaBuilder.h"
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+#include "zero-opt/Dialect/Zero/Utils/TosaBuilder.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -189,9 +190,10 @@ struct NormBuilder : TosaBuilder {
   using TosaBuilder::TosaBuilder;
   /// sum(v * v) as a tensor<1x`acc`>.
   Value sumSquares(Value v, Type acc) {
-    Value flat = reshape(v, {ty(v).getNumElements()});
-    Value s = tosa::ReduceSumOp::create(
-        b, loc, ty(flat).clone({1}), mul(flat, flat), b.getI32IntegerAttr(0));
+    Value flat = reshape(v, {typeOf(v).getNumElements()});
+    Value s =
+        tosa::ReduceSumOp::create(b, loc, typeOf(flat).clone({1}),
+                                  mul(flat, flat), b.getI32IntegerAttr(0));
     return castTo(s, acc);
   }
 };
@@ -234,15 +236,12 @@ LogicalResult lowerClip(ClipGradNormOp op, OpBuilder &b) {
   if (maxNorm > 0.0) {
     // clip_coef = max_norm * (1 / (norm + 1e-6)), clamped to 1.
     Value denom = nb.add(norm, nb.scalar(acc, 1e-6));
-    Value coef =
-        nb.mul(nb.scalar(acc, maxNorm),
-               tosa::ReciprocalOp::create(b, loc, denom.getType(), denom));
+    Value coef = nb.mul(nb.scalar(acc, maxNorm), nb.recip(denom));
     coef = tosa::MinimumOp::create(b, loc, coef.getType(), coef,
                                    nb.scalar(acc, 1.0));
     for (Value &g : clipped) {
-      auto gt = NormBuilder::ty(g);
-      Value c = coef;
-      c = nb.castTo(c, gt.getElementType());
+      auto gt = NormBuilder::typeOf(g);
+      Value c = nb.castTo(coef, gt.getElementType());
       g = nb.mul(g, nb.reshape(c, SmallVector<int64_t>(gt.getRank(), 1)));
     }
   }

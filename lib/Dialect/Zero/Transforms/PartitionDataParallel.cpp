@@ -34,7 +34,7 @@ struct ZeroPartitionDataParallelPass
       partition::Builder pb{b, clip.getLoc()};
       for (OpOperand &g : clip->getOpOperands()) {
         Value sum = pb.allReduce(g.get(), worldSize);
-        auto t = partition::Builder::ty(sum);
+        auto t = partition::Builder::typeOf(sum);
         g.set(pb.mul(sum, pb.scalar(t.getElementType(), inv, t.getRank())));
       }
     }
@@ -48,7 +48,7 @@ struct ZeroPartitionDataParallelPass
       partition::Builder pb{b, ret.getLoc()};
       Value l = ret.getOperand(i);
       Value sum = pb.allReduce(l, worldSize);
-      auto t = partition::Builder::ty(sum);
+      auto t = partition::Builder::typeOf(sum);
       ret.setOperand(
           i, pb.mul(sum, pb.scalar(t.getElementType(), inv, t.getRank())));
     }

@@ -69,7 +69,7 @@ void ZeroPartitionOptimizerStatesPass::runOnOperation() {
                        "zero-partition-data-parallel first");
         return signalPassFailure();
       }
-      auto t = partition::Builder::ty(local);
+      auto t = partition::Builder::typeOf(local);
       int64_t s = partition::shardSize(t.getNumElements(), n);
       Value flat = pb.flatPadded(local, s * n);
       Value rs = pb.reduceScatter(flat, n);

@@ -6,32 +6,15 @@ using namespace mlir::zero;
 using namespace mlir::zero::partition;
 
 Value partition::Builder::flatPadded(Value v, int64_t total) {
-  int64_t n = ty(v).getNumElements();
-  Value flat = reshape(v, {n});
-  if (total == n)
-    return flat;
-  auto attr = DenseIntElementsAttr::get(
-      RankedTensorType::get({2}, b.getIndexType()), {int64_t(0), total - n});
-  Value pads = tosa::ConstShapeOp::create(
-      b, loc, tosa::shapeType::get(b.getContext(), 2), attr);
-  return tosa::PadOp::create(b, loc, ty(flat).clone({total}), flat, pads);
+  int64_t n = typeOf(v).getNumElements();
+  return pad(reshape(v, {n}), {0}, {total - n});
 }
 
 Value partition::Builder::unpad(Value flat, ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;
-  if (ty(flat).getNumElements() != n) {
-    auto idx = [&](int64_t v) {
-      auto a = DenseIntElementsAttr::get(
-          RankedTensorType::get({1}, b.getIndexType()), {v});
-      return tosa::ConstShapeOp::create(
-          b, loc, tosa::shapeType::get(b.getContext(), 1), a);
-    };
-    flat = tosa::SliceOp::create(b, loc, ty(flat).clone({n}), flat, idx(0),
-                                 idx(n));
-  }
-  return reshape(flat, shape);
+  return reshape(slice(flat, {0}, {n}), shape);
 }
 
 Value partition::Builder::rankSlice(Value flat, int64_t s) {
@@ -40,8 +23,8 @@ Value partition::Builder::rankSlice(Value flat, int64_t s) {
                                     arith::ConstantIndexOp::create(b, loc, s));
   SmallVector<OpFoldResult> offs = {off}, sizes = {b.getIndexAttr(s)},
                             strides = {b.getIndexAttr(1)};
-  return tensor::ExtractSliceOp::create(b, loc, ty(flat).clone({s}), flat, offs,
-                                        sizes, strides);
+  return tensor::ExtractSliceOp::create(b, loc, typeOf(flat).clone({s}), flat,
+                                        offs, sizes, strides);
 }
 
 Value partition::Builder::empty(RankedTensorType t) {
@@ -49,20 +32,20 @@ Value partition::Builder::empty(RankedTensorType t) {
 }
 
 Value partition::Builder::allReduce(Value v, int64_t n) {
-  return AllReduceOp::create(b, loc, TypeRange{v.getType()}, v, empty(ty(v)),
-                             b.getI64IntegerAttr(n))
+  return AllReduceOp::create(b, loc, TypeRange{v.getType()}, v,
+                             empty(typeOf(v)), b.getI64IntegerAttr(n))
       .getResult()[0];
 }
 
 Value partition::Builder::reduceScatter(Value flat, int64_t n) {
-  auto t = ty(flat).clone({ty(flat).getNumElements() / n});
+  auto t = typeOf(flat).clone({typeOf(flat).getNumElements() / n});
   return ReduceScatterOp::create(b, loc, TypeRange{t}, flat, empty(t),
                                  b.getI64IntegerAttr(n))
       .getResult()[0];
 }
 
 Value partition::Builder::allGather(Value shard, int64_t n) {
-  auto t = ty(shard).clone({ty(shard).getNumElements() * n});
+  auto t = typeOf(shard).clone({typeOf(shard).getNumElements() * n});
   return AllGatherOp::create(b, loc, TypeRange{t}, shard, empty(t),
                              b.getI64IntegerAttr(n))
       .getResult()[0];

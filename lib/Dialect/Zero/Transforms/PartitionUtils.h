@@ -3,7 +3,8 @@
 #ifndef ZERO_OPT_LIB_DIALECT_ZERO_TRANSFORMS_PARTITIONUTILS_H
 #define ZERO_OPT_LIB_DIALECT_ZERO_TRANSFORMS_PARTITIONUTILS_H
 
-#include "TosaBuilder.h"
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+#include "zero-opt/Dialect/Zero/Utils/TosaBuilder.h"
 
 namespace mlir::zero::partition {
 
