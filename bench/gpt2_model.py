@@ -40,6 +40,9 @@ class Graph:
         self.offset = 0
         self.rng = np.random.default_rng(seed)
         self.count = 0
+        # Node names carry the block they belong to, as PyTorch's exporter
+        # writes them (/h.0/MatMul_12): zero-opt's locations and reports.
+        self.scope = ""
 
     def name(self, base):
         self.count += 1
@@ -47,8 +50,9 @@ class Graph:
 
     def node(self, op, inputs, n_out=1, **attrs):
         outs = [self.name(op.lower()) for _ in range(n_out)]
+        scope = f"/{self.scope}" if self.scope else ""
         self.nodes.append(helper.make_node(op, inputs, outs,
-                                           name=self.name("/" + op), **attrs))
+                                           name=self.name(f"{scope}/{op}"), **attrs))
         return outs[0] if n_out == 1 else outs
 
     def const(self, name, array):
@@ -111,6 +115,7 @@ def build(cfg, out, init, seed=0):
                        g.weight("wpe", [T, d], std=0.01)])
     for l in range(L):
         p = f"h.{l}"
+        g.scope = p
         qkv = linear(layer_norm(x, p + ".ln_1"), p + ".attn.c_attn", d, 3 * d)
         q, k, v = g.node("Split", [qkv, split3], n_out=3, axis=-1)
         heads = lambda t, perm: g.node(
@@ -125,6 +130,7 @@ def build(cfg, out, init, seed=0):
         gelu = g.node("Mul", [g.node("Mul", [m, half]), g.node(
             "Add", [g.node("Erf", [g.node("Mul", [m, rsqrt2])]), one])])
         x = g.node("Add", [x, linear(gelu, p + ".mlp.c_proj", 4 * d, d)])
+    g.scope = ""
     h = layer_norm(x, "ln_f")
     logits = g.node("MatMul", [h, g.node("Transpose", [wte], perm=[1, 0])])
     loss = g.node("SoftmaxCrossEntropyLoss",

@@ -14,6 +14,9 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "Inputs",
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", "/usr/bin/python3"))
+# Compiles share one object cache of their own, not the user's.
+config.environment["ZERO_OPT_CACHE_DIR"] = os.path.join(
+    config.zero_obj_root, "test", "object-cache")
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.zero_tools_dir, append_path=True)

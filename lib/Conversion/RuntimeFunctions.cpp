@@ -1,6 +1,7 @@
 //===- RuntimeFunctions.cpp - the runtime's C ABI, declared once -*- C++ -*-===//
 #include "zero-opt/Conversion/RuntimeFunctions.h"
 
+#include "zero-opt/Conversion/RuntimeTypes.h"
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero-rt/Runtime.h"
 
@@ -20,7 +21,7 @@ static_assert(int(MemoryCategory::parameters) == ZERO_RT_MEM_PARAMETERS &&
               int(MemoryCategory::other) == ZERO_RT_MEM_OTHER &&
               ZERO_RT_MEM_NUM_CATEGORIES == 6);
 
-StringRef zero::runtimeFunctionName(RuntimeFunction fn) {
+StringRef mlir::zero::runtimeFunctionName(RuntimeFunction fn) {
   switch (fn) {
   case RuntimeFunction::Sgemm:
     return "zero_rt_sgemm";
@@ -56,7 +57,7 @@ static FunctionType runtimeFunctionType(Builder &b, RuntimeFunction fn) {
   llvm_unreachable("unknown runtime function");
 }
 
-func::FuncOp zero::lookupOrDeclareRuntimeFunction(ModuleOp module,
+func::FuncOp mlir::zero::lookupOrDeclareRuntimeFunction(ModuleOp module,
                                                   RuntimeFunction fn) {
   StringRef name = runtimeFunctionName(fn);
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
@@ -68,10 +69,41 @@ func::FuncOp zero::lookupOrDeclareRuntimeFunction(ModuleOp module,
   return f;
 }
 
-int32_t zero::runtimeDataType(Type elementType) {
-  if (elementType.isF32())
+std::optional<::zero::rt::DType> mlir::zero::runtimeDType(Type t) {
+  using ::zero::rt::DType;
+  if (t.isF32())
+    return DType::F32;
+  if (t.isF64())
+    return DType::F64;
+  if (t.isF16())
+    return DType::F16;
+  if (t.isBF16())
+    return DType::BF16;
+  if (t.isInteger(1))
+    return DType::Bool;
+  auto i = dyn_cast<IntegerType>(t);
+  if (!i)
+    return std::nullopt;
+  // Signless integers are the signed ones of ONNX.
+  bool u = i.isUnsigned();
+  switch (i.getWidth()) {
+  case 8:
+    return u ? DType::U8 : DType::I8;
+  case 16:
+    return u ? DType::U16 : DType::I16;
+  case 32:
+    return u ? DType::U32 : DType::I32;
+  case 64:
+    return u ? DType::U64 : DType::I64;
+  }
+  return std::nullopt;
+}
+
+int32_t mlir::zero::runtimeDataType(Type elementType) {
+  std::optional<::zero::rt::DType> d = runtimeDType(elementType);
+  if (d == ::zero::rt::DType::F32)
     return ZERO_RT_F32;
-  if (elementType.isF64())
+  if (d == ::zero::rt::DType::F64)
     return ZERO_RT_F64;
   return -1;
 }

@@ -1,6 +1,8 @@
 //===- Compiler.cpp - model to OUT/ ---------------------------------------===//
 #include "zero-opt/Driver/Compiler.h"
 
+#include "mlir/Support/Timing.h"
+
 using namespace mlir;
 using namespace mlir::zero;
 
@@ -9,6 +11,11 @@ LogicalResult mlir::zero::compileModel(MLIRContext *ctx, StringRef modelPath,
                                        StringRef outDir) {
   // Training settings are resolved against the model (derived batch sizes).
   CompileOptions options = requested;
+  // --time-report: the phases' and passes' times, printed when done.
+  DefaultTimingManager timing;
+  timing.setEnabled(options.timeReport);
+  TimingScope root = timing.getRootScope();
+  options.timing = &root;
   ParamValues params;
   OwningOpRef<ModuleOp> module = buildStep(ctx, modelPath, options, params);
   if (!module)

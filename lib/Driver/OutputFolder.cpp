@@ -1,10 +1,13 @@
 //===- OutputFolder.cpp - OUT/: step.so, plan.json, params.npz ------------===//
 #include "zero-opt/Driver/OutputFolder.h"
 
+#include "zero-opt/Conversion/RuntimeTypes.h"
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-rt/Files.h"
 #include "zero-rt/Npz.h"
 #include "zero-rt/Runtime.h"
 
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -15,37 +18,10 @@
 using namespace mlir;
 using namespace mlir::zero;
 
-static bool writeFile(StringRef path, StringRef text, std::string &error) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec) {
-    error = "cannot write " + path.str() + ": " + ec.message();
-    return false;
-  }
-  os << text;
-  return true;
-}
-
+/// NumPy's name of an element type ("float32", "bfloat16", "bool", ...).
 static const char *dtypeName(Type t) {
-  if (t.isF32())
-    return "float32";
-  if (t.isF64())
-    return "float64";
-  if (t.isF16())
-    return "float16";
-  if (t.isBF16())
-    return "bfloat16";
-  if (t.isInteger(64))
-    return "int64";
-  if (t.isInteger(32))
-    return "int32";
-  if (t.isInteger(16))
-    return "int16";
-  if (t.isInteger(8))
-    return "int8";
-  if (t.isInteger(1))
-    return "bool";
-  return nullptr;
+  std::optional<::zero::rt::DType> d = runtimeDType(t);
+  return d ? ::zero::rt::dtypeName(*d) : nullptr;
 }
 
 static void writeBuffer(llvm::json::OStream &j, DictionaryAttr attrs, Type type,
@@ -175,12 +151,8 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
                       DictionaryAttr memory, DictionaryAttr comm,
                       DictionaryAttr timeline, const CompileOptions &options,
                       std::string &error) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec) {
-    error = "cannot write " + path.str() + ": " + ec.message();
-    return false;
-  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
   int64_t microBatch = 0;
   bool training = false;
   llvm::json::OStream j(os, 2);
@@ -262,7 +234,7 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
       writeTraining(j, options.training, microBatch);
   });
   os << "\n";
-  return true;
+  return ::zero::rt::writeTextFile(path.str(), text, error);
 }
 
 static bool writeParams(StringRef path, const ParamValues &params,
@@ -271,23 +243,14 @@ static bool writeParams(StringRef path, const ParamValues &params,
   for (const auto &[name, value] : params) {
     ::zero::rt::Array a;
     a.name = name;
-    Type elt = value.getElementType();
-    if (elt.isF32())
-      a.dtype = ::zero::rt::DType::F32;
-    else if (elt.isF64())
-      a.dtype = ::zero::rt::DType::F64;
-    else if (elt.isF16())
-      a.dtype = ::zero::rt::DType::F16;
-    else if (elt.isInteger(64))
-      a.dtype = ::zero::rt::DType::I64;
-    else if (elt.isInteger(32))
-      a.dtype = ::zero::rt::DType::I32;
-    else {
+    std::optional<::zero::rt::DType> dtype =
+        runtimeDType(value.getElementType());
+    if (!dtype || !::zero::rt::numpyDescr(*dtype)) {
       error = "initial value '" + name +
-              "' has an element type params.npz "
-              "cannot hold";
+              "' has an element type params.npz cannot hold";
       return false;
     }
+    a.dtype = *dtype;
     auto type = value.getType();
     a.shape.assign(type.getShape().begin(), type.getShape().end());
     ArrayRef<char> raw = value.getRawData();
@@ -338,17 +301,42 @@ llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered, ModuleOp signatures,
   auto memory = lowered->getAttrOfType<DictionaryAttr>("zero.memory");
   auto comm = lowered->getAttrOfType<DictionaryAttr>("zero.comm");
   auto timeline = lowered->getAttrOfType<DictionaryAttr>("zero.timeline");
-  if (!options.memoryReport)
+  if (!options.memoryReport) {
+    cpu::CodegenOptions codegen;
+    codegen.optLevel = options.optLevel;
+    codegen.cacheDir = options.objectCache;
+    codegen.threads = options.compileThreads;
+    cpu::CodegenStats stats;
+    TimingScope t = options.timing ? options.timing->nest("code generation")
+                                   : TimingScope();
     if (llvm::Error e =
-            cpu::emitSharedLibrary(lowered, inTmp("step.so"), options.optLevel))
+            cpu::emitSharedLibrary(lowered, inTmp("step.so"), codegen, t,
+                                   &stats))
       return e;
+    if (options.timeReport) {
+      auto kernels = lowered->getAttrOfType<DictionaryAttr>("zero.kernels");
+      auto count = [&](StringRef k) {
+        auto a = kernels ? kernels.getAs<IntegerAttr>(k) : IntegerAttr();
+        return a ? a.getInt() : 0;
+      };
+      llvm::errs() << "zero-opt: kernels: " << count("formed")
+                   << " formed, " << count("unique")
+                   << " after deduplication; objects: " << stats.objects
+                   << " (" << stats.kernels << " kernels and the step; "
+                   << stats.objects - stats.cached << " compiled, "
+                   << stats.cached << " from the cache)\n";
+    }
+  }
+  TimingScope writing = options.timing ? options.timing->nest("output folder")
+                                       : TimingScope();
   std::string error;
   if ((!options.memoryReport &&
        !writeParams(inTmp("params.npz"), params, error)) ||
       !writePlan(inTmp("plan.json"), modelPath, signatures, memory, comm,
                  timeline, options, error) ||
       (options.timelineReport && !options.timelineEvents.empty() &&
-       !writeFile(inTmp("timeline.json"), options.timelineEvents, error)))
+       !::zero::rt::writeTextFile(inTmp("timeline.json"),
+                                  options.timelineEvents, error)))
     return err(error);
   if (llvm::sys::fs::exists(out))
     if (auto ec = llvm::sys::fs::remove_directories(out))

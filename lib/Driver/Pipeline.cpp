@@ -37,6 +37,17 @@ void mlir::zero::registerCompilerPasses() {
   cpu::registerCPUPipelines();
 }
 
+/// A phase of the compile, timed under the compile's timer when it has one.
+static TimingScope phase(const CompileOptions &options, StringRef name) {
+  return options.timing ? options.timing->nest(name) : TimingScope();
+}
+
+/// Times each pass of `pm` under `scope` when that is timed.
+static void timePasses(PassManager &pm, TimingScope &scope) {
+  if (scope)
+    pm.enableTiming(scope);
+}
+
 /// The importer's view of a compile's options.
 static ONNXImportOptions importOptions(const CompileOptions &options) {
   ONNXImportOptions importOpts = options.import;
@@ -89,11 +100,11 @@ void mlir::zero::trainingPipelineOptions(const CompileOptions &options,
 void mlir::zero::cpuLoweringOptions(const CompileOptions &options,
                                     cpu::CPULoweringOptions &o) {
   const TrainingConfig &c = options.training;
-  o.overlapComm = c.overlapComm;
-  o.reduceBucketSize = c.reduceBucketElements;
-  o.allgatherBucketSize = c.allgatherBucketElements;
-  o.prefetchBucketSize = c.prefetchElements;
-  o.maxLiveParameters = c.maxLiveParameters;
+  o.schedule.overlapComm = c.overlapComm;
+  o.schedule.reduceBucketSize = c.reduceBucketElements;
+  o.schedule.allgatherBucketSize = c.allgatherBucketElements;
+  o.schedule.prefetchBucketSize = c.prefetchElements;
+  o.schedule.maxLiveParameters = c.maxLiveParameters;
 }
 
 /// Whether the forward function has an output to train on.
@@ -182,6 +193,8 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
   TrainingPipelineOptions pipeline;
   trainingPipelineOptions(options, pipeline);
   buildTrainingPipeline(pm, pipeline);
+  TimingScope t = phase(options, "training step");
+  timePasses(pm, t);
   if (failed(pm.run(module)))
     return failure();
   trained = true;
@@ -194,8 +207,11 @@ OwningOpRef<ModuleOp> mlir::zero::buildStep(MLIRContext *ctx,
                                             ParamValues &params) {
   // The training pipeline cleans the import up itself, so that it runs
   // exactly what `zero-opt --zero-training-pipeline` runs on the import.
-  OwningOpRef<ModuleOp> module =
-      importONNXModel(ctx, modelPath, importOptions(options), &params);
+  OwningOpRef<ModuleOp> module;
+  {
+    TimingScope t = phase(options, "import");
+    module = importONNXModel(ctx, modelPath, importOptions(options), &params);
+  }
   bool trained;
   if (!module || failed(buildTraining(*module, options, trained)))
     return nullptr;
@@ -211,6 +227,8 @@ runCPUPipeline(ModuleOp module, const CompileOptions &options,
   cpu::CPULoweringOptions lowering;
   cpuLoweringOptions(options, lowering);
   build(pm, lowering);
+  TimingScope t = phase(options, "lowering");
+  timePasses(pm, t);
   return pm.run(module);
 }
 

@@ -1,6 +1,8 @@
 //===- Trace.cpp - Chrome trace events ------------------------------------===//
 #include "zero-rt/Trace.h"
 
+#include "zero-rt/Files.h"
+
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -47,12 +49,5 @@ std::string zero::rt::chromeTrace(int64_t pid,
 bool zero::rt::writeChromeTrace(const std::string &path, int64_t pid,
                                 const std::vector<TraceEvent> &events,
                                 std::string &error) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec) {
-    error = "cannot write " + path + ": " + ec.message();
-    return false;
-  }
-  os << chromeTrace(pid, events);
-  return true;
+  return writeTextFile(path, chromeTrace(pid, events), error);
 }

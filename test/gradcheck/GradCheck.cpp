@@ -15,6 +15,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -139,7 +140,9 @@ int main(int argc, char **argv) {
     return 1;
   SmallString<128> so;
   llvm::sys::fs::createTemporaryFile("zero-gradcheck", "so", so);
-  if (llvm::Error e = cpu::emitSharedLibrary(*module, so))
+  TimingScope untimed;
+  if (llvm::Error e =
+          cpu::emitSharedLibrary(*module, so, cpu::CodegenOptions(), untimed))
     return fail(llvm::toString(std::move(e)));
   void *lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   llvm::sys::fs::remove(so);

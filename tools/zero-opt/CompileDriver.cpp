@@ -11,10 +11,12 @@
 #include "zero-opt/Driver/Compiler.h"
 #include "zero-opt/Dialect/Zero/Schedule/Timeline.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -149,6 +151,25 @@ int mlir::zero::compileMain(int argc, char **argv) {
   cl::opt<unsigned> optLevel(
       "O", cl::desc("Optimization level of the generated code (0-3)"),
       cl::init(2), cl::Prefix, cl::cat(cat));
+  cl::opt<std::string> objectCache(
+      "object-cache",
+      cl::desc("Folder of compiled kernels and steps, reused by later "
+               "compiles (default: $ZERO_OPT_CACHE_DIR, else "
+               "~/.cache/zero-opt/objects)"),
+      cl::value_desc("DIR"), cl::cat(cat));
+  cl::opt<bool> noObjectCache("no-object-cache",
+                              cl::desc("Compile every object afresh"),
+                              cl::cat(cat));
+  cl::opt<unsigned> threads(
+      "compile-threads",
+      cl::desc("Threads that compile objects (default: one per core)"),
+      cl::init(0), cl::cat(cat));
+  cl::opt<bool> timeReport(
+      "time-report",
+      cl::desc("Print where the compile's time went: import, training step, "
+               "lowering (each pass), code generation, output; and the "
+               "kernel counts"),
+      cl::cat(cat));
   cl::opt<std::string> mode(
       "mode",
       cl::desc("auto (train when the model outputs a scalar loss), train or "
@@ -198,6 +219,8 @@ int mlir::zero::compileMain(int argc, char **argv) {
   cl::opt<std::string> gradClip(
       "gradient-clipping",
       cl::desc("Clip gradients to this global norm (0: off)"), cl::cat(tcat));
+  // --emit=mlir prints like mlir-opt (--mlir-print-debuginfo, ...).
+  registerAsmPrinterCLOptions();
   cl::HideUnrelatedOptions({&cat, &tcat});
   if (!cl::ParseCommandLineOptions(argc, argv,
                                    "zero-opt: compile an ONNX model\n"))
@@ -224,6 +247,27 @@ int mlir::zero::compileMain(int argc, char **argv) {
   if (optLevel > 3)
     return fail("-O" + std::to_string(optLevel) + ": expected 0 to 3");
   opts.optLevel = optLevel;
+  if (noObjectCache && objectCache.getNumOccurrences())
+    return fail("--object-cache and --no-object-cache contradict each other; "
+                "pass one of them");
+  if (objectCache.getNumOccurrences()) {
+    if (objectCache.empty())
+      return fail("--object-cache=: expected a folder (or --no-object-cache)");
+    opts.objectCache = objectCache;
+  } else if (!noObjectCache) {
+    // The default cache is a convenience: a compile goes on without it.
+    opts.objectCache = cpu::defaultObjectCacheDir();
+    if (!opts.objectCache.empty())
+      if (std::error_code ec =
+              llvm::sys::fs::create_directories(opts.objectCache)) {
+        llvm::errs() << "zero-opt: warning: no object cache (" << ec.message()
+                     << ": " << opts.objectCache
+                     << "); set one with --object-cache=DIR\n";
+        opts.objectCache.clear();
+      }
+  }
+  opts.compileThreads = threads;
+  opts.timeReport = timeReport;
   if (mode == "auto")
     opts.mode = CompileMode::Auto;
   else if (mode == "train")

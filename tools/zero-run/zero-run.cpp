@@ -1,6 +1,7 @@
 //===- zero-run.cpp - run a program compiled by zero-opt -------*- C++ -*-===//
 #include "zero-rt/Batches.h"
 #include "zero-rt/Comm.h"
+#include "zero-rt/Files.h"
 #include "zero-rt/Memory.h"
 #include "zero-rt/Npz.h"
 #include "zero-rt/Step.h"
@@ -53,12 +54,8 @@ static Array gatherFull(const BufferSpec &spec, const Array &shard) {
 
 static bool writeStats(const std::string &path, int64_t steps,
                        std::string &error) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec) {
-    error = "cannot write " + path + ": " + ec.message();
-    return false;
-  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
   const CommStats &st = commStats();
   static const char *names[] = {"all_reduce", "reduce_scatter", "all_gather"};
   llvm::json::OStream j(os, 2);
@@ -85,7 +82,7 @@ static bool writeStats(const std::string &path, int64_t steps,
     });
   });
   os << "\n";
-  return true;
+  return writeTextFile(path, text, error);
 }
 
 /// The trace file of this rank: FILE itself on rank 0, FILE with ".r"

@@ -27,8 +27,8 @@ StringRef runtimeFunctionName(RuntimeFunction fn);
 /// Its declaration in `module`, added (private) on first use.
 func::FuncOp lookupOrDeclareRuntimeFunction(ModuleOp module,
                                             RuntimeFunction fn);
-/// The runtime's code for a collective's element type, or -1 when the
-/// runtime cannot carry it.
+/// The communication ABI's code for a collective's element type
+/// (ZERO_RT_F32, ZERO_RT_F64), or -1 when collectives cannot carry it.
 int32_t runtimeDataType(Type elementType);
 
 } // namespace mlir::zero

@@ -1,7 +1,8 @@
-//===- Config.h - training settings from flags and ds_config.json -*- C++
-//-*-===//
+//===- Config.h - training settings from flags and ds_config.json --------===//
 #ifndef ZERO_OPT_DRIVER_CONFIG_H
 #define ZERO_OPT_DRIVER_CONFIG_H
+
+#include "zero-opt/Dialect/Zero/Transforms/DeepSpeedDefaults.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -42,26 +43,26 @@ struct TrainingConfig {
   LRSchedule schedule;
   // zero_optimization
   int64_t stage = 0;
-  int64_t persistenceThreshold = 100000; // DeepSpeed's default
+  int64_t persistenceThreshold = deepspeed::kPersistenceThreshold;
   /// Collectives run on the communication thread and each wait is placed
   /// before the first use of what it produces; false: every collective
   /// completes where it starts.
-  bool overlapComm = true;
+  bool overlapComm = deepspeed::kOverlapComm;
   /// Stage 3: parameter elements gathered ahead of their use, at most;
   /// DeepSpeed's stage3_prefetch_bucket_size and its default.
-  int64_t prefetchElements = 50000000;
+  int64_t prefetchElements = deepspeed::kPrefetchBucketSize;
   /// Elements of the whole tensors in one bucket of gradient reductions,
   /// and of parameter gathers (reduce_bucket_size, allgather_bucket_size
   /// and their defaults).
-  int64_t reduceBucketElements = 500000000;
-  int64_t allgatherBucketElements = 500000000;
+  int64_t reduceBucketElements = deepspeed::kReduceBucketSize;
+  int64_t allgatherBucketElements = deepspeed::kAllgatherBucketSize;
   /// Stage 3: a parameter used again in the backward pass after at most
   /// this many elements of other parameters keeps its forward gather
   /// (stage3_max_reuse_distance and its default).
-  int64_t maxReuseDistance = 1000000000;
+  int64_t maxReuseDistance = deepspeed::kMaxReuseDistance;
   /// Stage 3: gathered parameter elements held at once, at most
   /// (stage3_max_live_parameters and its default).
-  int64_t maxLiveParameters = 1000000000;
+  int64_t maxLiveParameters = deepspeed::kMaxLiveParameters;
 
   /// The learning rate, with the optimizer's default when unset.
   double learningRate() const;

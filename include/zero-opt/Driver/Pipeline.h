@@ -29,6 +29,14 @@ struct CompileOptions {
   std::string loss; ///< name of the loss output; empty: first scalar
   TrainingConfig training;
   unsigned optLevel = 2; ///< LLVM optimization level of the step library
+  /// Folder of compiled objects reused across compiles; empty: none.
+  std::string objectCache;
+  unsigned compileThreads = 0; ///< 0: one per hardware thread
+  /// Print the compile's phases and passes with their times, and the
+  /// kernel counts (--time-report).
+  bool timeReport = false;
+  /// Where the phases are timed; set by compileModel, null: not timed.
+  TimingScope *timing = nullptr;
   int64_t worldSize = 1; ///< data-parallel ranks the program runs on
   /// Plan memory only (--report=memory): no code, no parameter values;
   /// plan.json without a library.

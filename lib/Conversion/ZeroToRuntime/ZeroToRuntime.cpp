@@ -73,6 +73,13 @@ FailureOr<Value> startCollective(ConversionPatternRewriter &rewriter,
       .getResult(0);
 }
 
+/// zero_rt_comm_wait(handle).
+func::CallOp waitCollective(OpBuilder &b, Operation *op, Value handle) {
+  return func::CallOp::create(b, op->getLoc(),
+                              runtimeFunction(op, RuntimeFunction::CommWait),
+                              ValueRange{handle});
+}
+
 /// A started collective becomes zero_rt_comm_start, whose handle replaces
 /// its request; a synchronous buffer collective is that and the wait at
 /// once. Buffer types are not converted, so the op's own operands serve.
@@ -93,9 +100,7 @@ struct CollectiveLowering
       rewriter.replaceOp(op, *handle);
       return success();
     }
-    func::CallOp::create(rewriter, op->getLoc(),
-                         runtimeFunction(op, RuntimeFunction::CommWait),
-                         ValueRange{*handle});
+    waitCollective(rewriter, op, *handle);
     rewriter.eraseOp(op);
     return success();
   }
@@ -106,9 +111,8 @@ struct WaitOpLowering : OpConversionPattern<WaitOp> {
   LogicalResult
   matchAndRewrite(WaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<func::CallOp>(
-        op, runtimeFunction(op, RuntimeFunction::CommWait),
-        ValueRange{adaptor.getRequest()});
+    waitCollective(rewriter, op, adaptor.getRequest());
+    rewriter.eraseOp(op);
     return success();
   }
 };

@@ -18,16 +18,6 @@
 using namespace mlir;
 using namespace mlir::zero;
 
-ScheduleOptions cpu::CPULoweringOptions::schedule() const {
-  ScheduleOptions s;
-  s.overlapComm = overlapComm;
-  s.reduceBucketSize = reduceBucketSize;
-  s.allgatherBucketSize = allgatherBucketSize;
-  s.prefetchBucketSize = prefetchBucketSize;
-  s.maxLiveParameters = maxLiveParameters;
-  return s;
-}
-
 void cpu::buildCPUMemoryPlan(OpPassManager &pm,
                              const CPULoweringOptions &options) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
@@ -56,12 +46,11 @@ void cpu::buildCPUMemoryPlan(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   // The schedule belongs to the zero dialect; the CPU maps its requests
   // onto the runtime's communication thread later.
-  ScheduleOptions schedule = options.schedule();
-  buildCollectiveSchedule(pm, schedule);
+  buildCollectiveSchedule(pm, options.schedule);
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
-  buildReleaseAndPrefetch(pm, schedule);
+  buildReleaseAndPrefetch(pm, options.schedule);
   pm.addPass(createZeroCPUMemoryReport());
 }
 
@@ -69,11 +58,13 @@ void cpu::buildCPULowering(OpPassManager &pm,
                            const CPULoweringOptions &options) {
   buildCPUMemoryPlan(pm, options);
   pm.addPass(createZeroLinalgToBLAS());
+  pm.addPass(createZeroFormKernels());
   pm.addPass(createConvertZeroToRuntime());
   pm.addPass(createZeroCPUTrackMemory());
   pm.addPass(createZeroCPUEntryPoint());
   pm.addNestedPass<func::FuncOp>(createZeroCPUExpandStridedCopies());
   pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createZeroCPUApproximateMath());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

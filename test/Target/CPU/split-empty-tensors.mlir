@@ -36,3 +36,32 @@ func.func @reshaped(%a: tensor<2x1x4xf32>, %b: tensor<2x1x4xf32>) -> (tensor<1x4
   %t2 = linalg.transpose ins(%b : tensor<2x1x4xf32>) outs(%x : tensor<1x4x2xf32>) permutation = [1, 2, 0]
   return %t1, %t2 : tensor<1x4x2xf32>, tensor<1x4x2xf32>
 }
+
+// -----
+
+// A fill shared by two reductions (CSE merges them) becomes one fill of its
+// own empty tensor per reduction.
+// CHECK-LABEL: func.func @shared_fill
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT: %[[F1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<4xf32>)
+// CHECK-NEXT: linalg.reduce ins(%arg0 : tensor<4x8xf32>) outs(%[[F1]] : tensor<4xf32>)
+// CHECK: %[[E2:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT: %[[F2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E2]] : tensor<4xf32>)
+// CHECK-NEXT: linalg.reduce ins(%arg1 : tensor<4x8xf32>) outs(%[[F2]] : tensor<4xf32>)
+// CHECK-NOT: linalg.fill
+func.func @shared_fill(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %ra = linalg.reduce ins(%a : tensor<4x8xf32>) outs(%f : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  %rb = linalg.reduce ins(%b : tensor<4x8xf32>) outs(%f : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return %ra, %rb : tensor<4xf32>, tensor<4xf32>
+}

@@ -12,37 +12,14 @@
 namespace mlir {
 class ModuleOp;
 class OpPassManager;
+class TimingScope;
 } // namespace mlir
 
 namespace mlir::zero::cpu {
 
-/// Options of the CPU lowering: the communication schedule's settings, in
-/// DeepSpeed's units (elements) and with its defaults.
+/// Options of the CPU lowering: the communication schedule's.
 struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
-  PassOptions::Option<bool> overlapComm{
-      *this, "overlap-comm",
-      llvm::cl::desc("Overlap collectives with compute (overlap_comm)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<int64_t> reduceBucketSize{
-      *this, "reduce-bucket-size",
-      llvm::cl::desc("Elements per reduction bucket (reduce_bucket_size)"),
-      llvm::cl::init(500000000)};
-  PassOptions::Option<int64_t> allgatherBucketSize{
-      *this, "allgather-bucket-size",
-      llvm::cl::desc("Elements per gather bucket (allgather_bucket_size)"),
-      llvm::cl::init(500000000)};
-  PassOptions::Option<int64_t> prefetchBucketSize{
-      *this, "prefetch-bucket-size",
-      llvm::cl::desc("Stage 3: parameter elements gathered ahead of use "
-                     "(stage3_prefetch_bucket_size)"),
-      llvm::cl::init(50000000)};
-  PassOptions::Option<int64_t> maxLiveParameters{
-      *this, "max-live-parameters",
-      llvm::cl::desc("Stage 3: gathered parameter elements held at once "
-                     "(stage3_max_live_parameters)"),
-      llvm::cl::init(1000000000)};
-
-  ScheduleOptions schedule() const;
+  ScheduleOptions schedule{*this};
 };
 
 /// Tensor-level IR (TOSA, linalg, tensor, arith) to scheduled buffers, up
@@ -55,11 +32,36 @@ void buildCPULowering(OpPassManager &pm, const CPULoweringOptions &options);
 /// Registers `zero-cpu-lower` and `zero-cpu-memory-plan`.
 void registerCPUPipelines();
 
-/// Translates an LLVM-dialect module to an optimized object file for the host
-/// CPU and links it into the shared library `soPath`. The library is written
-/// under a temporary name and renamed, so a failure leaves nothing behind.
+/// How the step library is built.
+struct CodegenOptions {
+  unsigned optLevel = 2;
+  /// Folder of compiled objects, keyed by a hash of their IR and target;
+  /// empty: no cache.
+  std::string cacheDir;
+  /// Compile threads; 0: one per hardware thread.
+  unsigned threads = 0;
+};
+
+/// What code generation did, for the compile-time report.
+struct CodegenStats {
+  int64_t kernels = 0; ///< kernel objects
+  int64_t objects = 0; ///< kernels and the rest of the module
+  int64_t cached = 0;  ///< objects taken from the cache
+};
+
+/// The object cache's default folder: $ZERO_OPT_CACHE_DIR, else
+/// $XDG_CACHE_HOME/zero-opt/objects, else ~/.cache/zero-opt/objects.
+std::string defaultObjectCacheDir();
+
+/// Translates an LLVM-dialect module to optimized objects for the host CPU,
+/// one per kernel (functions marked `zero.kernel`) and one for the rest,
+/// compiled in parallel and taken from the cache when there, and links them
+/// into the shared library `soPath`. The library is written under a
+/// temporary name and renamed, so a failure leaves nothing behind.
 llvm::Error emitSharedLibrary(ModuleOp module, StringRef soPath,
-                              unsigned optLevel = 3);
+                              const CodegenOptions &options,
+                              TimingScope &timing,
+                              CodegenStats *stats = nullptr);
 
 } // namespace mlir::zero::cpu
 

@@ -38,9 +38,12 @@ def ZeroCPUSplitEmptyTensors : Pass<"zero-cpu-split-empty-tensors"> {
     lives from the first write to the last read of any of them. A copy of the
     `tensor.empty` right before each of its users gives each destination
     its own allocation, made where it is first written and freed after its
-    own last use.
+    own last use. A `linalg.fill` of an empty tensor with several users
+    (a reduction's zero or -inf accumulator, merged by CSE) is split the
+    same way, so no use writes into a copy of a shared filled buffer.
   }];
-  let dependentDialects = ["mlir::tensor::TensorDialect"];
+  let dependentDialects = ["mlir::tensor::TensorDialect",
+                           "mlir::linalg::LinalgDialect"];
 }
 
 def ZeroCPUDropInPlaceResults
@@ -78,7 +81,8 @@ def ZeroCPUTrackMemory : Pass<"zero-cpu-track-memory", "ModuleOp"> {
   let summary = "Report each temporary's allocation and release to the "
                 "runtime";
   let description = [{
-    After each `memref.alloc` of a `zero.entry` function, calls
+    After each `memref.alloc` of a `zero.entry` function or of a kernel
+    (`zero.kernel`: a loop that allocates for each iteration), calls
     `zero_rt_mem_alloc(category, bytes)`; before each `memref.dealloc`,
     `zero_rt_mem_free` with the same figures. The runtime's counters then
     follow the same sequence `zero-cpu-memory-report` simulates.
@@ -110,6 +114,24 @@ def ZeroCPUExpandStridedCopies
     `linalg.copy`, which later lowers to loops.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def ZeroCPUApproximateMath
+    : Pass<"zero-cpu-approximate-math", "func::FuncOp"> {
+  let summary = "exp, tanh and erf on f32 as polynomials that vectorize";
+  let description = [{
+    A call to libm inside a loop keeps LLVM from vectorizing it. The f32
+    forms of `math.exp`, `math.log`, `math.tanh` and `math.erf` become
+    upstream's polynomial approximations (range reduction, a minimax
+    polynomial, bit manipulation of the exponent), plain arithmetic that
+    vectorizes with the loop around it. Results of exp that would be
+    subnormal flush to zero. `math.log` and f64 keep libm (upstream's log
+    approximation is wrong for subnormal input). The error against libm is
+    measured by test/e2e/math_accuracy.py.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
 }
 
 #endif

@@ -64,6 +64,30 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createZeroCommReport());
 }
 
+ScheduleOptions::ScheduleOptions(mlir::detail::PassOptions &owner)
+    : overlapComm(owner, "overlap-comm",
+                  llvm::cl::desc("Overlap collectives with compute "
+                                 "(overlap_comm)"),
+                  llvm::cl::init(deepspeed::kOverlapComm)),
+      reduceBucketSize(owner, "reduce-bucket-size",
+                       llvm::cl::desc("Elements per reduction bucket "
+                                      "(reduce_bucket_size)"),
+                       llvm::cl::init(deepspeed::kReduceBucketSize)),
+      allgatherBucketSize(owner, "allgather-bucket-size",
+                          llvm::cl::desc("Elements per gather bucket "
+                                         "(allgather_bucket_size)"),
+                          llvm::cl::init(deepspeed::kAllgatherBucketSize)),
+      prefetchBucketSize(
+          owner, "prefetch-bucket-size",
+          llvm::cl::desc("Stage 3: parameter elements gathered ahead of use "
+                         "(stage3_prefetch_bucket_size)"),
+          llvm::cl::init(deepspeed::kPrefetchBucketSize)),
+      maxLiveParameters(
+          owner, "max-live-parameters",
+          llvm::cl::desc("Stage 3: gathered parameter elements held at once "
+                         "(stage3_max_live_parameters)"),
+          llvm::cl::init(deepspeed::kMaxLiveParameters)) {}
+
 void zero::buildCollectiveSchedule(OpPassManager &pm,
                                    const ScheduleOptions &options) {
   ZeroBucketCollectivesOptions buckets;

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::zero::cpu {
@@ -35,9 +36,38 @@ struct ZeroCPUSplitEmptyTensorsPass
     tensor::populateFoldTensorEmptyPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    OpBuilder b(&getContext());
+    // The same holds for a constant fill of an empty tensor (the zero or
+    // -inf accumulator of a reduction), and a shared one costs a copy too:
+    // every use but the last writes into a copy of it. Each use gets its
+    // own fill of its own empty tensor instead.
+    SmallVector<linalg::FillOp> fills;
+    getOperation()->walk([&](linalg::FillOp f) {
+      if (f.hasPureTensorSemantics() && !f->hasOneUse() && !f->use_empty() &&
+          f.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+        fills.push_back(f);
+    });
+    for (linalg::FillOp f : fills) {
+      Operation *empty = f.getOutputs()[0].getDefiningOp();
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &u : f->getUses())
+        uses.push_back(&u);
+      for (OpOperand *u : uses) {
+        b.setInsertionPoint(u->getOwner());
+        IRMapping map;
+        map.map(empty->getResult(0), b.clone(*empty)->getResult(0));
+        // The fill now belongs to its user's computation (CSE may have
+        // kept the location of another one).
+        Operation *fill = b.clone(*f, map);
+        fill->setLoc(u->getOwner()->getLoc());
+        u->set(fill->getResult(0));
+      }
+      f->erase();
+      if (empty->use_empty())
+        empty->erase();
+    }
     SmallVector<tensor::EmptyOp> empties;
     getOperation()->walk([&](tensor::EmptyOp e) { empties.push_back(e); });
-    OpBuilder b(&getContext());
     for (tensor::EmptyOp e : empties) {
       if (e->hasOneUse() || e->use_empty())
         continue;

@@ -40,7 +40,8 @@ struct ZeroCPUTrackMemoryPass
     };
     WalkResult r = module.walk([&](Operation *op) {
       auto fn = op->getParentOfType<func::FuncOp>();
-      if (!fn || !fn->hasAttr(kEntryAttr))
+      // Kernels hold the buffers a loop allocates for each iteration.
+      if (!fn || !(fn->hasAttr(kEntryAttr) || fn->hasAttr(kKernelAttr)))
         return WalkResult::advance();
       if (auto a = dyn_cast<memref::AllocOp>(op)) {
         b.setInsertionPointAfter(op);

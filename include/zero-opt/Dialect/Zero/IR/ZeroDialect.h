@@ -46,6 +46,9 @@ constexpr llvm::StringLiteral kStopGradientAttr = "zero.stop_gradient";
 constexpr llvm::StringLiteral kUpdatesAttr = "zero.updates";
 /// Function attribute: a compiled step with a C ABI entry.
 constexpr llvm::StringLiteral kEntryAttr = "zero.entry";
+/// Function attribute: a kernel outlined from a step (zero-form-kernels),
+/// holding the name of the op it was formed around.
+constexpr llvm::StringLiteral kKernelAttr = "zero.kernel";
 /// Optimizer state of a parameter: which parameter and which state.
 constexpr llvm::StringLiteral kStateOfAttr = "zero.state_of";
 /// Argument attribute of a sharded tensor: {numel, shard, shape} of the

@@ -373,4 +373,34 @@ def ZeroTimelineReport : Pass<"zero-timeline-report", "ModuleOp"> {
   ];
 }
 
+def ZeroFormKernels : Pass<"zero-form-kernels", "ModuleOp"> {
+  let summary = "Outline each compute group into a kernel function and "
+                "deduplicate identical kernels";
+  let description = [{
+    Runs on buffer-level IR after the schedule and the memory plan, so that
+    allocations, collectives and the plan stay where they are. In every
+    function that is not itself a kernel, each compute group becomes a
+    private `func.func` marked `zero.kernel` and a `func.call` to it:
+      - a linalg op or `memref.copy`, together with a `linalg.fill` right
+        before it that initializes one of its outputs (a reduction's
+        accumulator);
+      - a loop or conditional (scf) whose body holds only compute: no
+        calls, no zero-dialect ops (collectives, waits, buckets); buffers
+        it allocates inside are its own.
+    The kernel takes the buffers and scalars the group uses, in order of
+    first use; scalar constants are cloned in. A strided buffer argument
+    that only linalg ops and copies use is passed with a dynamic offset, so
+    that the same op on different views of a flat buffer (parameters in a
+    gather bucket, one layer after another) is one kernel. Kernels that are
+    structurally identical (same body, same argument types) are merged:
+    the second layer of a transformer calls the first layer's kernels.
+    What remains in the step is allocation, views, scalar bookkeeping,
+    calls (kernels, BLAS, runtime) and the zero dialect's collectives.
+    Kernels carry `zero.kernel` (the root op's name), and the module
+    `zero.kernels = {formed, unique}`.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 #endif

@@ -10,6 +10,7 @@
 #define ZERO_OPT_DIALECT_ZERO_TRANSFORMS_PIPELINES_H
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Transforms/DeepSpeedDefaults.h"
 
 #include "mlir/Pass/PassOptions.h"
 
@@ -79,15 +80,15 @@ struct TrainingPipelineOptions
       *this, "persistence-threshold",
       llvm::cl::desc("Stage 3: smaller parameters stay replicated "
                      "(stage3_param_persistence_threshold)"),
-      llvm::cl::init(100000)};
+      llvm::cl::init(deepspeed::kPersistenceThreshold)};
   PassOptions::Option<int64_t> maxReuseDistance{
       *this, "max-reuse-distance",
       llvm::cl::desc("Stage 3: stage3_max_reuse_distance"),
-      llvm::cl::init(1000000000)};
+      llvm::cl::init(deepspeed::kMaxReuseDistance)};
   PassOptions::Option<int64_t> maxLiveParameters{
       *this, "max-live-parameters",
       llvm::cl::desc("Stage 3: stage3_max_live_parameters"),
-      llvm::cl::init(1000000000)};
+      llvm::cl::init(deepspeed::kMaxLiveParameters)};
 };
 
 /// What every imported model goes through: the model's own ONNX Gradient
@@ -100,13 +101,17 @@ void buildImportCleanup(OpPassManager &pm);
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 
-/// The communication schedule's settings (DeepSpeed's keys, in elements).
+/// The communication schedule's options (DeepSpeed's keys, in elements): a
+/// group that a target's pipeline options hold, so each target lowering
+/// takes the same option names and defaults.
 struct ScheduleOptions {
-  bool overlapComm = true;              ///< overlap_comm
-  int64_t reduceBucketSize = 500000000; ///< reduce_bucket_size
-  int64_t allgatherBucketSize = 500000000;
-  int64_t prefetchBucketSize = 50000000; ///< stage3_prefetch_bucket_size
-  int64_t maxLiveParameters = 1000000000; ///< stage3_max_live_parameters
+  explicit ScheduleOptions(mlir::detail::PassOptions &owner);
+
+  mlir::detail::PassOptions::Option<bool> overlapComm;
+  mlir::detail::PassOptions::Option<int64_t> reduceBucketSize;
+  mlir::detail::PassOptions::Option<int64_t> allgatherBucketSize;
+  mlir::detail::PassOptions::Option<int64_t> prefetchBucketSize;
+  mlir::detail::PassOptions::Option<int64_t> maxLiveParameters;
 };
 
 /// On the bufferized step: buckets, start/wait, waits at first use.
