@@ -55,12 +55,17 @@ def memory_bandwidth():
 
 def fit(points):
     """alpha: the median time of messages up to 1 KiB (latency-bound);
-    beta from a least-squares line through messages of 64 KiB and more
-    (bandwidth-bound). Points are (bytes sent, seconds)."""
+    beta from the slope through messages of 64 KiB and more
+    (bandwidth-bound), as the median of the slopes between every pair of
+    sizes (Theil-Sen): one size that falls off a cliff on a loaded virtual
+    machine (the largest messages here have taken 20x their trend) moves a
+    least-squares line, not the median. Points are (bytes sent, seconds)."""
     points = sorted(points)
     alpha = statistics.median(t for b, t in points if b <= 1024)
     big = [(b, t) for b, t in points if b >= 65536]
-    slope = np.polyfit([b for b, _ in big], [t for _, t in big], 1)[0]
+    slopes = [(t2 - t1) / (b2 - b1) for i, (b1, t1) in enumerate(big)
+              for b2, t2 in big[i + 1:] if b2 > b1]
+    slope = statistics.median(slopes)
     return alpha, 1.0 / slope if slope > 0 else float("inf")
 
 

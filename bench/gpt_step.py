@@ -30,6 +30,20 @@ import export_models  # noqa: E402
 V, D, H, L, T, B = 512, 256, 4, 4, 64, 8
 
 
+def export(model, tokens, targets, folder):
+    """FOLDER/gpt.onnx (the training graph, micro-batch B) and
+    FOLDER/data.npz; returns the model's path."""
+    onnx_path = os.path.join(folder, "gpt.onnx")
+    torch.onnx.export(model, (tokens[:B], targets[:B]), onnx_path,
+                      input_names=["tokens", "targets"],
+                      output_names=["loss", "logits"], opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    np.savez(os.path.join(folder, "data.npz"), tokens=tokens.numpy(),
+             targets=targets.numpy())
+    return onnx_path
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -47,14 +61,7 @@ def main():
     targets = torch.randint(0, V, (n, T), generator=gen)
     bindir = os.path.join(os.path.abspath(args.build), "bin")
     with tempfile.TemporaryDirectory(prefix="zero-bench-") as tmp:
-        onnx_path = os.path.join(tmp, "gpt.onnx")
-        torch.onnx.export(model, (tokens[:B], targets[:B]), onnx_path,
-                          input_names=["tokens", "targets"],
-                          output_names=["loss", "logits"], opset_version=17,
-                          training=torch.onnx.TrainingMode.TRAINING,
-                          do_constant_folding=False)
-        np.savez(os.path.join(tmp, "data.npz"), tokens=tokens.numpy(),
-                 targets=targets.numpy())
+        onnx_path = export(model, tokens, targets, tmp)
         out = os.path.join(tmp, "out")
         t0 = time.time()
         subprocess.run([os.path.join(bindir, "zero-opt"), onnx_path, "-o", out,

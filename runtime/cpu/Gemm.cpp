@@ -35,12 +35,14 @@ extern "C" void zero_rt_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
                               int64_t a, int64_t aOff, int64_t aSB, int64_t aSM,
                               int64_t aSK, int64_t b, int64_t bOff, int64_t bSB,
                               int64_t bSK, int64_t bSN, int64_t c, int64_t cOff,
-                              int64_t cSB, int64_t cSM, int64_t cSN) {
+                              int64_t cSB, int64_t cSM, int64_t cSN,
+                              int64_t accumulate) {
   const float *A = reinterpret_cast<const float *>(a) + aOff;
   const float *B = reinterpret_cast<const float *>(b) + bOff;
   float *C = reinterpret_cast<float *>(c) + cOff;
   if (m == 0 || n == 0)
     return;
+  const float beta = accumulate ? 1.0f : 0.0f;
   Layout la = layoutOf(m, k, aSM, aSK), lb = layoutOf(k, n, bSK, bSN);
   Layout lc = layoutOf(m, n, cSM, cSN);
   std::vector<float> pa, pb, pc;
@@ -61,14 +63,17 @@ extern "C" void zero_rt_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
     if (lc.ok && !lc.trans) {
       cblas_sgemm(CblasRowMajor, ua.trans ? CblasTrans : CblasNoTrans,
                   ub.trans ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, Ai,
-                  ua.ld, Bi, ub.ld, 1.0f, Ci, lc.ld);
+                  ua.ld, Bi, ub.ld, beta, Ci, lc.ld);
       continue;
     }
-    // A strided or transposed result: accumulate through a dense copy.
-    pack(Ci, m, n, cSM, cSN, pc);
+    // A strided or transposed result: through a dense copy.
+    if (accumulate)
+      pack(Ci, m, n, cSM, cSN, pc);
+    else
+      pc.resize(m * n);
     cblas_sgemm(CblasRowMajor, ua.trans ? CblasTrans : CblasNoTrans,
                 ub.trans ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, Ai, ua.ld,
-                Bi, ub.ld, 1.0f, pc.data(), n);
+                Bi, ub.ld, beta, pc.data(), n);
     for (int64_t r = 0; r < m; ++r)
       for (int64_t col = 0; col < n; ++col)
         Ci[r * cSM + col * cSN] = pc[r * n + col];

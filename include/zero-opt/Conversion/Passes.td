@@ -8,11 +8,15 @@ def ZeroLinalgToBLAS : Pass<"zero-linalg-to-blas", "ModuleOp"> {
   let summary = "Call the runtime's BLAS kernel for f32 matmuls";
   let description = [{
     Replaces `linalg.matmul` and `linalg.batch_matmul` on static f32
-    memrefs (without user-defined indexing maps) with calls to
-    `zero_rt_sgemm`, which the runtime implements with OpenBLAS. Each
-    operand travels as its aligned base pointer, offset and batch, row and
-    column strides (a rank-2 operand has batch stride 0), so views such as
-    transposes and slices are passed as they are, without a copy.
+    memrefs with calls to `zero_rt_sgemm`, which the runtime implements
+    with OpenBLAS. Their indexing maps are the default ones, or read A or
+    B transposed (`zero-fold-transposes-into-matmuls`): such an operand is
+    passed with its two inner strides swapped. Each operand travels as its
+    aligned base pointer, offset and batch, row and column strides (a
+    rank-2 operand has batch stride 0), so views such as transposes and
+    slices are passed as they are, without a copy. A `linalg.fill` of
+    zeros into C right before the matmul (nothing touching memory in
+    between) is dropped, and BLAS writes C without reading it.
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];

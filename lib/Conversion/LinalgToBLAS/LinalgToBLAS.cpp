@@ -8,10 +8,12 @@
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Conversion/Passes.h"
 #include "zero-opt/Conversion/RuntimeFunctions.h"
+#include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROLINALGTOBLAS
@@ -22,9 +24,10 @@ using namespace mlir;
 
 
 /// Appends pointer, offset and the three strides of a rank-2 or rank-3 view
-/// (a rank-2 view gets batch stride 0).
+/// (a rank-2 view gets batch stride 0); `transposed` swaps the two inner
+/// strides, so BLAS reads the stored operand as its transpose.
 static void appendOperand(OpBuilder &b, Location loc, Value memref,
-                          SmallVectorImpl<Value> &args) {
+                          bool transposed, SmallVectorImpl<Value> &args) {
   auto i64 = b.getI64Type();
   auto toI64 = [&](Value v) {
     return arith::IndexCastOp::create(b, loc, i64, v).getResult();
@@ -33,11 +36,31 @@ static void appendOperand(OpBuilder &b, Location loc, Value memref,
   Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   args.push_back(toI64(ptr));
   args.push_back(toI64(md.getOffset()));
-  auto strides = md.getStrides();
+  SmallVector<Value> strides(md.getStrides());
+  if (transposed)
+    std::swap(strides[strides.size() - 2], strides.back());
   if (strides.size() == 2)
     args.push_back(arith::ConstantIntOp::create(b, loc, i64, 0));
   for (Value s : strides)
     args.push_back(toI64(s));
+}
+
+/// The `linalg.fill` of zeros into `c` that the GEMM `op` would
+/// accumulate onto, when nothing between them touches memory: BLAS then
+/// writes C without reading it (beta = 0) and the fill goes.
+static linalg::FillOp zeroFillBefore(Operation *op, Value c) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+      if (fill.getOutputs().front() != c)
+        return {};
+      auto cst = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
+      auto value = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+      return value && value.getValue().isZero() ? fill : linalg::FillOp();
+    }
+    if (!isMemoryEffectFree(prev))
+      return {};
+  }
+  return {};
 }
 
 static bool isF32Memref(Value v, unsigned rank) {
@@ -51,26 +74,16 @@ struct ZeroLinalgToBLASPass
     : zero::impl::ZeroLinalgToBLASBase<ZeroLinalgToBLASPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<linalg::LinalgOp> gemms;
+    SmallVector<std::pair<linalg::LinalgOp, zero::GemmTransposes>> gemms;
     module.walk([&](linalg::LinalgOp op) {
-      unsigned rank;
-      if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
-        if (mm.hasUserDefinedMaps())
-          return;
-        rank = 2;
-      } else if (auto bmm =
-                     dyn_cast<linalg::BatchMatmulOp>(op.getOperation())) {
-        if (bmm.hasUserDefinedMaps())
-          return;
-        rank = 3;
-      } else {
+      auto transposed = zero::getGemmTransposes(op);
+      if (!transposed || !op.hasPureBufferSemantics() ||
+          op->getNumOperands() != 3)
         return;
-      }
-      if (!op.hasPureBufferSemantics() || op->getNumOperands() != 3)
-        return;
+      unsigned rank = isa<linalg::MatmulOp>(op.getOperation()) ? 2 : 3;
       if (llvm::all_of(op->getOperands(),
                        [&](Value v) { return isF32Memref(v, rank); }))
-        gemms.push_back(op);
+        gemms.push_back({op, *transposed});
     });
     if (gemms.empty())
       return;
@@ -81,23 +94,23 @@ struct ZeroLinalgToBLASPass
         zero::lookupOrDeclareRuntimeFunction(module,
                                              zero::RuntimeFunction::Sgemm);
 
-    for (linalg::LinalgOp op : gemms) {
+    for (auto [op, transposed] : gemms) {
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
-      Value a = op->getOperand(0), bm = op->getOperand(1),
-            c = op->getOperand(2);
-      auto ct = cast<MemRefType>(c.getType());
-      auto at = cast<MemRefType>(a.getType());
-      int64_t batch = ct.getRank() == 3 ? ct.getDimSize(0) : 1;
-      int64_t m = ct.getDimSize(ct.getRank() - 2);
-      int64_t n = ct.getDimSize(ct.getRank() - 1);
-      int64_t k = at.getDimSize(at.getRank() - 1);
+      // Loops are (m, n, k), or (batch, m, n, k), whatever the maps.
+      SmallVector<int64_t> loops = op.getStaticLoopRanges();
+      if (loops.size() == 3)
+        loops.insert(loops.begin(), 1);
       SmallVector<Value> args;
-      for (int64_t d : {batch, m, n, k})
+      for (int64_t d : loops)
         args.push_back(arith::ConstantIntOp::create(b, loc, i64, d));
-      appendOperand(b, loc, a, args);
-      appendOperand(b, loc, bm, args);
-      appendOperand(b, loc, c, args);
+      appendOperand(b, loc, op->getOperand(0), transposed.a, args);
+      appendOperand(b, loc, op->getOperand(1), transposed.b, args);
+      appendOperand(b, loc, op->getOperand(2), false, args);
+      linalg::FillOp fill = zeroFillBefore(op, op->getOperand(2));
+      args.push_back(arith::ConstantIntOp::create(b, loc, i64, fill ? 0 : 1));
+      if (fill)
+        fill->erase();
       func::CallOp::create(b, loc, callee, args);
       op->erase();
     }

@@ -29,6 +29,7 @@ void cpu::buildCPUMemoryPlan(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createZeroCPUFuseElementwise());
   pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createZeroFoldTransposesIntoMatmuls());
   pm.addPass(createZeroCPUPrepareEntries());
   pm.addNestedPass<func::FuncOp>(createZeroCPUSplitEmptyTensors());
   // Identity layouts at function boundaries so the entry can take plain

@@ -11,7 +11,7 @@ func.func @batch(%a: memref<2x3x4xf32>, %b: memref<2x4x5xf32>, %c: memref<2x3x5x
   linalg.batch_matmul ins(%a, %b : memref<2x3x4xf32>, memref<2x4x5xf32>) outs(%c : memref<2x3x5xf32>)
   return
 }
-// CHECK: func.func private @zero_rt_sgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK: func.func private @zero_rt_sgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
 
 // -----
 
@@ -31,10 +31,79 @@ func.func @strided(%a: memref<3x4xf32, strided<[1, 3]>>, %b: memref<4x5xf32>, %c
 // CHECK-LABEL: func.func @untouched
 // CHECK: linalg.matmul ins(%{{.*}} : memref<3x4xf64>, memref<4x5xf64>)
 // CHECK: linalg.matmul ins(%{{.*}} : tensor<3x4xf32>, tensor<4x5xf32>)
-// CHECK-NOT: zero_rt_sgemm
+// CHECK-NOT: call @zero_rt_sgemm
 func.func @untouched(%a: memref<3x4xf64>, %b: memref<4x5xf64>, %c: memref<3x5xf64>,
                      %ta: tensor<3x4xf32>, %tb: tensor<4x5xf32>, %tc: tensor<3x5xf32>) -> tensor<3x5xf32> {
   linalg.matmul ins(%a, %b : memref<3x4xf64>, memref<4x5xf64>) outs(%c : memref<3x5xf64>)
   %r = linalg.matmul ins(%ta, %tb : tensor<3x4xf32>, tensor<4x5xf32>) outs(%tc : tensor<3x5xf32>) -> tensor<3x5xf32>
   return %r : tensor<3x5xf32>
+}
+
+// -----
+
+// An operand read through a transposed map (zero-fold-transposes-into-matmuls)
+// is passed with its two inner strides swapped: BLAS reads it as stored.
+// m, n, k come from the loops, not from the transposed operand's shape.
+// CHECK-LABEL: func.func @transposed_maps
+// CHECK-SAME: (%[[A:.*]]: memref<1x4x8xf32>, %[[B:.*]]: memref<1x6x4xf32>, %[[C:.*]]: memref<1x8x6xf32>)
+// CHECK-DAG: %{{.*}}, %{{.*}}, %{{.*}}:3, %[[AS:.*]]:3 = memref.extract_strided_metadata %[[A]]
+// CHECK-DAG: %{{.*}}, %{{.*}}, %{{.*}}:3, %[[BS:.*]]:3 = memref.extract_strided_metadata %[[B]]
+// CHECK-DAG: %[[AS0:.*]] = arith.index_cast %[[AS]]#0
+// CHECK-DAG: %[[AS2:.*]] = arith.index_cast %[[AS]]#2
+// CHECK-DAG: %[[AS1:.*]] = arith.index_cast %[[AS]]#1
+// CHECK-DAG: %[[BS2:.*]] = arith.index_cast %[[BS]]#2
+// CHECK-DAG: %[[BS1:.*]] = arith.index_cast %[[BS]]#1
+// CHECK: call @zero_rt_sgemm(%c1_i64, %c8_i64, %c6_i64, %c4_i64, %{{.*}}, %{{.*}}, %[[AS0]], %[[AS2]], %[[AS1]], %{{.*}}, %{{.*}}, %{{.*}}, %[[BS2]], %[[BS1]],
+// CHECK-NOT: linalg.batch_matmul
+func.func @transposed_maps(%a: memref<1x4x8xf32>, %b: memref<1x6x4xf32>, %c: memref<1x8x6xf32>) {
+  linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+    ins(%a, %b : memref<1x4x8xf32>, memref<1x6x4xf32>) outs(%c : memref<1x8x6xf32>)
+  return
+}
+
+// -----
+
+// Any other map (a broadcast operand) is not a BLAS call.
+// CHECK-LABEL: func.func @broadcast_map
+// CHECK: linalg.matmul
+// CHECK-NOT: call @zero_rt_sgemm
+func.func @broadcast_map(%a: memref<4xf32>, %b: memref<4x6xf32>, %c: memref<8x6xf32>) {
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+    ins(%a, %b : memref<4xf32>, memref<4x6xf32>) outs(%c : memref<8x6xf32>)
+  return
+}
+
+// -----
+
+// C filled with zeros right before the matmul: BLAS writes C without
+// reading it (the last argument, accumulate, is 0) and the fill goes. A
+// fill of another value, or one with a memory access in between, stays
+// and the call accumulates.
+// (The printer names an i64 constant after its value: %c0_i64, %c0_i64_12.)
+// CHECK-LABEL: func.func @zero_fill
+// CHECK-NOT: linalg.fill
+// CHECK: call @zero_rt_sgemm({{.*}}, %c0_i64{{(_[0-9]+)?}}) :
+// CHECK-LABEL: func.func @other_fills
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<3x5xf32>)
+// CHECK: call @zero_rt_sgemm({{.*}}, %c1_i64{{(_[0-9]+)?}}) :
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<3x5xf32>)
+// CHECK: memref.store
+// CHECK: call @zero_rt_sgemm({{.*}}, %c1_i64{{(_[0-9]+)?}}) :
+func.func @zero_fill(%a: memref<3x4xf32>, %b: memref<4x5xf32>, %c: memref<3x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<3x5xf32>)
+  %v = memref.subview %a[0, 0] [3, 4] [1, 1] : memref<3x4xf32> to memref<3x4xf32, strided<[4, 1]>>
+  linalg.matmul ins(%v, %b : memref<3x4xf32, strided<[4, 1]>>, memref<4x5xf32>) outs(%c : memref<3x5xf32>)
+  return
+}
+func.func @other_fills(%a: memref<3x4xf32>, %b: memref<4x5xf32>, %c: memref<3x5xf32>) {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %i = arith.constant 0 : index
+  linalg.fill ins(%one : f32) outs(%c : memref<3x5xf32>)
+  linalg.matmul ins(%a, %b : memref<3x4xf32>, memref<4x5xf32>) outs(%c : memref<3x5xf32>)
+  linalg.fill ins(%zero : f32) outs(%c : memref<3x5xf32>)
+  memref.store %one, %c[%i, %i] : memref<3x5xf32>
+  linalg.matmul ins(%a, %b : memref<3x4xf32>, memref<4x5xf32>) outs(%c : memref<3x5xf32>)
+  return
 }

@@ -378,16 +378,14 @@ private:
   /// A matmul or batch matmul: 2bmnk FLOPs at the matmul peak, against its
   /// operands' bytes.
   OpCost gemmCost(linalg::LinalgOp op) const {
-    auto a = cast<ShapedType>(op->getOperand(0).getType());
-    auto c = cast<ShapedType>(op->getOperand(2).getType());
-    int64_t rank = c.getRank();
-    double b = rank == 3 ? c.getDimSize(0) : 1;
-    double m = c.getDimSize(rank - 2), n = c.getDimSize(rank - 1);
-    double k = a.getDimSize(a.getRank() - 1);
+    // The loops are (batch,) m, n, k, whichever operand is read transposed.
+    double iterations = 1;
+    for (int64_t size : op.getStaticLoopRanges())
+      iterations *= size;
     double bytes = 0;
     for (Value v : op->getOperands())
       bytes += memrefBytes(v);
-    return roofline(2 * b * m * n * k, bytes, matmulPeak);
+    return roofline(2 * iterations, bytes, matmulPeak);
   }
 
   /// A collective started by `op`; `sync` when it completes where it

@@ -373,6 +373,27 @@ def ZeroTimelineReport : Pass<"zero-timeline-report", "ModuleOp"> {
   ];
 }
 
+def ZeroFoldTransposesIntoMatmuls
+    : Pass<"zero-fold-transposes-into-matmuls", "func::FuncOp"> {
+  let summary = "Read transposed matmul operands in place instead of "
+                "materializing the transpose";
+  let description = [{
+    The backward pass of `Y = X W` computes `X^T dY` and `dY W^T`; imported
+    and differentiated graphs spell those as a `linalg.transpose` feeding
+    a `linalg.matmul` or `linalg.batch_matmul`. On tensors, this pass
+    rewrites such a matmul to read the transpose's input through a
+    transposed indexing map (upstream's `indexing_maps` on named matmuls),
+    when the transpose swaps the two innermost dimensions and leaves any
+    batch dimension alone, up to dimensions of size 1 (the operand is then
+    the transpose's input reshaped, a view). The transpose then has no
+    buffer of its own once
+    it has no other use, and a BLAS library reads the operand as stored
+    (its transpose flag), as `zero-linalg-to-blas` passes it.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def ZeroFormKernels : Pass<"zero-form-kernels", "ModuleOp"> {
   let summary = "Outline each compute group into a kernel function and "
                 "deduplicate identical kernels";

@@ -1,0 +1,36 @@
+//===- MatmulLayout.h - matmuls that read operands transposed ---*- C++ -*-===//
+//
+// `zero-fold-transposes-into-matmuls` writes, and `zero-linalg-to-blas`
+// reads, matmuls whose indexing maps are the default ones except that A or
+// B is read with its innermost pair swapped: a GEMM with transpose flags.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_OPT_DIALECT_ZERO_UTILS_MATMULLAYOUT_H
+#define ZERO_OPT_DIALECT_ZERO_UTILS_MATMULLAYOUT_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+
+namespace mlir::zero {
+
+/// `map` with its two last results swapped.
+AffineMap swapInnermostResults(AffineMap map);
+
+/// Which operands a `linalg.matmul` or `linalg.batch_matmul` reads
+/// transposed.
+struct GemmTransposes {
+  bool a = false, b = false;
+};
+
+/// The transposes of `op`, or nothing when it is not a matmul or batch
+/// matmul whose maps are the default ones up to swapping the innermost pair
+/// of A or B.
+std::optional<GemmTransposes> getGemmTransposes(linalg::LinalgOp op);
+
+/// The default maps of `op`'s kind with the given operands transposed.
+SmallVector<AffineMap> getGemmMaps(linalg::LinalgOp op, GemmTransposes t);
+
+} // namespace mlir::zero
+
+#endif // ZERO_OPT_DIALECT_ZERO_UTILS_MATMULLAYOUT_H

@@ -1,0 +1,47 @@
+//===- MatmulLayout.cpp - matmuls that read operands transposed -*- C++ -*-===//
+#include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
+
+using namespace mlir;
+
+AffineMap zero::swapInnermostResults(AffineMap map) {
+  SmallVector<AffineExpr> results(map.getResults());
+  std::swap(results[results.size() - 2], results.back());
+  return AffineMap::get(map.getNumDims(), map.getNumSymbols(), results,
+                        map.getContext());
+}
+
+static SmallVector<AffineMap> defaultMaps(linalg::LinalgOp op) {
+  if (isa<linalg::MatmulOp>(op.getOperation()))
+    return linalg::MatmulOp::getDefaultIndexingMaps(op->getContext());
+  if (isa<linalg::BatchMatmulOp>(op.getOperation()))
+    return linalg::BatchMatmulOp::getDefaultIndexingMaps(op->getContext());
+  return {};
+}
+
+std::optional<zero::GemmTransposes>
+zero::getGemmTransposes(linalg::LinalgOp op) {
+  SmallVector<AffineMap> defaults = defaultMaps(op);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (defaults.empty() || maps.size() != 3 || maps[2] != defaults[2])
+    return std::nullopt;
+  bool transposed[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    if (maps[i] == defaults[i])
+      transposed[i] = false;
+    else if (maps[i] == swapInnermostResults(defaults[i]))
+      transposed[i] = true;
+    else
+      return std::nullopt;
+  }
+  return GemmTransposes{transposed[0], transposed[1]};
+}
+
+SmallVector<AffineMap> zero::getGemmMaps(linalg::LinalgOp op,
+                                         GemmTransposes t) {
+  SmallVector<AffineMap> maps = defaultMaps(op);
+  if (t.a)
+    maps[0] = swapInnermostResults(maps[0]);
+  if (t.b)
+    maps[1] = swapInnermostResults(maps[1]);
+  return maps;
+}
