@@ -48,7 +48,12 @@ def make_model():
 def ddp_rank(rank, init, tokens, targets, steps, warmup, result):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=init, rank=rank, world_size=N)
-    model = torch.nn.parallel.DistributedDataParallel(make_model().train())
+    module = make_model().train()
+    # The causal mask is a constant bool buffer, which gloo cannot broadcast.
+    DDP = torch.nn.parallel.DistributedDataParallel
+    DDP._set_params_and_buffers_to_ignore_for_model(
+        module, [n for n, b in module.named_buffers() if b.dtype == torch.bool])
+    model = DDP(module)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     times = []
     for s in range(steps + warmup):

@@ -75,11 +75,12 @@ struct HostTarget {
   }
 
   /// A target machine of its own for each compile thread.
-  std::unique_ptr<llvm::TargetMachine> machine() const {
+  std::unique_ptr<llvm::TargetMachine>
+  machine(llvm::CodeGenOptLevel level) const {
     llvm::TargetOptions options;
     return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
         triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
-        llvm::CodeGenOptLevel::Aggressive));
+        level));
   }
 };
 
@@ -93,6 +94,15 @@ struct Part {
   std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::Module> llvmModule;
   std::string error;
+  /// The step functions: straight-line calls to kernels, BLAS and the
+  /// runtime, thousands of them in a deep model. Optimizing them buys
+  /// nothing and scheduling one huge block costs more than every kernel
+  /// together, so they get LLVM's fast path (-O0 instruction selection).
+  bool isStep = false;
+
+  unsigned optLevel(unsigned requested) const {
+    return isStep ? 0 : requested;
+  }
 };
 } // namespace
 
@@ -351,9 +361,10 @@ llvm::Error zero::cpu::emitSharedLibrary(ModuleOp module, StringRef soPath,
     parts = splitKernels(module);
     Part rest;
     rest.module = module;
+    rest.isStep = true;
     parts.push_back(std::move(rest));
     for (auto [i, part] : llvm::enumerate(parts)) {
-      part.key = partKey(part.module, *host, options.optLevel);
+      part.key = partKey(part.module, *host, part.optLevel(options.optLevel));
       if (!options.cacheDir.empty()) {
         llvm::SmallString<256> p(options.cacheDir);
         llvm::sys::path::append(p, part.key + ".o");
@@ -391,14 +402,16 @@ llvm::Error zero::cpu::emitSharedLibrary(ModuleOp module, StringRef soPath,
       if (part.cached)
         continue;
       pool.async([&part, &host, &options, &objDir] {
-        std::unique_ptr<llvm::TargetMachine> tm = host->machine();
+        unsigned level = part.optLevel(options.optLevel);
+        std::unique_ptr<llvm::TargetMachine> tm =
+            host->machine(level ? llvm::CodeGenOptLevel::Aggressive
+                                : llvm::CodeGenOptLevel::None);
         if (!tm) {
           part.error = "cannot create a target machine";
           return;
         }
         part.llvmModule->setDataLayout(tm->createDataLayout());
-        auto transformer =
-            makeOptimizingTransformer(options.optLevel, 0, tm.get());
+        auto transformer = makeOptimizingTransformer(level, 0, tm.get());
         if (llvm::Error e = transformer(part.llvmModule.get())) {
           part.error = llvm::toString(std::move(e));
           return;

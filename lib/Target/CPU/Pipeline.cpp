@@ -60,6 +60,8 @@ void cpu::buildCPULowering(OpPassManager &pm,
   buildCPUMemoryPlan(pm, options);
   pm.addPass(createZeroLinalgToBLAS());
   pm.addPass(createZeroFormKernels());
+  pm.addPass(createZeroCPUKernelNoAlias());
+  pm.addNestedPass<func::FuncOp>(createZeroCPUReassociateReductions());
   pm.addPass(createConvertZeroToRuntime());
   pm.addPass(createZeroCPUTrackMemory());
   pm.addPass(createZeroCPUEntryPoint());
@@ -72,6 +74,7 @@ void cpu::buildCPULowering(OpPassManager &pm,
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createZeroCPUApplyNoAlias());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }

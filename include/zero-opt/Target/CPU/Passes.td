@@ -121,8 +121,8 @@ def ZeroCPUApproximateMath
   let summary = "exp, tanh and erf on f32 as polynomials that vectorize";
   let description = [{
     A call to libm inside a loop keeps LLVM from vectorizing it. The f32
-    forms of `math.exp`, `math.log`, `math.tanh` and `math.erf` become
-    upstream's polynomial approximations (range reduction, a minimax
+    forms of `math.exp`, `math.tanh` and `math.erf` become upstream's
+    polynomial approximations (range reduction, a minimax
     polynomial, bit manipulation of the exponent), plain arithmetic that
     vectorizes with the loop around it. Results of exp that would be
     subnormal flush to zero. `math.log` and f64 keep libm (upstream's log
@@ -135,3 +135,52 @@ def ZeroCPUApproximateMath
 }
 
 #endif
+
+def ZeroCPUReassociateReductions
+    : Pass<"zero-cpu-reassociate-reductions", "func::FuncOp"> {
+  let summary = "Let floating-point reductions be reordered so that they "
+                "vectorize";
+  let description = [{
+    A floating-point sum in loop order is a chain of dependent additions
+    that LLVM may not split into vector lanes. On every linalg op with a
+    reduction iterator, the floating-point op that combines a value into
+    an output's accumulator (the yielded value computed from the output's
+    block argument) gets the `reassoc` fast-math flag, as vectorized
+    reductions in BLAS and PyTorch reorder their sums. Nothing else
+    changes: no other fast-math assumption (no NaN, no infinity, contraction)
+    is made.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
+def ZeroCPUKernelNoAlias : Pass<"zero-cpu-kernel-noalias", "ModuleOp"> {
+  let summary = "Mark kernel buffer arguments that never alias another "
+                "argument as `llvm.noalias`";
+  let description = [{
+    Without alias information, LLVM keeps a reduction's accumulator in
+    memory, storing it on every iteration in case the output overlaps an
+    input, and vectorizes loops only behind run-time overlap checks. For
+    each `zero.kernel` function, a memref argument is marked `llvm.noalias`
+    when, at every call, the buffer it is a view of differs from that of
+    every other memref argument, and at least one of the two is an
+    allocation of the caller (function arguments of the step may alias
+    each other as far as this pass knows; an in-place op passes the same
+    buffer twice and is left alone). convert-func-to-llvm drops attributes
+    of arguments that expand into several (a memref descriptor), so the
+    kernel also records the LLVM parameters concerned, the descriptors'
+    aligned pointers, in `zero.noalias_params`, for
+    `zero-cpu-apply-noalias`.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def ZeroCPUApplyNoAlias : Pass<"zero-cpu-apply-noalias", "ModuleOp"> {
+  let summary = "Mark the LLVM parameters listed in `zero.noalias_params` "
+                "`llvm.noalias`";
+  let description = [{
+    Runs after conversion to the LLVM dialect: each `llvm.func` carrying
+    `zero.noalias_params` (from `zero-cpu-kernel-noalias`) gets
+    `llvm.noalias` on those pointer parameters, and the list goes.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}

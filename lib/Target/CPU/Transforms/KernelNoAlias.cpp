@@ -1,0 +1,100 @@
+//===- KernelNoAlias.cpp - alias facts for kernel arguments -----*- C++ -*-===//
+//
+// The caller knows which buffers a kernel's arguments are views of; the
+// kernel, compiled alone, does not. Passing that on as `llvm.noalias` lets
+// LLVM keep accumulators in registers and vectorize without run-time
+// overlap checks.
+//
+//===----------------------------------------------------------------------===//
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Target/CPU/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::zero::cpu {
+#define GEN_PASS_DEF_ZEROCPUKERNELNOALIAS
+#include "zero-opt/Target/CPU/Passes.h.inc"
+} // namespace mlir::zero::cpu
+
+using namespace mlir;
+
+namespace {
+
+/// The buffer `v` is a view of.
+Value rootBuffer(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// Whether two root buffers may overlap: the same buffer, or two the
+/// caller did not allocate itself.
+bool mayAlias(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto allocated = [](Value v) {
+    return v.getDefiningOp<memref::AllocOp>() ||
+           v.getDefiningOp<memref::AllocaOp>();
+  };
+  return !allocated(a) && !allocated(b);
+}
+
+struct ZeroCPUKernelNoAliasPass
+    : zero::cpu::impl::ZeroCPUKernelNoAliasBase<ZeroCPUKernelNoAliasPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTableCollection symbols;
+    SymbolUserMap users(symbols, module);
+    for (auto kernel : module.getOps<func::FuncOp>()) {
+      if (!kernel->hasAttr(zero::kKernelAttr) || kernel.isExternal())
+        continue;
+      unsigned n = kernel.getNumArguments();
+      SmallVector<bool> noAlias(n, false);
+      for (unsigned i = 0; i < n; ++i)
+        noAlias[i] = isa<MemRefType>(kernel.getArgument(i).getType());
+      ArrayRef<Operation *> calls = users.getUsers(kernel);
+      for (Operation *user : calls) {
+        auto call = dyn_cast<func::CallOp>(user);
+        if (!call) {
+          noAlias.assign(n, false);
+          break;
+        }
+        SmallVector<Value> roots;
+        for (Value operand : call.getOperands())
+          roots.push_back(isa<MemRefType>(operand.getType())
+                              ? rootBuffer(operand)
+                              : Value());
+        for (unsigned i = 0; i < n; ++i)
+          for (unsigned j = 0; j < n && noAlias[i]; ++j)
+            if (i != j && roots[i] && roots[j] && mayAlias(roots[i], roots[j]))
+              noAlias[i] = false;
+      }
+      if (calls.empty())
+        continue;
+      // convert-func-to-llvm drops argument attributes of memrefs, which
+      // expand into a descriptor's fields; record which LLVM parameters
+      // get `noalias` once expanded: the aligned pointer, the one loads
+      // and stores go through (the allocated pointer, equal to it, is not
+      // accessed, and marking both would claim they differ).
+      SmallVector<int64_t> params;
+      int64_t position = 0;
+      for (unsigned i = 0; i < n; ++i) {
+        auto type = dyn_cast<MemRefType>(kernel.getArgument(i).getType());
+        if (noAlias[i]) {
+          kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                            UnitAttr::get(&getContext()));
+          params.push_back(position + 1);
+        }
+        position += type ? 3 + 2 * type.getRank() : 1;
+      }
+      if (!params.empty())
+        kernel->setAttr(zero::cpu::kNoAliasParamsAttr,
+                        DenseI64ArrayAttr::get(&getContext(), params));
+    }
+  }
+};
+} // namespace

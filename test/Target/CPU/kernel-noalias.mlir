@@ -1,0 +1,49 @@
+// RUN: zero-opt %s --zero-cpu-kernel-noalias --split-input-file | FileCheck %s
+// RUN: zero-opt %s --zero-cpu-kernel-noalias --convert-to-llvm --zero-cpu-apply-noalias --split-input-file | FileCheck %s --check-prefix=LLVM
+
+// Input a step argument, output an allocation of the step: neither can
+// overlap the other. After conversion, the descriptors' aligned pointers
+// (parameters 1 and 8: a rank-2 memref expands to 7 values) are noalias.
+// CHECK-LABEL: func.func private @kernel_sum
+// CHECK-SAME: (%{{.*}}: memref<4x8xf32> {llvm.noalias}, %{{.*}}: memref<4xf32> {llvm.noalias})
+// CHECK-SAME: zero.noalias_params = array<i64: 1, 8>
+// LLVM-LABEL: llvm.func @kernel_sum
+// LLVM-SAME: (%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.noalias},
+// LLVM-NOT: zero.noalias_params
+func.func private @kernel_sum(%a: memref<4x8xf32>, %c: memref<4xf32>) attributes {zero.kernel = "linalg.generic"} {
+  return
+}
+func.func @step(%arg: memref<4x8xf32>) {
+  %c = memref.alloc() : memref<4xf32>
+  call @kernel_sum(%arg, %c) : (memref<4x8xf32>, memref<4xf32>) -> ()
+  memref.dealloc %c : memref<4xf32>
+  return
+}
+
+// -----
+
+// In place (the same buffer twice), two views of one allocation, or two
+// step arguments: no noalias, at any call of a shared kernel.
+// CHECK-LABEL: func.func private @kernel_add
+// CHECK-NOT: llvm.noalias
+// CHECK-NOT: zero.noalias_params
+// CHECK-LABEL: func.func private @kernel_copy
+// CHECK-NOT: llvm.noalias
+// CHECK-LABEL: func.func @calls
+func.func private @kernel_add(%a: memref<4xf32, strided<[1], offset: ?>>, %b: memref<4xf32, strided<[1], offset: ?>>) attributes {zero.kernel = "linalg.generic"} {
+  return
+}
+func.func private @kernel_copy(%a: memref<4xf32>, %b: memref<4xf32>) attributes {zero.kernel = "memref.copy"} {
+  return
+}
+func.func @calls(%x: memref<4xf32>, %y: memref<4xf32>) {
+  %buf = memref.alloc() : memref<8xf32>
+  %lo = memref.subview %buf[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  %hi = memref.subview %buf[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  %l = memref.cast %lo : memref<4xf32, strided<[1]>> to memref<4xf32, strided<[1], offset: ?>>
+  %h = memref.cast %hi : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32, strided<[1], offset: ?>>
+  call @kernel_add(%l, %h) : (memref<4xf32, strided<[1], offset: ?>>, memref<4xf32, strided<[1], offset: ?>>) -> ()
+  call @kernel_copy(%x, %y) : (memref<4xf32>, memref<4xf32>) -> ()
+  memref.dealloc %buf : memref<8xf32>
+  return
+}
