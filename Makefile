@@ -13,13 +13,13 @@ APT_PACKAGES := \
   cmake ninja-build ccache pkg-config \
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata \
   libopenblas-dev libzip-dev libopenmpi-dev openmpi-bin \
-  python3-torch python3-onnx python3-numpy
+  python3-torch python3-torchvision python3-onnx python3-numpy
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all setup build test demo clean \
         test-lit test-conformance test-parity test-train test-zero test-memory \
-        test-fuzz test-runtime
+        test-fuzz test-runtime test-zoo
 
 all: build
 
@@ -53,8 +53,8 @@ $(BUILD)/build.ninja: | .setup.stamp
 build: $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j$(JOBS)
 
-test: build setup test-runtime test-lit test-conformance test-parity test-train test-zero \
-      test-memory test-fuzz
+test: build setup test-runtime test-lit test-conformance test-parity test-train test-zoo \
+      test-zero test-memory test-fuzz
 	@echo "make test: all suites passed"
 
 test-lit: build
@@ -80,6 +80,9 @@ test-parity: build setup
 test-train: build setup
 	$(PYTHON) test/e2e/train_parity.py --build $(BUILD)
 	$(PYTHON) test/e2e/onnx_training.py --build $(BUILD)
+
+test-zoo: build setup
+	$(PYTHON) test/e2e/model_zoo.py --build $(BUILD)
 
 test-zero: build setup
 	$(PYTHON) test/e2e/zero_equivalence.py --build $(BUILD)

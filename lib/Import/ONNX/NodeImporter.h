@@ -170,6 +170,10 @@ void registerTrainingLowerings(llvm::StringMap<LoweringFn> &map);
 /// Domain of ONNX's training ops.
 constexpr llvm::StringLiteral kTrainingDomain = "ai.onnx.preview.training";
 
+/// Evaluates the node at compile time when all its inputs are known and its
+/// op is one that shape arithmetic uses; true when its outputs were set.
+FailureOr<bool> foldConstantNode(NodeImporter &n);
+
 /// ONNX TensorProto element type to MLIR; null if unsupported.
 Type convertElementType(MLIRContext *ctx, int32_t onnxType);
 /// Reads an ONNX tensor into an attribute; fails with `error` set.

@@ -105,6 +105,8 @@ private:
   Location nodeLoc(const onnx::NodeProto &node, int index);
   LogicalResult importNode(OpBuilder &b, const onnx::NodeProto &node,
                            int index);
+  /// Checks that the node defined each output with the inferred type.
+  LogicalResult checkOutputs(const onnx::NodeProto &node, Location loc);
 
   MLIRContext *ctx;
   StringRef path;
@@ -192,6 +194,21 @@ LogicalResult GraphImporter::importNode(OpBuilder &b,
                    << "and " << kTrainingDomain;
     return failure();
   }
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty())
+      continue;
+    if (!state.isDefined(node.input(i))) {
+      emitError(loc) << "input '" << node.input(i) << "' is not defined";
+      return failure();
+    }
+  }
+  // Shape arithmetic is evaluated here, whether or not the op has a lowering.
+  NodeImporter ni(b, loc, node, state);
+  FailureOr<bool> folded = foldConstantNode(ni);
+  if (failed(folded))
+    return failure();
+  if (*folded)
+    return checkOutputs(node, loc);
   auto it = table->find(node.op_type());
   if (it == table->end()) {
     if (isKnownONNXOp(domain, node.op_type(), lm.opset))
@@ -201,14 +218,6 @@ LogicalResult GraphImporter::importNode(OpBuilder &b,
       emitError(loc) << "unknown op '" << node.op_type()
                      << "': it is not an ONNX operator at opset " << lm.opset;
     return failure();
-  }
-  for (int i = 0; i < node.input_size(); ++i) {
-    if (node.input(i).empty())
-      continue;
-    if (!state.isDefined(node.input(i))) {
-      emitError(loc) << "input '" << node.input(i) << "' is not defined";
-      return failure();
-    }
   }
   // TOSA has no zero-sized tensors.
   auto isEmpty = [&](const std::string &name) {
@@ -231,9 +240,13 @@ LogicalResult GraphImporter::importNode(OpBuilder &b,
       emitError(loc) << "unsupported: empty tensor '" << node.output(i) << "'";
       return failure();
     }
-  NodeImporter ni(b, loc, node, state);
   if (failed(it->second(ni)))
     return failure();
+  return checkOutputs(node, loc);
+}
+
+LogicalResult GraphImporter::checkOutputs(const onnx::NodeProto &node,
+                                          Location loc) {
   for (int i = 0; i < node.output_size(); ++i) {
     const std::string &out = node.output(i);
     if (out.empty())

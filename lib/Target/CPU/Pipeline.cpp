@@ -59,10 +59,12 @@ void cpu::buildCPULowering(OpPassManager &pm,
                            const CPULoweringOptions &options) {
   buildCPUMemoryPlan(pm, options);
   pm.addPass(createZeroLinalgToBLAS());
+  // Bucket packing becomes copies here; kernels formed after it hold them,
+  // so the step keeps no loops.
+  pm.addPass(createConvertZeroToRuntime());
   pm.addPass(createZeroFormKernels());
   pm.addPass(createZeroCPUKernelNoAlias());
   pm.addNestedPass<func::FuncOp>(createZeroCPUReassociateReductions());
-  pm.addPass(createConvertZeroToRuntime());
   pm.addPass(createZeroCPUTrackMemory());
   pm.addPass(createZeroCPUEntryPoint());
   pm.addNestedPass<func::FuncOp>(createZeroCPUExpandStridedCopies());

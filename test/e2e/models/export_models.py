@@ -150,7 +150,70 @@ def gpt_spec(gen):
     return GPT(vocab=V, block_size=T), B, data
 
 
+class Classifier(nn.Module):
+    """A model from torchvision or torch.nn with a cross-entropy loss."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, y):
+        logits = self.model(x)
+        return F.cross_entropy(logits, y), logits
+
+
+class TextEncoder(nn.Module):
+    """torch.nn.TransformerEncoder between an embedding and a linear head."""
+
+    def __init__(self, vocab=100, d=64, classes=10):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        layer = nn.TransformerEncoderLayer(d, 4, 128, dropout=0.0,
+                                           batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, 2)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x):
+        return self.head(self.enc(self.emb(x)).mean(1))
+
+
+def image_spec(make):
+    def spec(gen):
+        import torchvision  # noqa: F401 (only the zoo needs it)
+        B = 4
+        n = NUM_BATCHES * B
+        data = {"x": torch.randn(n, 3, 32, 32, generator=gen),
+                "y": torch.randint(0, 10, (n,), generator=gen)}
+        return Classifier(make()), B, data
+    return spec
+
+
+def squeezenet():
+    import torchvision
+    m = torchvision.models.squeezenet1_1(num_classes=10)
+    m.classifier[0].p = 0.0
+    return m
+
+
+def vit():
+    import torchvision
+    return torchvision.models.VisionTransformer(
+        image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64,
+        mlp_dim=128, num_classes=10, dropout=0.0)
+
+
+def text_spec(gen):
+    B, T = 4, 16
+    n = NUM_BATCHES * B
+    data = {"x": torch.randint(0, 100, (n, T), generator=gen),
+            "y": torch.randint(0, 10, (n,), generator=gen)}
+    return Classifier(TextEncoder()), B, data
+
+
 MODELS = {"mlp": mlp_spec, "mlp64": mlp64_spec, "cnn": cnn_spec, "gpt": gpt_spec}
+# Models that PyTorch and torchvision wrote, in small configurations.
+ZOO = {"squeezenet": image_spec(squeezenet), "vit": image_spec(vit),
+       "transformer": text_spec}
 OUTPUT_NAMES = ["loss", "logits"]
 
 ONNX_TO_NUMPY = {
@@ -167,7 +230,7 @@ def build(name):
     # other models were built in the same run (--only gives the same files).
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1234)
-    model, batch, data = MODELS[name](gen)
+    model, batch, data = {**MODELS, **ZOO}[name](gen)
     model.train()
     return model, batch, data
 
@@ -242,7 +305,7 @@ def run_torch(model, batch, data, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
-    ap.add_argument("--only", choices=sorted(MODELS))
+    ap.add_argument("--only", choices=sorted({**MODELS, **ZOO}))
     ap.add_argument("--check-torch", action="store_true",
                     help="also write NAME.torch.npz with PyTorch's outputs")
     opts = ap.parse_args()

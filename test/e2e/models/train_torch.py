@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 train_torch.py NAME MODEL.onnx DATA.npz OUT.npz
            --steps N [--optimizer adamw|adam|sgd|adagrad] [--lr LR]
-           [--weight-decay WD] [--momentum M] [--nesterov]
+           [--weight-decay WD] [--momentum M] [--nesterov] [--eps E]
            [--accumulation G] [--clip C] [--freeze a,b] [--world-size N]
 
 The model NAME is rebuilt from export_models.py and loaded with the ONNX
@@ -38,6 +38,7 @@ def main():
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--weight-decay", type=float, default=0.0)
     ap.add_argument("--momentum", type=float, default=0.0)
+    ap.add_argument("--eps", type=float, default=None)
     ap.add_argument("--nesterov", action="store_true")
     ap.add_argument("--accumulation", type=int, default=1)
     ap.add_argument("--clip", type=float, default=0.0)
@@ -60,9 +61,11 @@ def main():
             params.append(p)
 
     if a.optimizer == "adamw":
-        opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=a.weight_decay)
+        opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=a.weight_decay,
+                                eps=a.eps or 1e-8)
     elif a.optimizer == "adam":
-        opt = torch.optim.Adam(params, lr=a.lr, weight_decay=a.weight_decay)
+        opt = torch.optim.Adam(params, lr=a.lr, weight_decay=a.weight_decay,
+                               eps=a.eps or 1e-8)
     elif a.optimizer == "sgd":
         opt = torch.optim.SGD(params, lr=a.lr, momentum=a.momentum,
                               nesterov=a.nesterov, weight_decay=a.weight_decay)

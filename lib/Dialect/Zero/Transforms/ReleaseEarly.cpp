@@ -23,8 +23,9 @@ using namespace mlir;
 
 /// The last op of `block` that uses `root` or a value derived from it, or
 /// null when the buffer escapes the block (yielded, returned, stored).
-static FailureOr<Operation *> lastUse(Value root, Block *block,
-                                      Operation *dealloc) {
+static FailureOr<Operation *>
+lastUse(Value root, Block *block, Operation *dealloc,
+        const DenseMap<Operation *, unsigned> &position) {
   Operation *last = nullptr;
   SmallVector<Value> work{root};
   DenseSet<Value> seen{root};
@@ -39,7 +40,7 @@ static FailureOr<Operation *> lastUse(Value root, Block *block,
       Operation *anc = block->findAncestorOpInBlock(*user);
       if (!anc)
         return failure();
-      if (!last || last->isBeforeInBlock(anc))
+      if (!last || position.lookup(last) < position.lookup(anc))
         last = anc;
       // Loaded values are data, not the buffer.
       if (isa<memref::LoadOp>(user))
@@ -58,16 +59,26 @@ struct ZeroReleaseEarlyPass
   void runOnOperation() override {
     SmallVector<memref::DeallocOp> deallocs;
     getOperation().walk([&](memref::DeallocOp d) { deallocs.push_back(d); });
+    // Positions are taken once: moving a dealloc invalidates the block's
+    // op order, and recomputing it per dealloc is quadratic in the step.
+    DenseMap<Operation *, unsigned> position;
+    DenseSet<Block *> numbered;
+    SmallVector<std::pair<Operation *, Operation *>> moves;
     for (memref::DeallocOp d : deallocs) {
       auto alloc = d.getMemref().getDefiningOp<memref::AllocOp>();
       Block *block = d->getBlock();
       if (!alloc || alloc->getBlock() != block)
         continue;
-      FailureOr<Operation *> last = lastUse(alloc, block, d);
+      if (numbered.insert(block).second)
+        for (auto [i, op] : llvm::enumerate(*block))
+          position[&op] = i;
+      FailureOr<Operation *> last = lastUse(alloc, block, d, position);
       if (failed(last))
         continue;
-      d->moveAfter(*last ? *last : alloc.getOperation());
+      moves.push_back({d, *last ? *last : alloc.getOperation()});
     }
+    for (auto [d, after] : moves)
+      d->moveAfter(after);
   }
 };
 } // namespace
