@@ -36,6 +36,17 @@ bool mlir::zero::isModelInvocation(int argc, char **argv) {
   return false;
 }
 
+bool mlir::zero::isHelpInvocation(int argc, char **argv) {
+  bool help = false;
+  for (int i = 1; i < argc; ++i) {
+    StringRef a = argv[i];
+    if (!a.starts_with("-"))
+      return false; // an input file: mlir-opt's help is about it
+    help |= a == "--help" || a == "-help" || a == "-h";
+  }
+  return help;
+}
+
 namespace {
 /// Formats diagnostics as "FILE: node 'NAME': message"; ONNX node names
 /// travel as NameLocs around the model's file location.
@@ -222,8 +233,15 @@ int mlir::zero::compileMain(int argc, char **argv) {
   // --emit=mlir prints like mlir-opt (--mlir-print-debuginfo, ...).
   registerAsmPrinterCLOptions();
   cl::HideUnrelatedOptions({&cat, &tcat});
-  if (!cl::ParseCommandLineOptions(argc, argv,
-                                   "zero-opt: compile an ONNX model\n"))
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "zero-opt: the ZeRO training compiler\n\n"
+          "  zero-opt MODEL.onnx [options] -o OUT/   compile a model for "
+          "zero-run\n"
+          "  zero-opt FILE.mlir [options]            run passes, as mlir-opt "
+          "does\n"
+          "                                          (--help-mlir lists its "
+          "options)\n"))
     return 1;
 
   CompileOptions opts;

@@ -5,6 +5,8 @@
 namespace mlir::zero {
 /// True when the command line names an ONNX model (.onnx or ONNX text).
 bool isModelInvocation(int argc, char **argv);
+/// `--help` with no input file: the model options come first.
+bool isHelpInvocation(int argc, char **argv);
 /// Compiles the model into an output folder for zero-run.
 int compileMain(int argc, char **argv);
 } // namespace mlir::zero

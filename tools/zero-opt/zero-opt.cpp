@@ -13,8 +13,13 @@
 using namespace mlir;
 
 int main(int argc, char **argv) {
-  if (zero::isModelInvocation(argc, argv))
+  if (zero::isModelInvocation(argc, argv) ||
+      zero::isHelpInvocation(argc, argv))
     return zero::compileMain(argc, argv);
+  // mlir-opt's own list of options, passes and pipelines.
+  for (int i = 1; i < argc; ++i)
+    if (llvm::StringRef(argv[i]) == "--help-mlir")
+      argv[i] = const_cast<char *>("--help");
 
   zero::registerCompilerPasses();
   DialectRegistry registry;
