@@ -106,23 +106,19 @@ static int64_t broadcastIndex(int64_t k, ArrayRef<int64_t> out,
 }
 
 namespace {
-/// Evaluates one node; `fail` reports why the node cannot be evaluated
-/// here (the normal lowering then runs), `error` a definite error.
+/// Evaluates one single-output node. Nothing means "not evaluated here"
+/// (the node's lowering runs); failure, an error emitted at the node.
 class Evaluator {
 public:
   Evaluator(NodeImporter &n, SmallVector<Lit> in) : n(n), in(std::move(in)) {}
 
-  /// The outputs, or nothing when the op is not evaluated here.
-  FailureOr<std::optional<SmallVector<Lit>>> run();
+  FailureOr<std::optional<Lit>> run();
 
 private:
   NodeImporter &n;
   SmallVector<Lit> in;
   bool hardError = false;
 
-  std::optional<SmallVector<Lit>> one(Lit l) {
-    return SmallVector<Lit>{std::move(l)};
-  }
   LogicalResult error(const Twine &msg) {
     n.error() << msg;
     hardError = true;
@@ -252,54 +248,59 @@ std::optional<Lit> Evaluator::binary(StringRef op) {
     }
     return r;
   }
-  auto fn = [&](ArrayRef<double> v) -> double {
-    double x = v[0], y = v[1];
-    return llvm::StringSwitch<std::function<double()>>(op)
-        .Case("Add", [&] { return x + y; })
-        .Case("Sub", [&] { return x - y; })
-        .Case("Mul", [&] { return x * y; })
-        .Case("Div", [&] { return x / y; })
-        .Case("Max", [&] { return std::max(x, y); })
-        .Case("Min", [&] { return std::min(x, y); })
-        .Case("Equal", [&] { return double(x == y); })
-        .Case("Less", [&] { return double(x < y); })
-        .Case("Greater", [&] { return double(x > y); })
-        .Case("LessOrEqual", [&] { return double(x <= y); })
-        .Case("GreaterOrEqual", [&] { return double(x >= y); })
-        .Default([] { return 0.0; })();
-  };
-  if (fl && op == "Mod")
-    return std::nullopt;
+  using Fn = double (*)(double, double);
+  Fn f = llvm::StringSwitch<Fn>(op)
+             .Case("Add", [](double x, double y) { return x + y; })
+             .Case("Sub", [](double x, double y) { return x - y; })
+             .Case("Mul", [](double x, double y) { return x * y; })
+             .Case("Div", [](double x, double y) { return x / y; })
+             .Case("Max", [](double x, double y) { return std::max(x, y); })
+             .Case("Min", [](double x, double y) { return std::min(x, y); })
+             .Case("Equal", [](double x, double y) { return double(x == y); })
+             .Case("Less", [](double x, double y) { return double(x < y); })
+             .Case("Greater", [](double x, double y) { return double(x > y); })
+             .Case("LessOrEqual",
+                   [](double x, double y) { return double(x <= y); })
+             .Case("GreaterOrEqual",
+                   [](double x, double y) { return double(x >= y); })
+             .Default(nullptr);
+  if (!f)
+    return std::nullopt; // float Mod, float logic
   // Float results round to the element type once, when stored.
-  return elementwise({&a, &b}, elt, fn);
+  return elementwise({&a, &b}, elt,
+                     [&](ArrayRef<double> v) { return f(v[0], v[1]); });
 }
 
 std::optional<Lit> Evaluator::unary(StringRef op) {
   const Lit &a = in[0];
   if (!a.isFloat() && llvm::is_contained({"Sqrt", "Reciprocal"}, op))
     return std::nullopt;
+  using FloatFn = double (*)(double);
+  using IntFn = int64_t (*)(int64_t);
+  auto identity = [](double x) { return x; };
+  FloatFn ff = llvm::StringSwitch<FloatFn>(op)
+                   .Case("Neg", [](double x) { return -x; })
+                   .Case("Abs", [](double x) { return std::fabs(x); })
+                   .Case("Sqrt", [](double x) { return std::sqrt(x); })
+                   .Case("Reciprocal", [](double x) { return 1.0 / x; })
+                   .Case("Floor", [](double x) { return std::floor(x); })
+                   .Case("Ceil", [](double x) { return std::ceil(x); })
+                   .Case("Sign",
+                         [](double x) { return double((x > 0) - (x < 0)); })
+                   .Default(identity);
+  IntFn fi = llvm::StringSwitch<IntFn>(op)
+                 .Case("Neg", [](int64_t x) { return -x; })
+                 .Case("Abs", [](int64_t x) { return x < 0 ? -x : x; })
+                 .Case("Not", [](int64_t x) { return int64_t(x == 0); })
+                 .Case("Sign",
+                       [](int64_t x) { return int64_t((x > 0) - (x < 0)); })
+                 .Default([](int64_t x) { return x; });
   Lit r = a;
   for (int64_t k = 0, e = a.size(); k < e; ++k) {
-    if (a.isFloat()) {
-      double x = a.f[k];
-      r.f[k] = llvm::StringSwitch<std::function<double()>>(op)
-                   .Case("Neg", [&] { return -x; })
-                   .Case("Abs", [&] { return std::fabs(x); })
-                   .Case("Sqrt", [&] { return std::sqrt(x); })
-                   .Case("Reciprocal", [&] { return 1.0 / x; })
-                   .Case("Floor", [&] { return std::floor(x); })
-                   .Case("Ceil", [&] { return std::ceil(x); })
-                   .Case("Sign", [&] { return double((x > 0) - (x < 0)); })
-                   .Default([&] { return x; })();
-    } else {
-      int64_t x = a.i[k];
-      r.i[k] = llvm::StringSwitch<std::function<int64_t()>>(op)
-                   .Case("Neg", [&] { return -x; })
-                   .Case("Abs", [&] { return x < 0 ? -x : x; })
-                   .Case("Not", [&] { return int64_t(x == 0); })
-                   .Case("Sign", [&] { return int64_t((x > 0) - (x < 0)); })
-                   .Default([&] { return x; })();
-    }
+    if (a.isFloat())
+      r.f[k] = ff(a.f[k]);
+    else
+      r.i[k] = fi(a.i[k]);
   }
   return r;
 }
@@ -589,7 +590,7 @@ std::optional<Lit> Evaluator::where() {
   return r;
 }
 
-FailureOr<std::optional<SmallVector<Lit>>> Evaluator::run() {
+FailureOr<std::optional<Lit>> Evaluator::run() {
   StringRef op = n.node.op_type();
   std::optional<Lit> r;
   if (llvm::is_contained({"Add", "Sub", "Mul", "Div", "Mod", "Equal", "Less",
@@ -626,9 +627,7 @@ FailureOr<std::optional<SmallVector<Lit>>> Evaluator::run() {
     r = where();
   if (hardError)
     return failure();
-  if (!r)
-    return std::optional<SmallVector<Lit>>();
-  return one(std::move(*r));
+  return r;
 }
 
 FailureOr<bool> mlir::zero::onnx_import::foldConstantNode(NodeImporter &n) {
@@ -657,12 +656,8 @@ FailureOr<bool> mlir::zero::onnx_import::foldConstantNode(NodeImporter &n) {
   auto out = ev.run();
   if (failed(out))
     return failure();
-  if (!*out)
+  if (!*out || (*out)->size() > kMaxFoldedElements)
     return false;
-  for (const Lit &l : **out)
-    if (l.size() > kMaxFoldedElements)
-      return false;
-  for (auto [i, l] : llvm::enumerate(**out))
-    n.setConstantOutput(i, toAttr(l));
+  n.setConstantOutput(0, toAttr(**out));
   return true;
 }
