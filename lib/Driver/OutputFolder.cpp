@@ -42,6 +42,8 @@ static void writeBuffer(llvm::json::OStream &j, DictionaryAttr attrs, Type type,
     });
     if (auto of = attrs ? attrs.getAs<StringAttr>(kStateOfAttr) : nullptr)
       j.attribute("state_of", of.getValue());
+    if (auto why = attrs ? attrs.getAs<StringAttr>(kReasonAttr) : nullptr)
+      j.attribute("reason", why.getValue());
     if (auto init = attrs ? attrs.getAs<FloatAttr>("zero.init") : nullptr)
       j.attribute("init", init.getValueAsDouble());
     // A flat, end-padded shard of a tensor of `shape`.

@@ -221,12 +221,12 @@ bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
   if (!readNpz(path, stored, error))
     return false;
   for (const BufferSpec &spec : fn.arguments) {
-    if (spec.role != "parameter")
+    if (spec.role != "parameter" && spec.role != "buffer")
       continue;
     auto it = std::find_if(stored.begin(), stored.end(),
                            [&](const Array &a) { return a.name == spec.name; });
     if (it == stored.end()) {
-      error = path + ": no array for parameter '" + spec.name + "'";
+      error = path + ": no array for " + spec.role + " '" + spec.name + "'";
       return false;
     }
     if (spec.sharded() && it->dtype == spec.dtype &&
@@ -244,7 +244,7 @@ bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
       continue;
     }
     if (it->dtype != spec.dtype || it->shape != spec.shape) {
-      error = path + ": parameter '" + spec.name + "' is " +
+      error = path + ": " + spec.role + " '" + spec.name + "' is " +
               dtypeName(it->dtype) + " of a different shape than the " +
               dtypeName(spec.dtype) + " the model expects";
       return false;

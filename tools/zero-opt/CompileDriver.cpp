@@ -227,6 +227,17 @@ int mlir::zero::compileMain(int argc, char **argv) {
                "default true; =false runs each collective to completion "
                "where it starts)"),
       cl::cat(tcat));
+  cl::opt<std::string> batchNorm(
+      "batchnorm",
+      cl::desc("BatchNormalization statistics in training on N ranks: local "
+               "(each rank's micro-batch, as DDP; default) or sync (the "
+               "global micro-batch, as SyncBatchNorm)"),
+      cl::init("local"), cl::cat(tcat));
+  cl::opt<uint64_t> seed(
+      "seed",
+      cl::desc("Seed of Dropout's random masks in training (default 0; a "
+               "node's own seed attribute takes precedence)"),
+      cl::init(0), cl::cat(tcat));
   cl::opt<std::string> gradClip(
       "gradient-clipping",
       cl::desc("Clip gradients to this global norm (0: off)"), cl::cat(tcat));
@@ -247,6 +258,10 @@ int mlir::zero::compileMain(int argc, char **argv) {
   CompileOptions opts;
   ONNXImportOptions &imp = opts.import;
   imp.freeze.assign(freeze.begin(), freeze.end());
+  if (batchNorm != "local" && batchNorm != "sync")
+    return fail("--batchnorm=" + batchNorm + ": expected local or sync");
+  imp.syncBatchNorm = batchNorm == "sync";
+  imp.seed = seed;
   for (const std::string &d : dims) {
     StringRef name;
     SmallVector<int64_t> v;

@@ -167,7 +167,7 @@ static int infer(const Program &prog, const Options &o) {
   std::vector<Array> outs;
   size_t nextParam = 0;
   for (const BufferSpec &spec : fn->arguments)
-    buf.arrays.push_back(spec.role == "parameter"
+    buf.arrays.push_back(spec.role == "parameter" || spec.role == "buffer"
                              ? std::move(params[nextParam++])
                              : makeArray(spec));
   for (const BufferSpec &spec : fn->results) {
@@ -235,7 +235,8 @@ static int train(const Program &prog, const Options &o) {
   std::vector<size_t> paramIdx;
   int lrIdx = -1, stepIdx = -1;
   for (const BufferSpec &spec : fn->arguments) {
-    if (spec.role == "parameter") {
+    // Buffers (running statistics) are saved with the weights.
+    if (spec.role == "parameter" || spec.role == "buffer") {
       paramIdx.push_back(buf.arrays.size());
       buf.arrays.push_back(std::move(params[nextParam++]));
       continue;

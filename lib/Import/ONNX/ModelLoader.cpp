@@ -61,6 +61,7 @@ static bool fixInputShapes(onnx::GraphProto &graph,
   for (const auto &t : graph.initializer())
     inits.insert(t.name());
   std::set<std::string> seen;
+  bool resized = false;
   for (auto &vi : *graph.mutable_input()) {
     if (inits.count(vi.name()) || !vi.type().has_tensor_type())
       continue;
@@ -76,6 +77,9 @@ static bool fixInputShapes(onnx::GraphProto &graph,
                 std::to_string(it->second.size()) + " dimensions were given";
         return false;
       }
+      for (int i = 0; i < shape->dim_size(); ++i)
+        resized |= shape->dim(i).has_dim_value() &&
+                   shape->dim(i).dim_value() != it->second[i];
       shape->clear_dim();
       for (int64_t d : it->second)
         shape->add_dim()->set_dim_value(d);
@@ -102,6 +106,14 @@ static bool fixInputShapes(onnx::GraphProto &graph,
               "', which is not an input of the graph";
       return false;
     }
+  // Shapes the exporter recorded for the old input shapes are stale: shape
+  // inference derives them afresh.
+  if (resized) {
+    graph.clear_value_info();
+    for (auto &vi : *graph.mutable_output())
+      if (vi.type().has_tensor_type())
+        vi.mutable_type()->mutable_tensor_type()->clear_shape();
+  }
   return true;
 }
 

@@ -1,6 +1,8 @@
 //===- NNOps.cpp - matmul, normalization, pooling and losses ---*- C++ -*-===//
 #include "NodeImporter.h"
 
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -297,20 +299,94 @@ static LogicalResult lowerLayerNorm(NodeImporter &n) {
   return success();
 }
 
+/// BatchNormalization in training mode, as PyTorch computes it: batch
+/// statistics (over all replicas with SyncBatchNorm), biased variance in
+/// the output, and the running statistics of initializer buffers updated
+/// with the unbiased one. The node's own outputs 1 and 2 follow the ONNX
+/// definition (biased variance).
+static LogicalResult lowerBatchNormTraining(NodeImporter &n, Value x) {
+  ArrayRef<int64_t> shape = NodeImporter::shapeOf(x);
+  int64_t rank = shape.size(), c = shape[1];
+  Type elt = NodeImporter::eltOf(x);
+  SmallVector<int64_t> axes;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != 1)
+      axes.push_back(i);
+  double perChannel = double(NodeImporter::typeOf(x).getNumElements()) / c;
+  Value count = n.scalar(elt, perChannel, rank);
+  if (n.state.syncBatchNorm)
+    count = zero::ReplicaSumOp::create(n.b, n.loc, count.getType(), count);
+  Value invCount = n.recip(count);
+  auto mean = [&](Value v) {
+    Value sum = n.reduce<tosa::ReduceSumOp>(v, axes);
+    if (n.state.syncBatchNorm)
+      sum = zero::ReplicaSumOp::create(n.b, n.loc, sum.getType(), sum);
+    return *n.mul(sum, invCount);
+  };
+  Value mu = mean(x);
+  Value d = *n.binary<tosa::SubOp>(x, mu);
+  Value var = mean(*n.mul(d, d));
+  Value ve = *n.binary<tosa::AddOp>(
+      var, n.scalar(elt, n.decimalAttr("epsilon", 1e-5), rank));
+  Value inv = tosa::RsqrtOp::create(n.b, n.loc, ve.getType(), ve);
+  SmallVector<int64_t> cshape(rank, 1);
+  cshape[1] = c;
+  auto chan = [&](unsigned i) { return n.reshape(n.input(i), cshape); };
+  Value y = *n.mul(d, *n.mul(inv, chan(1)));
+  n.setOutput(0, *n.binary<tosa::AddOp>(y, chan(2)));
+
+  // running = running * momentum + batch * (1 - momentum).
+  double m = n.decimalAttr("momentum", 0.9);
+  auto blend = [&](unsigned input, Value batch) {
+    Value old = n.input(input);
+    Value cur = n.reshape(batch, NodeImporter::shapeOf(old));
+    return *n.binary<tosa::AddOp>(*n.mul(old, n.scalarLike(old, m)),
+                                  *n.mul(cur, n.scalarLike(cur, 1.0 - m)));
+  };
+  if (n.hasOutput(1))
+    n.setOutput(1, blend(3, mu));
+  if (n.hasOutput(2))
+    n.setOutput(2, blend(4, var));
+  Value unbiased =
+      *n.mul(var, *n.mul(count, n.recip(*n.binary<tosa::SubOp>(
+                                    count, n.scalarLike(count, 1.0)))));
+  for (auto [input, batch] : {std::pair{3u, mu}, std::pair{4u, unbiased}}) {
+    const std::string &name = n.node.input(input);
+    if (!n.state.buffers.contains(name))
+      continue;
+    for (const auto &u : n.state.bufferUpdates)
+      if (u.first == name)
+        return n.error() << "running statistic '" << name
+                         << "' is updated by two BatchNormalization nodes; "
+                            "give each its own initializer",
+               failure();
+    n.state.bufferUpdates.push_back({name, blend(input, batch)});
+  }
+  return success();
+}
+
 static LogicalResult lowerBatchNorm(NodeImporter &n) {
-  // Inference form: y = (x - mean) / sqrt(var + eps) * scale + bias.
-  if (n.node.output_size() > 1 || n.intAttr("training_mode", 0))
-    return n.unsupported("BatchNormalization in training mode");
   Value x = n.input(0);
   if (failed(requireFloat(n, x)))
     return failure();
+  if (NodeImporter::shapeOf(x).size() < 2)
+    return n.error() << "BatchNormalization needs an input of rank 2 or more "
+                        "(N x C x ...)",
+           failure();
+  if (n.intAttr("training_mode", 0))
+    return lowerBatchNormTraining(n, x);
+  if (n.hasOutput(1) || n.hasOutput(2))
+    return n.error() << "BatchNormalization outputs running_mean and "
+                        "running_var only in training mode (training_mode=1)",
+           failure();
+  // Inference form: y = (x - mean) / sqrt(var + eps) * scale + bias.
   int64_t rank = NodeImporter::shapeOf(x).size();
   Type elt = NodeImporter::eltOf(x);
   SmallVector<int64_t> cshape(rank, 1);
   cshape[1] = NodeImporter::shapeOf(x)[1];
   auto chan = [&](unsigned i) { return n.reshape(n.input(i), cshape); };
   Value ve = *n.binary<tosa::AddOp>(
-      chan(4), n.scalar(elt, n.floatAttr("epsilon", 1e-5f), rank));
+      chan(4), n.scalar(elt, n.decimalAttr("epsilon", 1e-5), rank));
   Value inv = tosa::RsqrtOp::create(n.b, n.loc, ve.getType(), ve);
   Value y = *n.mul(*n.binary<tosa::SubOp>(x, chan(3)), *n.mul(inv, chan(1)));
   n.setOutput(0, *n.binary<tosa::AddOp>(y, chan(2)));

@@ -3,6 +3,8 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace mlir;
@@ -101,6 +103,27 @@ int64_t NodeImporter::intAttr(StringRef name, int64_t dflt) const {
 float NodeImporter::floatAttr(StringRef name, float dflt) const {
   auto *a = attr(name);
   return a ? a->f() : dflt;
+}
+
+Value GraphState::randomCounter(OpBuilder &b) {
+  if (!rngCounter)
+    rngCounter =
+        entry->addArgument(RankedTensorType::get({2}, b.getI64Type()), fileLoc);
+  return rngCounter;
+}
+
+double NodeImporter::decimalAttr(StringRef name, double dflt) const {
+  auto *a = attr(name);
+  if (!a)
+    return dflt;
+  // The shortest decimal that rounds to the float: what the exporter wrote.
+  char buf[32];
+  for (int digits = 1; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, (double)a->f());
+    if ((float)std::strtod(buf, nullptr) == a->f())
+      return std::strtod(buf, nullptr);
+  }
+  return a->f();
 }
 
 std::string NodeImporter::stringAttr(StringRef name, StringRef dflt) const {

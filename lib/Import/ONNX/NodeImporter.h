@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -34,6 +35,19 @@ struct GraphState {
   /// The opset the model was written for (lowerings of ops whose semantics
   /// changed without the version converter adapting them consult it).
   int64_t originalOpset = 0;
+  /// Arguments that are buffers (running statistics), by name, and the
+  /// values that replace them after the step, in the order set.
+  llvm::StringSet<> buffers;
+  std::vector<std::pair<std::string, Value>> bufferUpdates;
+  /// BatchNormalization statistics over all data-parallel replicas.
+  bool syncBatchNorm = false;
+  /// Random numbers: the seed, the next node's stream, and the function
+  /// argument holding (step, micro-batch of the global batch), added to
+  /// the entry block when a node first draws.
+  uint64_t randomSeed = 0;
+  uint32_t randomStreams = 0;
+  Value rngCounter;
+  Value randomCounter(OpBuilder &b);
   /// Where constants are materialized when a lowering needs them as values.
   Block *entry = nullptr;
   Location fileLoc;
@@ -78,6 +92,9 @@ public:
   const onnx::AttributeProto *attr(StringRef name) const;
   int64_t intAttr(StringRef name, int64_t dflt) const;
   float floatAttr(StringRef name, float dflt) const;
+  /// A float attribute as the decimal it was written as (1e-5, not
+  /// 9.99999974e-6), for models computing in double precision.
+  double decimalAttr(StringRef name, double dflt) const;
   std::string stringAttr(StringRef name, StringRef dflt) const;
   std::optional<SmallVector<int64_t>> intsAttr(StringRef name) const;
 
@@ -164,6 +181,8 @@ using LoweringFn = LogicalResult (*)(NodeImporter &);
 void registerElementwiseLowerings(llvm::StringMap<LoweringFn> &map);
 void registerTensorLowerings(llvm::StringMap<LoweringFn> &map);
 void registerNNLowerings(llvm::StringMap<LoweringFn> &map);
+/// Dropout (RandomOps.cpp).
+void registerRandomLowerings(llvm::StringMap<LoweringFn> &map);
 /// Ops of the ai.onnx.preview.training domain.
 void registerTrainingLowerings(llvm::StringMap<LoweringFn> &map);
 

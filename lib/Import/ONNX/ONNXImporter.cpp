@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <functional>
+#include <map>
 #include <set>
 
 using namespace mlir;
@@ -28,6 +29,7 @@ static const llvm::StringMap<LoweringFn> &loweringTable() {
     registerElementwiseLowerings(m);
     registerTensorLowerings(m);
     registerNNLowerings(m);
+    registerRandomLowerings(m);
     return m;
   }();
   return table;
@@ -73,6 +75,45 @@ void zero::registerONNXImportDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, ZeroDialect>();
 }
 
+/// Why operand `index` of an `opType` node is not trained, or null when it
+/// may be.
+static const char *statisticsOperand(const onnx::NodeProto &node, int index) {
+  if (node.op_type() == "BatchNormalization" && (index == 3 || index == 4)) {
+    for (const auto &a : node.attribute())
+      if (a.name() == "training_mode" && a.i())
+        return "running statistic of BatchNormalization, updated by the "
+               "forward";
+    return "statistic read by BatchNormalization";
+  }
+  return nullptr;
+}
+
+/// Initializers of `g` that every node reads as statistics (a
+/// BatchNormalization's mean and variance): buffers, with the reason.
+static std::map<std::string, std::string>
+statisticsInputs(const onnx::GraphProto &g) {
+  std::map<std::string, std::string> reason;
+  std::set<std::string> trained;
+  for (const auto &node : g.node())
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (const char *why = statisticsOperand(node, i))
+        reason.emplace(node.input(i), why);
+      else
+        trained.insert(node.input(i));
+    }
+  // Graph outputs are read by the user, as anything.
+  for (const auto &vi : g.output())
+    trained.insert(vi.name());
+  for (const std::string &name : trained)
+    reason.erase(name);
+  std::set<std::string> inits;
+  for (const auto &t : g.initializer())
+    inits.insert(t.name());
+  for (auto it = reason.begin(); it != reason.end();)
+    it = inits.count(it->first) ? std::next(it) : reason.erase(it);
+  return reason;
+}
+
 namespace {
 class GraphImporter {
 public:
@@ -93,6 +134,8 @@ private:
         argRole;
     /// Extra results: (graph value, initializer it updates in place).
     std::vector<std::pair<std::string, std::string>> updates;
+    /// Why an argument has its role, where that is not obvious.
+    std::map<std::string, std::string> reasons;
   };
   /// Imports `g` as a function appended to `module`; initializers turned
   /// into arguments are appended to `initialValues`.
@@ -379,20 +422,27 @@ func::FuncOp GraphImporter::importGraph(ModuleOp module,
                      b.getI64IntegerAttr(argIdx));
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToStart(body);
-  for (unsigned i = 0; i < args.size(); ++i)
+  for (unsigned i = 0; i < args.size(); ++i) {
     state.values[args[i].name] = body->getArgument(i);
+    if (args[i].role == Role::buffer)
+      state.buffers.insert(args[i].name);
+    if (auto it = spec.reasons.find(args[i].name); it != spec.reasons.end())
+      fn.setArgAttr(i, kReasonAttr, b.getStringAttr(it->second));
+  }
   state.entry = body;
+  state.syncBatchNorm = options.syncBatchNorm;
+  state.randomSeed = options.seed;
 
   for (auto [i, node] : llvm::enumerate(g.node()))
     if (failed(importNode(b, node, i)))
       return nullptr;
 
-  SmallVector<Value> results;
   SmallVector<std::string> resultNames;
   for (const auto &vi : g.output())
     resultNames.push_back(vi.name());
   for (const auto &u : spec.updates)
     resultNames.push_back(u.first);
+  SmallVector<Value> results;
   for (auto [i, name] : llvm::enumerate(resultNames)) {
     Value v = state.lookup(name);
     if (!v) {
@@ -405,13 +455,46 @@ func::FuncOp GraphImporter::importGraph(ModuleOp module,
                          << resultTypes[i] << " but computes " << v.getType();
       return nullptr;
     }
-    // Updates are written into the argument they replace.
-    if (i >= (size_t)g.output_size())
-      v = bufferization::MaterializeInDestinationOp::create(
-              b, fileLoc, v, body->getArgument(updatesArg[i - g.output_size()]))
-              .getResult();
     results.push_back(v);
   }
+  // Buffers the nodes update (running statistics) are results written
+  // into their arguments, like update_binding's.
+  for (const auto &update : state.bufferUpdates) {
+    auto it = llvm::find_if(
+        args, [&](const Arg &a) { return a.name == update.first; });
+    updatesArg.push_back(it - args.begin());
+    resultTypes.push_back(it->type);
+    results.push_back(update.second);
+  }
+  // The counter of random draws, if a node drew: (step, micro-batch).
+  if (state.rngCounter) {
+    SmallVector<DictionaryAttr> argAttrs;
+    fn.getAllArgAttrs(argAttrs);
+    argTypes.push_back(state.rngCounter.getType());
+    argAttrs.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr(kNameAttr, b.getStringAttr("rng")),
+         b.getNamedAttr(kRoleAttr, RoleAttr::get(ctx, Role::rng))}));
+    fn.setFunctionType(b.getFunctionType(argTypes, resultTypes));
+    fn.setAllArgAttrs(argAttrs);
+  }
+  SmallVector<DictionaryAttr> resultAttrs;
+  fn.getAllResultAttrs(resultAttrs);
+  for (const auto &update : state.bufferUpdates) {
+    unsigned r = resultAttrs.size();
+    resultAttrs.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr(kNameAttr, b.getStringAttr(update.first)),
+         b.getNamedAttr(kRoleAttr, RoleAttr::get(ctx, Role::buffer)),
+         b.getNamedAttr(kUpdatesAttr, b.getI64IntegerAttr(
+                                          updatesArg[r - g.output_size()]))}));
+  }
+  fn.setFunctionType(b.getFunctionType(argTypes, resultTypes));
+  fn.setAllResultAttrs(resultAttrs);
+  // Updates are written into the argument they replace.
+  for (unsigned i = g.output_size(); i < results.size(); ++i)
+    results[i] = bufferization::MaterializeInDestinationOp::create(
+                     b, fileLoc, results[i],
+                     body->getArgument(updatesArg[i - g.output_size()]))
+                     .getResult();
   func::ReturnOp::create(b, fileLoc, results);
   if (initialValues)
     for (const Arg &a : inits)
@@ -426,19 +509,28 @@ OwningOpRef<ModuleOp> GraphImporter::run(ParamValues *initialValues) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   const onnx::GraphProto &g = lm.model.graph();
 
-  // Forward: floating-point initializers are trained unless frozen.
+  // Forward: floating-point initializers are trained unless frozen, or
+  // buffers when every node reads them as statistics.
   std::set<std::string> frozen(options.freeze.begin(), options.freeze.end());
   std::set<std::string> floatInits;
   FunctionSpec forward;
   forward.name = options.funcName;
+  forward.reasons = statisticsInputs(g);
+  // A float initializer in a compile-time position (Dropout's ratio) is a
+  // constant: training it could not change the compiled graph.
+  std::set<std::string> compileTime;
+  for (const auto &node : g.node())
+    for (int i = 0; i < node.input_size(); ++i)
+      if (isCompileTimeOperand(node.op_type(), i))
+        compileTime.insert(node.input(i));
   forward.argRole = [&](const onnx::TensorProto &t,
                         ShapedType v) -> std::optional<Role> {
     if (!isa<FloatType>(v.getElementType()))
       return std::nullopt;
     floatInits.insert(t.name());
-    if (frozen.count(t.name()))
+    if (frozen.count(t.name()) || compileTime.count(t.name()))
       return std::nullopt;
-    return Role::parameter;
+    return forward.reasons.count(t.name()) ? Role::buffer : Role::parameter;
   };
   if (!importGraph(*module, g, forward, initialValues))
     return nullptr;

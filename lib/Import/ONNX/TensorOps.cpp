@@ -106,34 +106,6 @@ static LogicalResult lowerSize(NodeImporter &n) {
   return success();
 }
 
-static LogicalResult lowerDropout(NodeImporter &n) {
-  float ratio = 0.5f;
-  if (n.hasInput(1)) {
-    auto c = n.constInput(1);
-    if (!c)
-      return n.unsupported("ratio computed at run time");
-    ratio = (*c->getValues<APFloat>().begin()).convertToDouble();
-  }
-  bool training = false;
-  if (n.hasInput(2)) {
-    auto c = n.constInput(2);
-    if (!c)
-      return n.unsupported("training_mode computed at run time");
-    training = *c->getValues<bool>().begin();
-  }
-  if (training && ratio != 0.0f)
-    return n.unsupported("random dropout in training mode (ratio " +
-                         std::to_string(ratio) +
-                         "); export with dropout disabled");
-  Value x = n.input(0);
-  n.setOutput(0, x);
-  if (n.hasOutput(1))
-    n.setOutput(1, n.splat(RankedTensorType::get(NodeImporter::shapeOf(x),
-                                                 n.b.getI1Type()),
-                           1.0));
-  return success();
-}
-
 /// Reshape to the shape ONNX inferred, checking it against the operand.
 static LogicalResult reshapeToInferred(NodeImporter &n,
                                        ArrayRef<int64_t> shape) {
@@ -496,7 +468,6 @@ void mlir::zero::onnx_import::registerTensorLowerings(
   m["ConstantOfShape"] = lowerConstantOfShape;
   m["Shape"] = lowerShape;
   m["Size"] = lowerSize;
-  m["Dropout"] = lowerDropout;
   m["Reshape"] = lowerReshape;
   m["Flatten"] = lowerFlatten;
   m["Squeeze"] = lowerSqueeze;

@@ -83,7 +83,7 @@ public:
   bool overlapComm() const { return overlapComm_; }
 
   /// The initial parameters from OUT/params.npz (or `file` when given),
-  /// one per parameter argument of `fn`, in argument order.
+  /// one per parameter or buffer argument of `fn`, in argument order.
   /// Sharded parameters get rank `rank`'s shard.
   bool loadParameters(const Function &fn, std::vector<Array> &params,
                       std::string &error, const std::string &file = "",

@@ -12,7 +12,8 @@ reads rows [s*G, (s+1)*G) of the data modulo n (G = N*b*g), micro-batch j
 of it being rows s*G + j*N*b ... (all N ranks' shares of that micro-batch,
 which is what N ranks together process). Each micro-batch loss is divided
 by g before backward, as DeepSpeed does; the logged loss is their mean.
-OUT.npz gets `losses`, `grad_norms` and the final parameters by name.
+OUT.npz gets `losses`, `grad_norms`, the final parameters by name
+(`param:NAME`) and the buffers the graph holds (`buffer:NAME`).
 """
 import argparse
 import os
@@ -53,6 +54,11 @@ def main():
     with torch.no_grad():
         for name, p in model.named_parameters():
             p.copy_(torch.from_numpy(inits[name].copy()))
+        # Buffers the graph keeps (BatchNorm running statistics; not
+        # num_batches_tracked, which the export drops).
+        for name, b in model.named_buffers():
+            if name in inits:
+                b.copy_(torch.from_numpy(inits[name].copy()))
     frozen = set(filter(None, a.freeze.split(",")))
     params = []
     for name, p in model.named_parameters():
@@ -100,6 +106,9 @@ def main():
     out = {"losses": np.array(losses), "grad_norms": np.array(norms)}
     for name, p in model.named_parameters():
         out["param:" + name] = p.detach().numpy()
+    for name, b in model.named_buffers():
+        if name in inits:
+            out["buffer:" + name] = b.detach().numpy()
     np.savez(a.out, **out)
 
 

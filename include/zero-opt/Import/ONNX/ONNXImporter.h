@@ -29,6 +29,12 @@ struct ONNXImportOptions {
   bool parameterShapesOnly = false;
   /// Name of the generated function.
   std::string funcName = "main";
+  /// BatchNormalization in training mode takes its statistics over the
+  /// micro-batches of all data-parallel ranks (SyncBatchNorm) instead of
+  /// each rank's own.
+  bool syncBatchNorm = false;
+  /// Seed of the random masks (Dropout nodes without their own seed).
+  uint64_t seed = 0;
 };
 
 /// The highest default-domain opset the importer lowers; older models are

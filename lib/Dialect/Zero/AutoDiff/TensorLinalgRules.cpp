@@ -1,4 +1,4 @@
-//===- TensorLinalgRules.cpp - rules of tensor and linalg ops --*- C++ -*-===//
+//===- TensorLinalgRules.cpp - tensor, linalg and zero rules -*- C++ -*-===//
 #include "RuleBuilder.h"
 
 #include "zero-opt/Dialect/Zero/AutoDiff/AutoDiff.h"
@@ -47,6 +47,18 @@ struct SqrtModel
     return success();
   }
 };
+
+/// A sum over the replicas is its own adjoint (see the op's description).
+struct ReplicaSumModel
+    : public AutoDiffOpInterface::ExternalModel<ReplicaSumModel, ReplicaSumOp> {
+  LogicalResult buildAdjoints(Operation *op, OpBuilder &b,
+                              ArrayRef<Value> resultAdj, ArrayRef<bool> needed,
+                              SmallVectorImpl<Value> &operandAdj) const {
+    RuleBuilder r(b, op, resultAdj, needed, operandAdj);
+    r.set(0, ReplicaSumOp::create(b, r.loc, r.dy().getType(), r.dy()));
+    return success();
+  }
+};
 } // namespace
 
 void mlir::zero::autodiff::registerTensorLinalgRules(
@@ -56,6 +68,9 @@ void mlir::zero::autodiff::registerTensorLinalgRules(
   });
   registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {
     linalg::SqrtOp::attachInterface<SqrtModel>(*ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, ZeroDialect *) {
+    ReplicaSumOp::attachInterface<ReplicaSumModel>(*ctx);
   });
 }
 

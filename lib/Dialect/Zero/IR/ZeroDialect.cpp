@@ -3,6 +3,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -21,6 +22,17 @@ using namespace mlir::zero;
 #define GET_OP_CLASSES
 #include "zero-opt/Dialect/Zero/IR/ZeroOps.cpp.inc"
 
+namespace {
+/// Zero ops carry no region or symbol that inlining could break; a forward
+/// function that uses them (zero.replica_sum) inlines into its step.
+struct ZeroInlinerInterface : DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void ZeroDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
@@ -34,6 +46,7 @@ void ZeroDialect::initialize() {
 #define GET_OP_LIST
 #include "zero-opt/Dialect/Zero/IR/ZeroOps.cpp.inc"
       >();
+  addInterfaces<ZeroInlinerInterface>();
 }
 
 BufferClassAttr mlir::zero::getBufferClass(Location loc) {
@@ -50,6 +63,7 @@ BufferClassAttr mlir::zero::getBufferClass(Location loc) {
 MemoryCategory mlir::zero::memoryCategoryOf(Role role) {
   switch (role) {
   case Role::parameter:
+  case Role::buffer:
     return MemoryCategory::parameters;
   case Role::gradient:
     return MemoryCategory::gradients;

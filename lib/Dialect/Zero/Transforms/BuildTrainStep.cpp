@@ -22,7 +22,8 @@ struct ZeroBuildTrainStepPass
 private:
   FailureOr<unsigned> findLoss(func::FuncOp fn);
   func::FuncOp buildGradFunc(func::FuncOp fn, unsigned lossIdx,
-                             ArrayRef<unsigned> paramIdx);
+                             ArrayRef<unsigned> paramIdx,
+                             ArrayRef<unsigned> bufferUpdates);
 };
 } // namespace
 
@@ -33,6 +34,9 @@ FailureOr<unsigned> ZeroBuildTrainStepPass::findLoss(func::FuncOp fn) {
            isa<FloatType>(rt.getElementType());
   };
   for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    // Buffer updates (running statistics) are not outputs.
+    if (fn.getResultAttr(i, kUpdatesAttr))
+      continue;
     auto name = fn.getResultAttrOfType<StringAttr>(i, kNameAttr);
     if (!lossName.empty()) {
       if (name && name.getValue() == lossName) {
@@ -55,10 +59,12 @@ FailureOr<unsigned> ZeroBuildTrainStepPass::findLoss(func::FuncOp fn) {
                            "(or name it with --loss)";
 }
 
-/// <fn>_grad(args) -> (loss, d loss / d param...)
-func::FuncOp ZeroBuildTrainStepPass::buildGradFunc(func::FuncOp fn,
-                                                   unsigned lossIdx,
-                                                   ArrayRef<unsigned> params) {
+/// <fn>_grad(args) -> (loss, d loss / d param..., updated buffer...), the
+/// buffers being the results `bufferUpdates` of `fn`.
+func::FuncOp
+ZeroBuildTrainStepPass::buildGradFunc(func::FuncOp fn, unsigned lossIdx,
+                                      ArrayRef<unsigned> params,
+                                      ArrayRef<unsigned> bufferUpdates) {
   OpBuilder b(fn);
   b.setInsertionPointAfter(fn);
   auto grad = cast<func::FuncOp>(b.clone(*fn));
@@ -77,8 +83,22 @@ func::FuncOp ZeroBuildTrainStepPass::buildGradFunc(func::FuncOp fn,
   auto g = GradientOp::create(b, ret.getLoc(), TypeRange(xs), loss, xs);
   SmallVector<Value> results = {loss};
   llvm::append_range(results, g.getGrads());
+  // The step writes the buffers in place; here they are plain values.
+  SmallVector<Operation *> writes;
+  for (unsigned r : bufferUpdates) {
+    Value v = ret.getOperand(r);
+    if (auto m = v.getDefiningOp<bufferization::MaterializeInDestinationOp>()) {
+      v = m.getSource();
+      writes.push_back(m);
+    }
+    results.push_back(v);
+    types.push_back(v.getType());
+  }
   func::ReturnOp::create(b, ret.getLoc(), results);
   ret.erase();
+  for (Operation *w : writes)
+    if (w->use_empty())
+      w->erase();
   grad.setFunctionType(b.getFunctionType(grad.getArgumentTypes(), types));
   grad.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
   return grad;
@@ -105,20 +125,39 @@ void ZeroBuildTrainStepPass::runOnOperation() {
   if (failed(lossIdx))
     return signalPassFailure();
 
-  SmallVector<unsigned> inputs, params;
+  SmallVector<unsigned> inputs, params, buffers, counters;
   for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
     auto role = fn.getArgAttrOfType<RoleAttr>(i, kRoleAttr);
     if (role && role.getValue() == Role::parameter)
       params.push_back(i);
+    else if (role && role.getValue() == Role::buffer)
+      buffers.push_back(i);
+    else if (role && role.getValue() == Role::rng)
+      counters.push_back(i);
     else
       inputs.push_back(i);
+  }
+  // Forward results that update a buffer: (result, position in `buffers`).
+  SmallVector<unsigned> updateResults, updatedBuffer;
+  for (unsigned r = 0; r < fn.getNumResults(); ++r) {
+    auto upd = fn.getResultAttrOfType<IntegerAttr>(r, kUpdatesAttr);
+    if (!upd)
+      continue;
+    auto *it = llvm::find(buffers, upd.getInt());
+    if (it == buffers.end()) {
+      fn.emitError() << "result " << r
+                     << " updates an argument that is not a buffer";
+      return signalPassFailure();
+    }
+    updateResults.push_back(r);
+    updatedBuffer.push_back(it - buffers.begin());
   }
   if (params.empty()) {
     fn.emitError() << "the model has no trainable parameters (floating-point "
                       "initializers that are not frozen)";
     return signalPassFailure();
   }
-  func::FuncOp gradFn = buildGradFunc(fn, *lossIdx, params);
+  func::FuncOp gradFn = buildGradFunc(fn, *lossIdx, params, updateResults);
 
   // State tensors per parameter, by optimizer.
   SmallVector<StringRef> stateNames;
@@ -129,7 +168,8 @@ void ZeroBuildTrainStepPass::runOnOperation() {
   else if (opt == "adagrad")
     stateNames = {"sum"};
 
-  // Signature: inputs (g micro-batches stacked), params, states, lr, step.
+  // Signature: inputs (g micro-batches stacked), params, states, lr, step,
+  // buffers.
   int64_t g = accumulation;
   Builder bld(ctx);
   auto f64 = RankedTensorType::get({}, bld.getF64Type());
@@ -180,6 +220,14 @@ void ZeroBuildTrainStepPass::runOnOperation() {
   argAttrs.push_back(attrs("lr", Role::hyperparameter));
   argTypes.push_back(f64);
   argAttrs.push_back(attrs("step", Role::hyperparameter));
+  unsigned firstBuffer = argTypes.size();
+  for (unsigned i : buffers) {
+    argTypes.push_back(fn.getArgumentTypes()[i]);
+    SmallVector<NamedAttribute> extra;
+    if (Attribute why = fn.getArgAttr(i, kReasonAttr))
+      extra.push_back(bld.getNamedAttr(kReasonAttr, why));
+    argAttrs.push_back(attrs(argName(i), Role::buffer, extra));
+  }
 
   // The loss and the gradient norm keep double precision where the model
   // has it; narrower types are reported in f32.
@@ -205,6 +253,11 @@ void ZeroBuildTrainStepPass::runOnOperation() {
     resAttrs.push_back(bld.getDictionaryAttr(
         {bld.getNamedAttr(kUpdatesAttr, bld.getI64IntegerAttr(k))}));
   }
+  for (unsigned k : updatedBuffer) {
+    resTypes.push_back(argTypes[firstBuffer + k]);
+    resAttrs.push_back(bld.getDictionaryAttr({bld.getNamedAttr(
+        kUpdatesAttr, bld.getI64IntegerAttr(firstBuffer + k))}));
+  }
 
   OpBuilder b(ctx);
   b.setInsertionPointAfter(gradFn);
@@ -218,14 +271,17 @@ void ZeroBuildTrainStepPass::runOnOperation() {
   b.setInsertionPointToStart(body);
   TosaBuilder t{b, loc};
 
-  SmallVector<Value> paramVals, stateVals;
+  SmallVector<Value> paramVals, stateVals, bufferVals;
   for (unsigned k = 0; k < params.size(); ++k)
     paramVals.push_back(body->getArgument(firstParam + k));
+  for (unsigned k = 0; k < buffers.size(); ++k)
+    bufferVals.push_back(body->getArgument(firstBuffer + k));
   for (unsigned k = firstState; k < lrArg; ++k)
     stateVals.push_back(body->getArgument(k));
 
-  // Forward + backward over one micro-batch j (j null: the whole input).
-  auto microStep = [&](OpBuilder &ob, Value j) {
+  // Forward + backward over one micro-batch j (j null: the whole input),
+  // reading the buffers `bufs`.
+  auto microStep = [&](OpBuilder &ob, Value j, ValueRange bufs) {
     SmallVector<Value> callArgs(fn.getNumArguments());
     for (auto [k, i] : llvm::enumerate(inputs)) {
       Value in = body->getArgument(k);
@@ -248,33 +304,55 @@ void ZeroBuildTrainStepPass::runOnOperation() {
     }
     for (auto [k, i] : llvm::enumerate(params))
       callArgs[i] = paramVals[k];
+    for (auto [k, i] : llvm::enumerate(buffers))
+      callArgs[i] = bufs[k];
+    // Random draws count by (step, micro-batch of the global batch).
+    for (unsigned i : counters) {
+      Value s = tensor::ExtractOp::create(ob, loc, body->getArgument(lrArg + 1),
+                                          ValueRange{});
+      Value local = j ? j : arith::ConstantIndexOp::create(ob, loc, 0);
+      Value mb = MicroBatchIndexOp::create(ob, loc, ob.getIndexType(), local);
+      callArgs[i] = tensor::FromElementsOp::create(
+          ob, loc, fn.getArgumentTypes()[i],
+          ValueRange{arith::FPToSIOp::create(ob, loc, ob.getI64Type(), s),
+                     arith::IndexCastOp::create(ob, loc, ob.getI64Type(), mb)});
+    }
     return func::CallOp::create(ob, loc, gradFn, callArgs).getResults();
   };
 
   Value loss;
-  SmallVector<Value> grads;
+  SmallVector<Value> grads, newBuffers;
+  size_t np = params.size();
   if (g == 1) {
-    auto r = microStep(b, Value());
+    auto r = microStep(b, Value(), bufferVals);
     loss = r[0];
-    grads.assign(r.begin() + 1, r.end());
+    grads.assign(r.begin() + 1, r.begin() + 1 + np);
+    newBuffers.assign(r.begin() + 1 + np, r.end());
   } else {
     SmallVector<Value> init = {
         t.splat(cast<RankedTensorType>(gradFn.getResultTypes()[0]), 0.0)};
     for (Value p : paramVals)
       init.push_back(t.zerosLike(p));
+    // Updated buffers are carried from one micro-batch to the next.
+    for (unsigned k : updatedBuffer)
+      init.push_back(bufferVals[k]);
     Value lb = arith::ConstantIndexOp::create(b, loc, 0);
     Value ub = arith::ConstantIndexOp::create(b, loc, g);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     auto loop = scf::ForOp::create(
         b, loc, lb, ub, one, init,
         [&](OpBuilder &lb2, Location l, Value j, ValueRange acc) {
-          auto r = microStep(lb2, j);
+          SmallVector<Value> bufs(bufferVals);
+          for (auto [k, bi] : llvm::enumerate(updatedBuffer))
+            bufs[bi] = acc[1 + np + k];
+          auto r = microStep(lb2, j, bufs);
           // Accumulate into the loop-carried tensors themselves, so that
           // bufferization keeps one buffer per gradient across iterations.
           // Later elementwise fusion may move the sum into a fresh tensor;
           // materializing it in the carried tensor keeps the buffer fixed.
           SmallVector<Value> next;
-          for (auto [a, v] : llvm::zip(acc, r)) {
+          for (auto [a, v] :
+               llvm::zip(acc.take_front(1 + np), r.take_front(1 + np))) {
             Value sum =
                 linalg::AddOp::create(lb2, l, ValueRange{a, v}, ValueRange{a})
                     .getResult(0);
@@ -282,6 +360,7 @@ void ZeroBuildTrainStepPass::runOnOperation() {
                                lb2, l, sum, a)
                                .getResult());
           }
+          llvm::append_range(next, r.drop_front(1 + np));
           scf::YieldOp::create(lb2, l, next);
         });
     // The mean over micro-batches.
@@ -291,6 +370,8 @@ void ZeroBuildTrainStepPass::runOnOperation() {
       Value gk = loop.getResult(k + 1);
       grads.push_back(t.mul(gk, t.scalarLike(gk, 1.0 / g)));
     }
+    for (unsigned k = 0; k < updatedBuffer.size(); ++k)
+      newBuffers.push_back(loop.getResult(1 + np + k));
   }
 
   // Global norm and clipping, as PyTorch's clip_grad_norm_.
@@ -305,7 +386,6 @@ void ZeroBuildTrainStepPass::runOnOperation() {
 
   Value lr = body->getArgument(lrArg), stepCount = body->getArgument(lrArg + 1);
   SmallVector<Value> newParams, newStates(stateVals.size());
-  size_t np = params.size();
   for (unsigned k = 0; k < np; ++k) {
     Value p = paramVals[k], gk = grads[k];
     if (opt == "adamw" || opt == "adam") {
@@ -341,6 +421,12 @@ void ZeroBuildTrainStepPass::runOnOperation() {
       t.castTo(t.reshape(loss, {}), lossType.getElementType()), norm};
   llvm::append_range(results, newParams);
   llvm::append_range(results, newStates);
+  // Buffers are written into their arguments, as the forward wrote them.
+  for (auto [k, v] : llvm::enumerate(newBuffers))
+    results.push_back(
+        bufferization::MaterializeInDestinationOp::create(
+            b, loc, v, body->getArgument(firstBuffer + updatedBuffer[k]))
+            .getResult());
   func::ReturnOp::create(b, loc, results);
   if (failed(verify(step)))
     return signalPassFailure();

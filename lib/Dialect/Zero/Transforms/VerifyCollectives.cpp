@@ -29,7 +29,9 @@ public:
   explicit RankVariance(func::FuncOp fn) {
     for (BlockArgument a : fn.getArguments()) {
       auto role = fn.getArgAttrOfType<RoleAttr>(a.getArgNumber(), kRoleAttr);
-      if ((role && role.getValue() == Role::input) ||
+      // Buffers too: with local BatchNorm statistics each rank has its own.
+      if ((role && (role.getValue() == Role::input ||
+                    role.getValue() == Role::buffer)) ||
           fn.getArgAttr(a.getArgNumber(), kShardAttr))
         varying.insert(a);
     }

@@ -49,6 +49,8 @@ constexpr llvm::StringLiteral kEntryAttr = "zero.entry";
 /// Function attribute: a kernel outlined from a step (zero-form-kernels),
 /// holding the name of the op it was formed around.
 constexpr llvm::StringLiteral kKernelAttr = "zero.kernel";
+/// Argument attribute of a buffer: why the initializer is not trained.
+constexpr llvm::StringLiteral kReasonAttr = "zero.reason";
 /// Optimizer state of a parameter: which parameter and which state.
 constexpr llvm::StringLiteral kStateOfAttr = "zero.state_of";
 /// Argument attribute of a sharded tensor: {numel, shard, shape} of the

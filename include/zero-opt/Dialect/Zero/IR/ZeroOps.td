@@ -21,11 +21,18 @@ def Zero_RoleOutput : I32EnumAttrCase<"output", 5>;
 def Zero_RoleHyperparameter : I32EnumAttrCase<"hyperparameter", 6>;
 def Zero_RoleLoss : I32EnumAttrCase<"loss", 7>;
 def Zero_RoleMetric : I32EnumAttrCase<"metric", 8>;
+// Model state that the optimizer never touches (BatchNorm running
+// statistics): updated by the forward itself, or constant.
+def Zero_RoleBuffer : I32EnumAttrCase<"buffer", 9>;
+// The counter of the step's random draws: (step, micro-batch index in the
+// global batch), as tensor<2xi64>.
+def Zero_RoleRng : I32EnumAttrCase<"rng", 10>;
 
 def Zero_Role : I32EnumAttr<"Role", "role of a value in the training step",
     [Zero_RoleInput, Zero_RoleParameter, Zero_RoleGradient,
      Zero_RoleOptimizerState, Zero_RoleMasterWeight, Zero_RoleOutput,
-     Zero_RoleHyperparameter, Zero_RoleLoss, Zero_RoleMetric]> {
+     Zero_RoleHyperparameter, Zero_RoleLoss, Zero_RoleMetric,
+     Zero_RoleBuffer, Zero_RoleRng]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::zero";
 }
@@ -278,6 +285,38 @@ def Zero_AllGatherOp : Zero_CollectiveOp<"all_gather", "all_gather"> {
   let description = [{
     The 1-D inputs of S elements, in rank order: `world_size * S` elements.
   }];
+}
+
+def Zero_ReplicaSumOp : Zero_Op<"replica_sum", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "Sum of a value over the data-parallel replicas";
+  let description = [{
+    A collective that the model itself asks for (SyncBatchNorm's
+    statistics) before data parallelism is decided: the sum of `input` over
+    the ranks that each run a replica of the step. On one rank it is the
+    identity; `zero-partition-data-parallel` lowers it to an all-reduce.
+    Its derivative is itself: with the global loss the mean of the
+    replicas' losses and gradients averaged over the replicas, the
+    cotangent of each replica's input is the sum of the replicas'
+    cotangents.
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Zero_MicroBatchIndexOp : Zero_Op<"micro_batch_index", [Pure]> {
+  let summary = "Index of a micro-batch in the step's global batch";
+  let description = [{
+    Micro-batch `local` of this replica is micro-batch `local * N + r` of
+    the global batch (N replicas, this one r), the rows zero-run gives it.
+    Before data parallelism is decided, and on one rank, it is `local`;
+    `zero-partition-data-parallel` lowers it. Random draws count by it, so
+    a sample draws the same numbers on any number of ranks.
+  }];
+  let arguments = (ins Index:$local);
+  let results = (outs Index:$global);
+  let assemblyFormat = "$local attr-dict";
 }
 
 //===----------------------------------------------------------------------===//
