@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Models that PyTorch and torchvision wrote train here as they do in PyTorch.
 
-Each zoo model (export_models.ZOO: torchvision resnet18, squeezenet1_1 with
-dropout 0, VisionTransformer, torch.nn.TransformerEncoder between an
-embedding and a head; small configurations) is exported with its
-training-mode graph, then:
+Each zoo model (export_models.ZOO: torchvision resnet18 and mobilenet_v2 in
+float64, squeezenet1_1 with dropout 0, VisionTransformer,
+torch.nn.TransformerEncoder between an embedding and a head; small
+configurations) is exported with its training-mode graph, then:
   - 5 steps of SGD with momentum and of AdamW, from the same weights on the
     same data as PyTorch: every loss within rtol 1e-4, every final weight
     within atol 1e-4, every BatchNorm running statistic within atol 1e-5;

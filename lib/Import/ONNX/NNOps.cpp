@@ -556,29 +556,29 @@ static LogicalResult lowerConv(NodeImporter &n) {
                          n.b, n.loc,
                          RankedTensorType::get({nb, cin, kk, p}, elt), taps, 2)
                          .getResult();
+  // Groups are one op whatever their number: a batched matmul over groups,
+  // or, for a depthwise convolution (one input channel per group), a
+  // product with the taps summed.
   int64_t cg = cin / group, og = cout / group;
-  SmallVector<Value> outs;
-  for (int64_t g = 0; g < group; ++g) {
-    Value cg4 = group == 1 ? cols
-                           : n.slice(cols, {0, g * cg, 0, 0}, {nb, cg, kk, p},
-                                     {1, 1, 1, 1});
-    // [N, Cg*KK, P] -> [Cg*KK, N*P]
-    Value c = n.transpose(n.reshape(cg4, {nb, cg * kk, p}), {1, 0, 2});
-    c = n.reshape(c, {1, cg * kk, nb * p});
-    Value wg = group == 1
-                   ? w4
-                   : n.slice(w4, {g * og, 0, 0, 0},
-                             {og, cg, w.kernel[0], w.kernel[1]}, {1, 1, 1, 1});
-    wg = n.reshape(wg, {1, og, cg * kk});
-    outs.push_back(n.reshape(n.matmul3d(wg, c), {og, nb, p}));
+  Value y;
+  if (cg == 1 && group > 1) {
+    // [N, G, 1, KK, P] * [1, G, Og, KK, 1], summed over KK: [N, G, Og, P].
+    Value c5 = n.reshape(cols, {nb, group, 1, kk, p});
+    Value w5 = n.reshape(w4, {1, group, og, kk, 1});
+    Value prod = *n.mul(c5, w5);
+    y = n.reshape(n.reduce<tosa::ReduceSumOp>(prod, {3}), {nb, cout, p});
+  } else {
+    // [N, G, Cg*KK, P] -> [G, Cg*KK, N*P]
+    Value c = group == 1
+                  ? n.transpose(n.reshape(cols, {nb, cin * kk, p}), {1, 0, 2})
+                  : n.transpose(n.reshape(cols, {nb, group, cg * kk, p}),
+                                {1, 2, 0, 3});
+    c = n.reshape(c, {group, cg * kk, nb * p});
+    Value wg = n.reshape(w4, {group, og, cg * kk});
+    // [G, Og, N*P] -> [N, Cout, P]
+    y = n.reshape(n.matmul3d(wg, c), {cout, nb, p});
+    y = n.transpose(y, {1, 0, 2});
   }
-  Value y =
-      outs.size() == 1
-          ? outs[0]
-          : tosa::ConcatOp::create(
-                n.b, n.loc, RankedTensorType::get({cout, nb, p}, elt), outs, 0)
-                .getResult();
-  y = n.transpose(y, {1, 0, 2});
   SmallVector<int64_t> outShape = {nb, cout};
   if (r == 2)
     outShape.append({w.out[0], w.out[1]});
