@@ -221,7 +221,7 @@ bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
   if (!readNpz(path, stored, error))
     return false;
   for (const BufferSpec &spec : fn.arguments) {
-    if (spec.role != "parameter" && spec.role != "buffer")
+    if (!spec.fromModel())
       continue;
     auto it = std::find_if(stored.begin(), stored.end(),
                            [&](const Array &a) { return a.name == spec.name; });

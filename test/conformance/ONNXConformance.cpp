@@ -293,7 +293,7 @@ Result runDataSet(const onnx::ModelProto &original, const std::string &dataDir,
   std::vector<rt::Array> bufs;
   size_t nextParam = 0;
   for (const rt::BufferSpec &spec : fn->arguments) {
-    if (spec.role == "parameter" || spec.role == "buffer") {
+    if (spec.fromModel()) {
       bufs.push_back(std::move(params[nextParam++]));
       continue;
     }

@@ -167,9 +167,8 @@ static int infer(const Program &prog, const Options &o) {
   std::vector<Array> outs;
   size_t nextParam = 0;
   for (const BufferSpec &spec : fn->arguments)
-    buf.arrays.push_back(spec.role == "parameter" || spec.role == "buffer"
-                             ? std::move(params[nextParam++])
-                             : makeArray(spec));
+    buf.arrays.push_back(spec.fromModel() ? std::move(params[nextParam++])
+                                          : makeArray(spec));
   for (const BufferSpec &spec : fn->results) {
     buf.arrays.push_back(makeArray(spec));
     Array a = makeArray(spec);
@@ -235,8 +234,7 @@ static int train(const Program &prog, const Options &o) {
   std::vector<size_t> paramIdx;
   int lrIdx = -1, stepIdx = -1;
   for (const BufferSpec &spec : fn->arguments) {
-    // Buffers (running statistics) are saved with the weights.
-    if (spec.role == "parameter" || spec.role == "buffer") {
+    if (spec.fromModel()) {
       paramIdx.push_back(buf.arrays.size());
       buf.arrays.push_back(std::move(params[nextParam++]));
       continue;

@@ -299,6 +299,21 @@ static LogicalResult lowerLayerNorm(NodeImporter &n) {
   return success();
 }
 
+/// BatchNormalization's output 0 from the centred input `d` and the
+/// variance (shaped [1, C, 1, ...]): d * rsqrt(var + epsilon) * scale + bias.
+static void setNormalized(NodeImporter &n, Value d, Value var) {
+  ArrayRef<int64_t> shape = NodeImporter::shapeOf(d);
+  SmallVector<int64_t> cshape(shape.size(), 1);
+  cshape[1] = shape[1];
+  auto chan = [&](unsigned i) { return n.reshape(n.input(i), cshape); };
+  Value ve = *n.binary<tosa::AddOp>(
+      var, n.scalar(NodeImporter::eltOf(d), n.decimalAttr("epsilon", 1e-5),
+                    shape.size()));
+  Value inv = tosa::RsqrtOp::create(n.b, n.loc, ve.getType(), ve);
+  Value y = *n.mul(d, *n.mul(inv, chan(1)));
+  n.setOutput(0, *n.binary<tosa::AddOp>(y, chan(2)));
+}
+
 /// BatchNormalization in training mode, as PyTorch computes it: batch
 /// statistics (over all replicas with SyncBatchNorm), biased variance in
 /// the output, and the running statistics of initializer buffers updated
@@ -313,27 +328,21 @@ static LogicalResult lowerBatchNormTraining(NodeImporter &n, Value x) {
     if (i != 1)
       axes.push_back(i);
   double perChannel = double(NodeImporter::typeOf(x).getNumElements()) / c;
-  Value count = n.scalar(elt, perChannel, rank);
-  if (n.state.syncBatchNorm)
-    count = zero::ReplicaSumOp::create(n.b, n.loc, count.getType(), count);
+  // SyncBatchNorm: counts and sums over all replicas.
+  auto global = [&](Value v) -> Value {
+    return n.state.syncBatchNorm
+               ? zero::ReplicaSumOp::create(n.b, n.loc, v.getType(), v)
+               : v;
+  };
+  Value count = global(n.scalar(elt, perChannel, rank));
   Value invCount = n.recip(count);
   auto mean = [&](Value v) {
-    Value sum = n.reduce<tosa::ReduceSumOp>(v, axes);
-    if (n.state.syncBatchNorm)
-      sum = zero::ReplicaSumOp::create(n.b, n.loc, sum.getType(), sum);
-    return *n.mul(sum, invCount);
+    return *n.mul(global(n.reduce<tosa::ReduceSumOp>(v, axes)), invCount);
   };
   Value mu = mean(x);
   Value d = *n.binary<tosa::SubOp>(x, mu);
   Value var = mean(*n.mul(d, d));
-  Value ve = *n.binary<tosa::AddOp>(
-      var, n.scalar(elt, n.decimalAttr("epsilon", 1e-5), rank));
-  Value inv = tosa::RsqrtOp::create(n.b, n.loc, ve.getType(), ve);
-  SmallVector<int64_t> cshape(rank, 1);
-  cshape[1] = c;
-  auto chan = [&](unsigned i) { return n.reshape(n.input(i), cshape); };
-  Value y = *n.mul(d, *n.mul(inv, chan(1)));
-  n.setOutput(0, *n.binary<tosa::AddOp>(y, chan(2)));
+  setNormalized(n, d, var);
 
   // running = running * momentum + batch * (1 - momentum).
   double m = n.decimalAttr("momentum", 0.9);
@@ -379,17 +388,11 @@ static LogicalResult lowerBatchNorm(NodeImporter &n) {
     return n.error() << "BatchNormalization outputs running_mean and "
                         "running_var only in training mode (training_mode=1)",
            failure();
-  // Inference form: y = (x - mean) / sqrt(var + eps) * scale + bias.
-  int64_t rank = NodeImporter::shapeOf(x).size();
-  Type elt = NodeImporter::eltOf(x);
-  SmallVector<int64_t> cshape(rank, 1);
+  // Inference form: the given mean and variance.
+  SmallVector<int64_t> cshape(NodeImporter::shapeOf(x).size(), 1);
   cshape[1] = NodeImporter::shapeOf(x)[1];
-  auto chan = [&](unsigned i) { return n.reshape(n.input(i), cshape); };
-  Value ve = *n.binary<tosa::AddOp>(
-      chan(4), n.scalar(elt, n.decimalAttr("epsilon", 1e-5), rank));
-  Value inv = tosa::RsqrtOp::create(n.b, n.loc, ve.getType(), ve);
-  Value y = *n.mul(*n.binary<tosa::SubOp>(x, chan(3)), *n.mul(inv, chan(1)));
-  n.setOutput(0, *n.binary<tosa::AddOp>(y, chan(2)));
+  setNormalized(n, *n.binary<tosa::SubOp>(x, n.reshape(n.input(3), cshape)),
+                n.reshape(n.input(4), cshape));
   return success();
 }
 

@@ -88,8 +88,8 @@ static const char *statisticsOperand(const onnx::NodeProto &node, int index) {
   return nullptr;
 }
 
-/// Initializers of `g` that every node reads as statistics (a
-/// BatchNormalization's mean and variance): buffers, with the reason.
+/// Values of `g` that every node reads as statistics (a BatchNormalization's
+/// mean and variance), with the reason: such initializers are buffers.
 static std::map<std::string, std::string>
 statisticsInputs(const onnx::GraphProto &g) {
   std::map<std::string, std::string> reason;
@@ -106,11 +106,6 @@ statisticsInputs(const onnx::GraphProto &g) {
     trained.insert(vi.name());
   for (const std::string &name : trained)
     reason.erase(name);
-  std::set<std::string> inits;
-  for (const auto &t : g.initializer())
-    inits.insert(t.name());
-  for (auto it = reason.begin(); it != reason.end();)
-    it = inits.count(it->first) ? std::next(it) : reason.erase(it);
   return reason;
 }
 
@@ -426,8 +421,9 @@ func::FuncOp GraphImporter::importGraph(ModuleOp module,
     state.values[args[i].name] = body->getArgument(i);
     if (args[i].role == Role::buffer)
       state.buffers.insert(args[i].name);
-    if (auto it = spec.reasons.find(args[i].name); it != spec.reasons.end())
-      fn.setArgAttr(i, kReasonAttr, b.getStringAttr(it->second));
+    auto why = spec.reasons.find(args[i].name);
+    if (args[i].role == Role::buffer && why != spec.reasons.end())
+      fn.setArgAttr(i, kReasonAttr, b.getStringAttr(why->second));
   }
   state.entry = body;
   state.syncBatchNorm = options.syncBatchNorm;
@@ -466,19 +462,16 @@ func::FuncOp GraphImporter::importGraph(ModuleOp module,
     resultTypes.push_back(it->type);
     results.push_back(update.second);
   }
+  SmallVector<DictionaryAttr> argAttrs, resultAttrs;
+  fn.getAllArgAttrs(argAttrs);
+  fn.getAllResultAttrs(resultAttrs);
   // The counter of random draws, if a node drew: (step, micro-batch).
   if (state.rngCounter) {
-    SmallVector<DictionaryAttr> argAttrs;
-    fn.getAllArgAttrs(argAttrs);
     argTypes.push_back(state.rngCounter.getType());
     argAttrs.push_back(b.getDictionaryAttr(
         {b.getNamedAttr(kNameAttr, b.getStringAttr("rng")),
          b.getNamedAttr(kRoleAttr, RoleAttr::get(ctx, Role::rng))}));
-    fn.setFunctionType(b.getFunctionType(argTypes, resultTypes));
-    fn.setAllArgAttrs(argAttrs);
   }
-  SmallVector<DictionaryAttr> resultAttrs;
-  fn.getAllResultAttrs(resultAttrs);
   for (const auto &update : state.bufferUpdates) {
     unsigned r = resultAttrs.size();
     resultAttrs.push_back(b.getDictionaryAttr(
@@ -488,6 +481,7 @@ func::FuncOp GraphImporter::importGraph(ModuleOp module,
                                           updatesArg[r - g.output_size()]))}));
   }
   fn.setFunctionType(b.getFunctionType(argTypes, resultTypes));
+  fn.setAllArgAttrs(argAttrs);
   fn.setAllResultAttrs(resultAttrs);
   // Updates are written into the argument they replace.
   for (unsigned i = g.output_size(); i < results.size(); ++i)

@@ -30,6 +30,9 @@ struct BufferSpec {
   std::vector<int64_t> fullShape;
   int64_t fullNumel = 0;
   bool sharded() const { return fullNumel > 0; }
+  /// Model state read from params.npz and saved with the weights:
+  /// parameters and buffers (BatchNorm running statistics).
+  bool fromModel() const { return role == "parameter" || role == "buffer"; }
   int64_t numel() const;
   size_t bytes() const { return numel() * itemSize(dtype); }
 };

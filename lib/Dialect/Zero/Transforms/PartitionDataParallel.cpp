@@ -23,38 +23,35 @@ struct ZeroPartitionDataParallelPass
       fn.emitError() << "world size must be at least 1";
       return signalPassFailure();
     }
-    // Sums over replicas: all-reduces in a training step on N ranks, the
-    // identity elsewhere (one rank, or a function that runs alone).
+    // Sums over replicas become all-reduces, and micro-batch j of rank r
+    // is micro-batch j * N + r of the global batch, in a training step on
+    // N ranks; both are the identity elsewhere (one rank, or a function
+    // that runs alone).
     int64_t replicas = clips.empty() ? 1 : worldSize;
     OpBuilder b(fn);
-    fn.walk([&](ReplicaSumOp op) {
-      Value v = op.getInput();
-      if (replicas > 1) {
-        b.setInsertionPoint(op);
-        partition::Builder pb{b, op.getLoc()};
-        // The sum of a constant is known: no collective for it.
-        if (matchPattern(v, m_Constant()))
-          v = pb.mul(v, pb.scalarLike(v, double(replicas)));
-        else
-          v = pb.allReduce(v, replicas);
-      }
-      op.replaceAllUsesWith(v);
-      op.erase();
-    });
-    // Micro-batch j of rank r is micro-batch j * N + r of the global batch.
-    fn.walk([&](MicroBatchIndexOp op) {
-      Value v = op.getLocal();
-      if (replicas > 1) {
-        b.setInsertionPoint(op);
-        Location loc = op.getLoc();
-        v = arith::AddIOp::create(
-            b, loc,
+    auto lower = [&](Operation *op) -> Value {
+      Value v = op->getOperand(0);
+      if (replicas == 1)
+        return v;
+      b.setInsertionPoint(op);
+      partition::Builder pb{b, op->getLoc()};
+      if (isa<MicroBatchIndexOp>(op))
+        return arith::AddIOp::create(
+            b, pb.loc,
             arith::MulIOp::create(
-                b, loc, v, arith::ConstantIndexOp::create(b, loc, replicas)),
-            RankOp::create(b, loc, b.getIndexType()));
-      }
-      op.replaceAllUsesWith(v);
-      op.erase();
+                b, pb.loc, v,
+                arith::ConstantIndexOp::create(b, pb.loc, replicas)),
+            RankOp::create(b, pb.loc, b.getIndexType()));
+      // The sum of a constant is known: no collective for it.
+      if (matchPattern(v, m_Constant()))
+        return pb.mul(v, pb.scalarLike(v, double(replicas)));
+      return pb.allReduce(v, replicas);
+    };
+    fn.walk([&](Operation *op) {
+      if (!isa<ReplicaSumOp, MicroBatchIndexOp>(op))
+        return;
+      op->getResult(0).replaceAllUsesWith(lower(op));
+      op->erase();
     });
     if (clips.empty())
       return;
