@@ -55,9 +55,14 @@ static ONNXImportOptions importOptions(const CompileOptions &options) {
   return importOpts;
 }
 
+/// An import that no training pipeline follows: its functions run alone,
+/// so the replica ops of a model's Gradient or SyncBatchNorm are the
+/// identity (a replica count of 1).
 static LogicalResult cleanUpImport(ModuleOp module) {
   PassManager pm(module.getContext());
   buildImportCleanup(pm);
+  pm.addNestedPass<func::FuncOp>(createZeroPartitionDataParallel());
+  pm.addPass(createCanonicalizerPass());
   return pm.run(module);
 }
 
@@ -176,9 +181,20 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
   }
   // An ONNX training model brings its own step (TrainingInfoProto).
   if (module->hasAttr("zero.training")) {
+    if (options.training.stage != 0)
+      return module.emitError()
+             << "ZeRO stage " << options.training.stage
+             << ": the model brings its own optimizer (TrainingInfoProto), "
+                "whose state zero-opt does not partition; it trains data "
+                "parallel at stage 0 (set --stage or zero_optimization.stage "
+                "to 0)";
     trained = true;
     options.training.optimizer = "onnx";
-    return cleanUpImport(module);
+    PassManager pm(module.getContext());
+    buildAlgorithmPipeline(pm, options.worldSize);
+    TimingScope t = phase(options, "training step");
+    timePasses(pm, t);
+    return pm.run(module);
   }
   if (options.mode == CompileMode::Auto && !hasLoss(fn, options.loss))
     return cleanUpImport(module);

@@ -47,6 +47,36 @@ bool mlir::zero::isHelpInvocation(int argc, char **argv) {
   return help;
 }
 
+bool mlir::zero::isListOpsInvocation(int argc, char **argv) {
+  return argc == 2 && (StringRef(argv[1]) == "--list-ops" ||
+                       StringRef(argv[1]) == "-list-ops");
+}
+
+int mlir::zero::listOpsMain() {
+  llvm::raw_ostream &os = llvm::outs();
+  for (auto [title, ops] :
+       {std::pair<std::string, std::vector<std::string>>{
+            "ai.onnx, opset " + std::to_string(kTargetOpset) +
+                " (older opsets are converted)",
+            supportedONNXOps("")},
+        {"ai.onnx, evaluated at compile time when the inputs are constants",
+         compileTimeONNXOps()},
+        {kTrainingDomain.str(), supportedONNXOps(kTrainingDomain)}}) {
+    os << title << ":\n";
+    size_t col = 0;
+    for (const std::string &op : ops) {
+      if (col && col + op.size() + 1 > 76) {
+        os << "\n";
+        col = 0;
+      }
+      os << (col ? " " : "  ") << op;
+      col += op.size() + (col ? 1 : 2);
+    }
+    os << "\n";
+  }
+  return 0;
+}
+
 namespace {
 /// Formats diagnostics as "FILE: node 'NAME': message"; ONNX node names
 /// travel as NameLocs around the model's file location.
@@ -252,7 +282,9 @@ int mlir::zero::compileMain(int argc, char **argv) {
           "  zero-opt FILE.mlir [options]            run passes, as mlir-opt "
           "does\n"
           "                                          (--help-mlir lists its "
-          "options)\n"))
+          "options)\n"
+          "  zero-opt --list-ops                     the ONNX ops it "
+          "imports\n"))
     return 1;
 
   CompileOptions opts;

@@ -7,6 +7,9 @@ namespace mlir::zero {
 bool isModelInvocation(int argc, char **argv);
 /// `--help` with no input file: the model options come first.
 bool isHelpInvocation(int argc, char **argv);
+/// `--list-ops` alone: the ONNX ops the importer lowers.
+bool isListOpsInvocation(int argc, char **argv);
+int listOpsMain();
 /// Compiles the model into an output folder for zero-run.
 int compileMain(int argc, char **argv);
 } // namespace mlir::zero

@@ -13,6 +13,8 @@
 using namespace mlir;
 
 int main(int argc, char **argv) {
+  if (zero::isListOpsInvocation(argc, argv))
+    return zero::listOpsMain();
   if (zero::isModelInvocation(argc, argv) ||
       zero::isHelpInvocation(argc, argv))
     return zero::compileMain(argc, argv);

@@ -273,8 +273,14 @@ static int train(const Program &prog, const Options &o) {
   for (const auto *specs : {&fn->arguments, &fn->results})
     for (const BufferSpec &spec : *specs)
       memTrack(spec.category, spec.bytes());
-  // The loss is the result named so, else the first scalar float one.
-  int lossIdx = fn->resultIndex("loss"), normIdx = fn->resultIndex("grad_norm");
+  // The loss is the result whose role says so, else the one named so, else
+  // the first scalar float one.
+  int lossIdx = -1, normIdx = fn->resultIndex("grad_norm");
+  for (size_t r = 0; lossIdx < 0 && r < fn->results.size(); ++r)
+    if (fn->results[r].role == "loss")
+      lossIdx = r;
+  if (lossIdx < 0)
+    lossIdx = fn->resultIndex("loss");
   for (size_t r = 0; lossIdx < 0 && r < fn->results.size(); ++r)
     if (fn->results[r].numel() == 1 && (fn->results[r].dtype == DType::F32 ||
                                         fn->results[r].dtype == DType::F64))

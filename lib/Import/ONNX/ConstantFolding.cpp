@@ -14,6 +14,8 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <array>
+
 #include <cmath>
 #include <functional>
 #include <numeric>
@@ -590,20 +592,23 @@ std::optional<Lit> Evaluator::where() {
   return r;
 }
 
+static constexpr std::array<StringLiteral, 15> kBinaryOps = {
+    "Add",   "Sub",  "Mul",     "Div",         "Mod",
+    "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+    "And",   "Or",   "Xor",     "Max",         "Min"};
+static constexpr std::array<StringLiteral, 9> kUnaryOps = {
+    "Neg",  "Abs",  "Sqrt", "Reciprocal", "Floor",
+    "Ceil", "Sign", "Not",  "Identity"};
+static constexpr std::array<StringLiteral, 10> kShapeOps = {
+    "Cast",    "Gather", "Concat", "Unsqueeze", "Squeeze",
+    "Reshape", "Slice",  "Range",  "Expand",    "Where"};
+
 FailureOr<std::optional<Lit>> Evaluator::run() {
   StringRef op = n.node.op_type();
   std::optional<Lit> r;
-  if (llvm::is_contained({"Add", "Sub", "Mul", "Div", "Mod", "Equal", "Less",
-                          "Greater", "LessOrEqual", "GreaterOrEqual", "And",
-                          "Or", "Xor"},
-                         op) &&
-      in.size() == 2)
+  if (llvm::is_contained(kBinaryOps, op) && in.size() == 2)
     r = binary(op);
-  else if (llvm::is_contained({"Max", "Min"}, op) && in.size() == 2)
-    r = binary(op);
-  else if (llvm::is_contained({"Neg", "Abs", "Sqrt", "Reciprocal", "Floor",
-                               "Ceil", "Sign", "Not", "Identity"},
-                              op))
+  else if (llvm::is_contained(kUnaryOps, op))
     r = unary(op);
   else if (op == "Cast")
     r = cast();
@@ -660,4 +665,14 @@ FailureOr<bool> mlir::zero::onnx_import::foldConstantNode(NodeImporter &n) {
     return false;
   n.setConstantOutput(0, toAttr(**out));
   return true;
+}
+
+std::vector<std::string> mlir::zero::onnx_import::foldableOps() {
+  std::vector<std::string> ops;
+  for (ArrayRef<StringLiteral> list :
+       {ArrayRef<StringLiteral>(kBinaryOps), ArrayRef<StringLiteral>(kUnaryOps),
+        ArrayRef<StringLiteral>(kShapeOps)})
+    for (StringLiteral op : list)
+      ops.push_back(op.str());
+  return ops;
 }

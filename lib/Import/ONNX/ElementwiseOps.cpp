@@ -20,7 +20,9 @@ static LogicalResult requireFloat(NodeImporter &n, Value v) {
   std::string t;
   llvm::raw_string_ostream os(t);
   os << NodeImporter::eltOf(v);
-  return n.unsupported("element type " + t + " (only floating point)");
+  return n.unsupported("element type " + t +
+                       " (floating point only); Cast the operand to float "
+                       "first");
 }
 
 template <typename OpTy> static LogicalResult lowerBinary(NodeImporter &n) {
@@ -42,7 +44,10 @@ static LogicalResult lowerMul(NodeImporter &n) {
 static LogicalResult lowerDiv(NodeImporter &n) {
   Value lhs = n.input(0);
   if (!isFloat(lhs) && !NodeImporter::eltOf(lhs).isInteger(32))
-    return n.unsupported("integer division other than int32");
+    return n.unsupported(
+        "integer division at run time other than int32 (shape arithmetic on "
+        "constants and static shapes is folded at import); Cast the "
+        "operands to int32 or float");
   auto r = n.div(lhs, n.input(1));
   if (failed(r))
     return failure();
@@ -195,7 +200,9 @@ static LogicalResult lowerPRelu(NodeImporter &n) {
     return failure();
   Value neg = *prod;
   if (neg.getType() != x.getType())
-    return n.unsupported("slope that broadcasts beyond the input's shape");
+    return n.unsupported("a slope that broadcasts beyond the input's shape; "
+                         "give it the input's shape or one that broadcasts "
+                         "to it (C x 1 x 1)");
   Value zero =
       n.scalar(NodeImporter::eltOf(x), 0.0, NodeImporter::shapeOf(x).size());
   Value pos = *n.binary<tosa::GreaterEqualOp>(x, zero, n.b.getI1Type());
@@ -385,7 +392,12 @@ static LogicalResult lowerCast(NodeImporter &n) {
   Value x = n.input(0);
   Type to = convertElementType(n.b.getContext(), n.intAttr("to", 0));
   if (!to)
-    return n.unsupported("target type of Cast");
+    return n.unsupported(
+        "Cast to " +
+        onnx::TensorProto::DataType_Name(
+            static_cast<onnx::TensorProto::DataType>(n.intAttr("to", 0))) +
+        "; zero-opt casts between bool, signed integers of 8 to 64 bits, "
+        "float16, bfloat16, float and double");
   Type from = NodeImporter::eltOf(x);
   int64_t rank = NodeImporter::shapeOf(x).size();
   if (from == to) {

@@ -54,9 +54,11 @@ static std::string dimsToString(const onnx::TensorShapeProto &shape) {
 
 /// Applies --input-shape and --dim to the graph inputs. Symbolic or missing
 /// dimensions that stay unknown are reported later, with the flag to use.
+/// `later` names inputs that --input-shape may name though `graph` lacks
+/// them (a training algorithm's).
 static bool fixInputShapes(onnx::GraphProto &graph,
-                           const ONNXImportOptions &options,
-                           std::string &error) {
+                           const ONNXImportOptions &options, std::string &error,
+                           const std::set<std::string> &later = {}) {
   std::set<std::string> inits;
   for (const auto &t : graph.initializer())
     inits.insert(t.name());
@@ -101,7 +103,7 @@ static bool fixInputShapes(onnx::GraphProto &graph,
     }
   }
   for (const auto &kv : options.inputShapes)
-    if (!seen.count(kv.first)) {
+    if (!seen.count(kv.first) && !later.count(kv.first)) {
       error = "--input-shape names '" + kv.first +
               "', which is not an input of the graph";
       return false;
@@ -178,7 +180,8 @@ static bool checkGraphOutputs(const onnx::GraphProto &g, std::string &error) {
 /// The training graph of a model with a TrainingInfoProto: the inference
 /// graph's lists followed by the algorithm's, as the ONNX spec defines the
 /// combination, with shapes inferred over the whole.
-static bool loadTrainingInfo(const onnx::ModelProto &model, LoadedModel &out,
+static bool loadTrainingInfo(const onnx::ModelProto &model,
+                             const ONNXImportOptions &options, LoadedModel &out,
                              std::string &error) {
   if (model.training_info_size() == 0)
     return true;
@@ -207,13 +210,19 @@ static bool loadTrainingInfo(const onnx::ModelProto &model, LoadedModel &out,
     *g->add_initializer() = t;
   for (const auto &n : alg.node())
     *g->add_node() = n;
-  // The algorithm's outputs are values for update_binding, not results.
+  // Algorithm outputs that update_binding takes are written into their
+  // initializers; the others are results of the step.
+  std::set<std::string> bound;
+  for (const auto &kv : ti.update_binding())
+    bound.insert(kv.value());
   for (const auto &v : alg.output())
-    *g->add_value_info() = v;
+    *(bound.count(v.name()) ? g->add_value_info() : g->add_output()) = v;
   for (const auto &v : alg.value_info())
     *g->add_value_info() = v;
   try {
     onnx::checker::check_model(combined);
+    if (!fixInputShapes(*g, options, error))
+      return false;
     onnx::ShapeInferenceOptions opts(true, 1, true);
     onnx::shape_inference::InferShapes(
         combined, onnx::OpSchemaRegistry::Instance(), opts, &out.shapeData);
@@ -431,7 +440,12 @@ bool mlir::zero::onnx_import::loadModel(const std::string &path,
     }
     out.opset = opset;
 
-    if (!fixInputShapes(*model.mutable_graph(), options, error))
+    std::set<std::string> algorithmInputs;
+    for (const auto &ti : model.training_info())
+      for (const auto &v : ti.algorithm().input())
+        algorithmInputs.insert(v.name());
+    if (!fixInputShapes(*model.mutable_graph(), options, error,
+                        algorithmInputs))
       return false;
 
     try {
@@ -443,7 +457,7 @@ bool mlir::zero::onnx_import::loadModel(const std::string &path,
       error = "shape inference failed: " + oneLine(e.what());
       return false;
     }
-    return loadTrainingInfo(model, out, error);
+    return loadTrainingInfo(model, options, out, error);
   } catch (const std::exception &e) {
     error = "cannot load the model: " + oneLine(e.what());
     return false;

@@ -11,7 +11,8 @@ using namespace mlir::zero::onnx_import;
 static LogicalResult requireFloat(NodeImporter &n, Value v) {
   if (isa<FloatType>(NodeImporter::eltOf(v)))
     return success();
-  return n.unsupported("non-floating-point operands");
+  return n.unsupported("non-floating-point operands; Cast them to float "
+                       "first");
 }
 
 //===----------------------------------------------------------------------===//
@@ -613,7 +614,8 @@ template <bool isMax> static LogicalResult lowerPool(NodeImporter &n) {
     return n.error() << "kernel_shape is missing or has the wrong rank",
            failure();
   if (isMax && n.hasOutput(1))
-    return n.unsupported("MaxPool indices output");
+    return n.unsupported("MaxPool's Indices output; drop it (PyTorch: "
+                         "return_indices=False)");
   auto win = resolveWindow(n, xs.drop_front(2), *ks, n.intAttr("ceil_mode", 0));
   if (failed(win))
     return failure();

@@ -74,7 +74,9 @@ FailureOr<SmallVector<int64_t>> NodeImporter::constInts(unsigned i,
   if (!c) {
     (void)unsupported(
         Twine("input '") + node.input(i) + "' (" + what +
-        ") is computed at run time; zero-opt needs it to be a constant");
+        ") is computed at run time; zero-opt needs it at compile time: make "
+        "it an initializer or a Constant, or compute it from static shapes "
+        "only (fix symbolic input dims with --input-shape or --dim)");
     return failure();
   }
   SmallVector<int64_t> out;

@@ -10,6 +10,7 @@
 #define ZERO_OPT_LIB_IMPORT_ONNX_NODEIMPORTER_H
 
 #include "zero-opt/Dialect/Zero/Utils/TosaBuilder.h"
+#include "zero-opt/Import/ONNX/ONNXImporter.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -48,6 +49,8 @@ struct GraphState {
   uint32_t randomStreams = 0;
   Value rngCounter;
   Value randomCounter(OpBuilder &b);
+  /// The y of the first Gradient node: the loss of a training algorithm.
+  std::string lossName;
   /// Where constants are materialized when a lowering needs them as values.
   Block *entry = nullptr;
   Location fileLoc;
@@ -186,12 +189,11 @@ void registerRandomLowerings(llvm::StringMap<LoweringFn> &map);
 /// Ops of the ai.onnx.preview.training domain.
 void registerTrainingLowerings(llvm::StringMap<LoweringFn> &map);
 
-/// Domain of ONNX's training ops.
-constexpr llvm::StringLiteral kTrainingDomain = "ai.onnx.preview.training";
-
 /// Evaluates the node at compile time when all its inputs are known and its
 /// op is one that shape arithmetic uses; true when its outputs were set.
 FailureOr<bool> foldConstantNode(NodeImporter &n);
+/// The default-domain ops that foldConstantNode evaluates.
+std::vector<std::string> foldableOps();
 
 /// ONNX TensorProto element type to MLIR; null if unsupported.
 Type convertElementType(MLIRContext *ctx, int32_t onnxType);

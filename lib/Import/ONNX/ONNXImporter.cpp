@@ -58,6 +58,24 @@ bool zero::isSupportedONNXOp(StringRef domain, StringRef opType) {
   return table && table->count(opType);
 }
 
+std::vector<std::string> zero::supportedONNXOps(StringRef domain) {
+  std::vector<std::string> ops;
+  if (const llvm::StringMap<LoweringFn> *table = tableFor(domain))
+    for (const auto &kv : *table)
+      ops.push_back(kv.getKey().str());
+  llvm::sort(ops);
+  return ops;
+}
+
+std::vector<std::string> zero::compileTimeONNXOps() {
+  std::vector<std::string> ops;
+  for (const std::string &op : foldableOps())
+    if (!loweringTable().count(op))
+      ops.push_back(op);
+  llvm::sort(ops);
+  return ops;
+}
+
 bool zero::isCompileTimeOperand(StringRef opType, unsigned index) {
   return llvm::StringSwitch<bool>(opType)
       .Cases({"Reshape", "Expand", "Tile", "Split", "Squeeze", "Unsqueeze",
@@ -251,7 +269,8 @@ LogicalResult GraphImporter::importNode(OpBuilder &b,
   if (it == table->end()) {
     if (isKnownONNXOp(domain, node.op_type(), lm.opset))
       emitError(loc) << "unsupported: op " << node.op_type()
-                     << " has no lowering in zero-opt yet";
+                     << " has no lowering in zero-opt yet (`zero-opt "
+                        "--list-ops` lists the ops it imports)";
     else
       emitError(loc) << "unknown op '" << node.op_type()
                      << "': it is not an ONNX operator at opset " << lm.opset;
@@ -480,11 +499,30 @@ func::FuncOp GraphImporter::importGraph(ModuleOp module,
          b.getNamedAttr(kUpdatesAttr, b.getI64IntegerAttr(
                                           updatesArg[r - g.output_size()]))}));
   }
+  // In a training algorithm, the y of a Gradient node is the loss the step
+  // logs: its output gets the role, or it becomes a result of its own.
+  unsigned updatesEnd = results.size();
+  if (!spec.updates.empty() && !state.lossName.empty()) {
+    auto outs = g.output();
+    auto it = llvm::find_if(
+        outs, [&](const auto &vi) { return vi.name() == state.lossName; });
+    NamedAttrList attrs;
+    attrs.set(kNameAttr, b.getStringAttr(state.lossName));
+    attrs.set(kRoleAttr, RoleAttr::get(ctx, Role::loss));
+    if (it != outs.end()) {
+      resultAttrs[it - outs.begin()] = attrs.getDictionary(ctx);
+    } else {
+      Value loss = state.lookup(state.lossName);
+      results.push_back(loss);
+      resultTypes.push_back(loss.getType());
+      resultAttrs.push_back(attrs.getDictionary(ctx));
+    }
+  }
   fn.setFunctionType(b.getFunctionType(argTypes, resultTypes));
   fn.setAllArgAttrs(argAttrs);
   fn.setAllResultAttrs(resultAttrs);
   // Updates are written into the argument they replace.
-  for (unsigned i = g.output_size(); i < results.size(); ++i)
+  for (unsigned i = g.output_size(); i < updatesEnd; ++i)
     results[i] = bufferization::MaterializeInDestinationOp::create(
                      b, fileLoc, results[i],
                      body->getArgument(updatesArg[i - g.output_size()]))

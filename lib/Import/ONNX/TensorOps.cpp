@@ -52,7 +52,9 @@ static LogicalResult lowerConstant(NodeImporter &n) {
         RankedTensorType::get({(int64_t)v.size()}, n.b.getI64Type()),
         ArrayRef<int64_t>(v));
   } else {
-    return n.unsupported(Twine("Constant attribute '") + name + "'");
+    return n.unsupported(Twine("Constant attribute '") + name +
+                         "'; zero-opt reads value, value_float(s) and "
+                         "value_int(s): store the tensor densely");
   }
   n.setConstantOutput(0, value);
   return success();
@@ -341,7 +343,9 @@ static LogicalResult lowerSlice(NodeImporter &n) {
     }
   }
   if (llvm::is_contained(sizes, 0))
-    return n.unsupported("empty slice result");
+    return n.unsupported("a Slice that selects no element (zero-opt has "
+                         "no empty tensors); remove the node or widen "
+                         "its range");
   n.setOutput(0, n.slice(x, offsets, sizes, strides));
   return success();
 }
@@ -386,7 +390,8 @@ static LogicalResult lowerSplit(NodeImporter &n) {
     sizes[*axis] = split[i];
     off += split[i];
     if (split[i] == 0)
-      return n.unsupported("empty split output");
+      return n.unsupported("a Split output of no element (zero-opt has "
+                           "no empty tensors); drop that output's size");
     n.setOutput(i, n.slice(x, offsets, sizes, strides));
   }
   return success();

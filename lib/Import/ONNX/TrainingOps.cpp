@@ -2,15 +2,18 @@
 //
 // ONNX's optimizer ops with their exact ONNX semantics (which differ from
 // PyTorch's: epsilon inside the bias correction for Adam, T = 0 meaning
-// "no correction"), and Gradient as zero.gradient.
+// "no correction"), and Gradient as zero.gradient of the replicas' mean
+// loss.
 //
 //===----------------------------------------------------------------------===//
 #include "NodeImporter.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::zero::onnx_import;
@@ -57,7 +60,9 @@ LogicalResult splitGroups(NodeImporter &n, unsigned groups,
     for (unsigned i = 0; i < k; ++i) {
       Value v = n.input(2 + g * k + i);
       if (!isa<FloatType>(NodeImporter::eltOf(v)))
-        return n.unsupported("non-floating-point optimizer tensors");
+        return n.unsupported("non-floating-point tensors to optimize; "
+                             "parameters, gradients and states must be "
+                             "float");
       out[g].push_back(v);
     }
   return success();
@@ -160,13 +165,57 @@ static LogicalResult lowerMomentum(NodeImporter &n) {
   return success();
 }
 
-/// d y / d xs as zero.gradient over the ops already imported.
+/// Visits the values `root` is computed from in its block, root first,
+/// without going past a value for which `visit` returns false.
+static void walkDefinitions(Value root, llvm::function_ref<bool(Value)> visit) {
+  DenseSet<Value> seen;
+  SmallVector<Value> work = {root};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second || !visit(v))
+      continue;
+    if (Operation *def = v.getDefiningOp())
+      llvm::append_range(work, def->getOperands());
+  }
+}
+
+/// Whether `v` is the same on every data-parallel replica: computed from
+/// initializers and constants only, not from a batch input or a random
+/// draw.
+static bool isReplicated(Value v, func::FuncOp fn) {
+  bool perSample = false;
+  walkDefinitions(v, [&](Value d) {
+    if (auto arg = dyn_cast<BlockArgument>(d)) {
+      auto role = fn.getArgAttrOfType<zero::RoleAttr>(arg.getArgNumber(),
+                                                      zero::kRoleAttr);
+      perSample |= !role || role.getValue() == zero::Role::input ||
+                   role.getValue() == zero::Role::rng;
+    }
+    return !perSample;
+  });
+  return !perSample;
+}
+
+/// d y / d xs (ONNX: the names in xs, zs and y define the differentiated
+/// graph; the node's inputs, xs then zs, are where it is evaluated). In a
+/// data-parallel step y is each replica's loss and the Gradient is that of
+/// the global loss, their mean: a replicated x's gradient is summed over
+/// the replicas, and every gradient is divided by their count.
 static LogicalResult lowerGradient(NodeImporter &n) {
-  const onnx::AttributeProto *xs = n.attr("xs"), *y = n.attr("y");
+  const onnx::AttributeProto *xs = n.attr("xs"), *y = n.attr("y"),
+                             *zs = n.attr("zs");
   if (!xs || !y)
     return n.error() << "Gradient requires attributes 'xs' and 'y'", failure();
-  if (n.attr("zs") && n.attr("zs")->strings_size())
-    return n.unsupported("Gradient with zs");
+  SmallVector<std::string> names(xs->strings().begin(), xs->strings().end());
+  unsigned k = names.size();
+  if (zs)
+    names.append(zs->strings().begin(), zs->strings().end());
+  if (n.numInputs() != names.size())
+    return n.error() << "Gradient has " << n.numInputs() << " inputs but names "
+                     << k << " in xs and " << names.size() - k
+                     << " in zs; its inputs are the values at which to "
+                        "differentiate, xs then zs",
+           failure();
   Value yv = n.state.lookup(y->s());
   if (!yv)
     return n.error() << "Gradient's y '" << y->s()
@@ -174,21 +223,86 @@ static LogicalResult lowerGradient(NodeImporter &n) {
            failure();
   auto yt = cast<RankedTensorType>(yv.getType());
   if (yt.getNumElements() != 1 || !isa<FloatType>(yt.getElementType()))
-    return n.unsupported("Gradient of a non-scalar or non-float y");
-  SmallVector<Value> xv;
-  SmallVector<Type> types;
-  for (const std::string &name : xs->strings()) {
+    return n.unsupported("Gradient of a non-scalar or non-float y; reduce "
+                         "it to one float (ReduceSum or ReduceMean)");
+  SmallVector<Value> named, at;
+  for (auto [i, name] : llvm::enumerate(names)) {
+    const char *list = i < k ? "xs" : "zs";
     Value v = n.state.lookup(name);
-    if (!v || !isa<FloatType>(NodeImporter::eltOf(v)))
-      return n.error() << "Gradient's x '" << name
-                       << "' is not a floating-point value of the graph",
+    if (!v)
+      return n.error() << "Gradient's " << list << " names '" << name
+                       << "', which is not a value of the graph",
              failure();
-    xv.push_back(v);
-    types.push_back(v.getType());
+    if (i < k && !isa<FloatType>(NodeImporter::eltOf(v)))
+      return n.error() << "Gradient's x '" << name
+                       << "' is not a floating-point value",
+             failure();
+    if (!n.hasInput(i) || n.input(i).getType() != v.getType())
+      return n.error() << "Gradient's input " << i << " must have the type of '"
+                       << name << "', " << v.getType(),
+             failure();
+    named.push_back(v);
+    at.push_back(n.input(i));
   }
-  auto op = zero::GradientOp::create(n.b, n.loc, types, yv, xv);
-  for (unsigned i = 0; i < xv.size(); ++i)
-    n.setOutput(i, op.getGrads()[i]);
+  // xs and zs are independent variables: none is computed from another.
+  DenseSet<Value> leaves(named.begin(), named.end());
+  for (auto [i, v] : llvm::enumerate(named)) {
+    std::optional<unsigned> from;
+    walkDefinitions(v, [&](Value d) {
+      if (d != v && leaves.contains(d))
+        from = llvm::find(named, d) - named.begin();
+      return !from && (d == v || !leaves.contains(d));
+    });
+    if (from)
+      return n.error() << "Gradient's '" << names[i] << "' is computed from '"
+                       << names[*from]
+                       << "'; xs and zs must be independent variables (an "
+                          "intermediate value can be differentiated by "
+                          "naming it without its inputs)",
+             failure();
+  }
+  // Evaluated elsewhere than at the named values: a copy of the graph
+  // between them and y, fed the node's inputs.
+  Value target = yv;
+  SmallVector<Value> wrt(named.begin(), named.begin() + k);
+  if (at != named) {
+    DenseSet<Operation *> slice;
+    walkDefinitions(yv, [&](Value d) {
+      if (leaves.contains(d))
+        return false;
+      if (Operation *def = d.getDefiningOp())
+        slice.insert(def);
+      return true;
+    });
+    IRMapping map;
+    for (auto [v, a] : llvm::zip(named, at))
+      map.map(v, a);
+    for (Operation &op : *n.state.entry)
+      if (slice.contains(&op))
+        n.b.clone(op, map);
+    target = map.lookupOrDefault(yv);
+    wrt.assign(at.begin(), at.begin() + k);
+  }
+  SmallVector<Type> types;
+  for (Value x : wrt)
+    types.push_back(x.getType());
+  auto op = zero::GradientOp::create(n.b, n.loc, types, target, wrt);
+  if (n.state.lossName.empty())
+    n.state.lossName = y->s();
+  auto fn = cast<func::FuncOp>(n.state.entry->getParentOp());
+  for (unsigned i = 0; i < k; ++i) {
+    if (!n.hasOutput(i))
+      continue;
+    Value g = op.getGrads()[i];
+    if (isReplicated(wrt[i], fn))
+      g = zero::ReplicaSumOp::create(n.b, n.loc, g.getType(), g);
+    auto t = cast<RankedTensorType>(g.getType());
+    Value count = zero::ReplicaCountOp::create(
+        n.b, n.loc,
+        RankedTensorType::get(SmallVector<int64_t>(t.getRank(), 1),
+                              t.getElementType()));
+    n.setOutput(i, *n.div(g, count));
+  }
   return success();
 }
 

@@ -54,8 +54,18 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext *ctx, llvm::StringRef path,
                                       const ONNXImportOptions &options,
                                       ParamValues *initialValues = nullptr);
 
+/// The domain of ONNX's training ops (Gradient and the optimizers).
+constexpr llvm::StringLiteral kTrainingDomain = "ai.onnx.preview.training";
+
 /// Whether an op of `domain` ("" for the default) has a lowering.
 bool isSupportedONNXOp(llvm::StringRef domain, llvm::StringRef opType);
+
+/// The ops of `domain` ("" for the default) that have a lowering, sorted;
+/// empty for a domain zero-opt does not lower.
+std::vector<std::string> supportedONNXOps(llvm::StringRef domain);
+/// Default-domain ops without a lowering that the importer evaluates when
+/// their inputs are constants (shape arithmetic), sorted.
+std::vector<std::string> compileTimeONNXOps();
 
 /// Whether operand `index` of a default-domain op must be known at compile
 /// time because it fixes a shape or axes (Reshape's shape, Slice's starts,

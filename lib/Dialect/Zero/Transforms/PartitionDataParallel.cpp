@@ -12,6 +12,62 @@ using namespace mlir;
 using namespace mlir::zero;
 
 namespace {
+/// The result that is the loss, or -1.
+int lossResult(func::FuncOp fn) {
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    if (auto role = fn.getResultAttrOfType<RoleAttr>(i, kRoleAttr);
+        role && role.getValue() == Role::loss)
+      return i;
+  return -1;
+}
+
+/// A model's own algorithm on N ranks: every update of a replicated
+/// initializer must be the same on each replica, so it may read this
+/// rank's batch only through a sum over the replicas (its Gradients of the
+/// loss). Buffers (BatchNorm's local statistics) may differ.
+LogicalResult checkReplicatedUpdates(func::FuncOp fn) {
+  auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
+  auto role = [&](unsigned arg) {
+    auto r = fn.getArgAttrOfType<RoleAttr>(arg, kRoleAttr);
+    return r ? r.getValue() : Role::input;
+  };
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    auto updates = fn.getResultAttrOfType<IntegerAttr>(i, kUpdatesAttr);
+    if (!updates || role(updates.getInt()) == Role::buffer)
+      continue;
+    DenseSet<Value> seen;
+    SmallVector<Value> work = {ret.getOperand(i)};
+    std::optional<unsigned> sample;
+    while (!work.empty() && !sample) {
+      Value v = work.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        Role r = role(arg.getArgNumber());
+        if (r == Role::input || r == Role::rng)
+          sample = arg.getArgNumber();
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (!isa<AllReduceOp>(def))
+        llvm::append_range(work, def->getOperands());
+    }
+    if (!sample)
+      continue;
+    auto name = [&](unsigned arg) {
+      auto n = fn.getArgAttrOfType<StringAttr>(arg, kNameAttr);
+      return n ? n.getValue() : StringRef("?");
+    };
+    return fn.emitError()
+           << "the update of '" << name(updates.getInt())
+           << "' reads this rank's input '" << name(*sample)
+           << "' other than through a Gradient of the loss with respect to "
+              "a replicated value, so the replicas would diverge; train "
+              "this model on one rank (--world-size=1)";
+  }
+  return success();
+}
+
 struct ZeroPartitionDataParallelPass
     : zero::impl::ZeroPartitionDataParallelBase<ZeroPartitionDataParallelPass> {
   using Base::Base;
@@ -23,18 +79,24 @@ struct ZeroPartitionDataParallelPass
       fn.emitError() << "world size must be at least 1";
       return signalPassFailure();
     }
-    // Sums over replicas become all-reduces, and micro-batch j of rank r
-    // is micro-batch j * N + r of the global batch, in a training step on
-    // N ranks; both are the identity elsewhere (one rank, or a function
-    // that runs alone).
-    int64_t replicas = clips.empty() ? 1 : worldSize;
+    // A training step returns a loss: the native step (with its norm and
+    // clipping) or a model's own algorithm (TrainingInfoProto). There, sums
+    // over replicas become all-reduces, the replica count is N, and
+    // micro-batch j of rank r is micro-batch j * N + r of the global batch;
+    // elsewhere (one rank, or a function that runs alone) each is the
+    // identity.
+    bool step = !clips.empty() || lossResult(fn) >= 0;
+    int64_t replicas = step ? worldSize : 1;
     OpBuilder b(fn);
     auto lower = [&](Operation *op) -> Value {
+      b.setInsertionPoint(op);
+      partition::Builder pb{b, op->getLoc()};
+      if (auto count = dyn_cast<ReplicaCountOp>(op))
+        return pb.splat(cast<RankedTensorType>(count.getType()),
+                        double(replicas));
       Value v = op->getOperand(0);
       if (replicas == 1)
         return v;
-      b.setInsertionPoint(op);
-      partition::Builder pb{b, op->getLoc()};
       if (isa<MicroBatchIndexOp>(op))
         return arith::AddIOp::create(
             b, pb.loc,
@@ -48,13 +110,15 @@ struct ZeroPartitionDataParallelPass
       return pb.allReduce(v, replicas);
     };
     fn.walk([&](Operation *op) {
-      if (!isa<ReplicaSumOp, MicroBatchIndexOp>(op))
+      if (!isa<ReplicaSumOp, ReplicaCountOp, MicroBatchIndexOp>(op))
         return;
       op->getResult(0).replaceAllUsesWith(lower(op));
       op->erase();
     });
-    if (clips.empty())
+    if (!step)
       return;
+    if (clips.empty() && worldSize > 1 && failed(checkReplicatedUpdates(fn)))
+      return signalPassFailure();
     fn->setAttr(partition::kWorldSizeAttr, b.getI64IntegerAttr(worldSize));
     fn->setAttr(partition::kStageAttr, b.getI64IntegerAttr(0));
     if (worldSize == 1)
@@ -71,10 +135,7 @@ struct ZeroPartitionDataParallelPass
     }
     // The logged loss is the mean over the global batch.
     auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
-    for (unsigned i = 0; i < fn.getNumResults(); ++i) {
-      auto role = fn.getResultAttrOfType<RoleAttr>(i, kRoleAttr);
-      if (!role || role.getValue() != Role::loss)
-        continue;
+    if (int i = lossResult(fn); i >= 0) {
       b.setInsertionPoint(ret);
       partition::Builder pb{b, ret.getLoc()};
       Value l = ret.getOperand(i);

@@ -17,6 +17,16 @@ void zero::buildImportCleanup(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+void zero::buildAlgorithmPipeline(OpPassManager &pm, int64_t worldSize) {
+  buildImportCleanup(pm);
+  ZeroPartitionDataParallelOptions dp;
+  dp.worldSize = worldSize;
+  pm.addNestedPass<func::FuncOp>(createZeroPartitionDataParallel(dp));
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createZeroVerifyCollectives());
+  pm.addPass(createZeroCommReport());
+}
+
 void zero::buildTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options) {
   buildImportCleanup(pm);

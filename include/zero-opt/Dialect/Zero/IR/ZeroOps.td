@@ -305,6 +305,19 @@ def Zero_ReplicaSumOp : Zero_Op<"replica_sum", [Pure,
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def Zero_ReplicaCountOp : Zero_Op<"replica_count", [Pure]> {
+  let summary = "Number of data-parallel replicas, as a tensor";
+  let description = [{
+    N, the number of ranks that each run a replica of the step, splat into
+    a floating-point tensor: what a model's own Gradient divides by to
+    differentiate the global loss, the mean of the replicas' losses.
+    Before data parallelism is decided, and on one rank, it is 1;
+    `zero-partition-data-parallel` lowers it to a constant.
+  }];
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 def Zero_MicroBatchIndexOp : Zero_Op<"micro_batch_index", [Pure]> {
   let summary = "Index of a micro-batch in the step's global batch";
   let description = [{

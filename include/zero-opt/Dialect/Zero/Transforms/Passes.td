@@ -94,12 +94,15 @@ def ZeroPartitionDataParallel
     : Pass<"zero-partition-data-parallel", "func::FuncOp"> {
   let summary = "ZeRO stage 0 (DDP): average gradients and loss over ranks";
   let description = [{
-    On a training step (a function with `zero.clip_grad_norm`), every
-    gradient entering the norm and clipping is replaced by its
-    `zero.all_reduce` over `world-size` ranks times 1/N, and so is the
+    On a training step (a function that returns a `zero.role<loss>`
+    result), every gradient entering `zero.clip_grad_norm` is replaced by
+    its `zero.all_reduce` over `world-size` ranks times 1/N, and so is the
     returned loss, so each rank holds the mean over the global batch. The
-    function records `zero.world_size` and `zero.stage`. With one rank the
-    step is unchanged.
+    replica ops the step asked for before data parallelism was decided are
+    lowered: `zero.replica_sum` to an all-reduce, `zero.replica_count` to
+    N, `zero.micro_batch_index` to its index in the global batch. The
+    function records `zero.world_size` and `zero.stage`. With one rank, and
+    in any other function, the replica ops are the identity (a count of 1).
   }];
   let options = [Option<"worldSize", "world-size", "int64_t", "1",
                         "Data-parallel ranks">];

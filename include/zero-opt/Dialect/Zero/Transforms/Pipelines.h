@@ -95,6 +95,12 @@ struct TrainingPipelineOptions
 /// nodes expanded, canonicalized, CSE'd.
 void buildImportCleanup(OpPassManager &pm);
 
+/// A model that brings its own training algorithm (TrainingInfoProto):
+/// import cleanup, data parallelism over `worldSize` ranks (its Gradient
+/// nodes differentiate the mean of the replicas' losses), the
+/// collective-order verifier and the communication plan.
+void buildAlgorithmPipeline(OpPassManager &pm, int64_t worldSize);
+
 /// Import cleanup, training step (autodiff, optimizer, accumulation,
 /// clipping), ZeRO partition up to the stage, optimizer lowering, the
 /// collective-order verifier and the communication plan.
