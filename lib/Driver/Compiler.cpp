@@ -20,6 +20,20 @@ LogicalResult mlir::zero::compileModel(MLIRContext *ctx, StringRef modelPath,
   OwningOpRef<ModuleOp> module = buildStep(ctx, modelPath, options, params);
   if (!module)
     return failure();
+  auto fail = [&](llvm::Error e) {
+    return emitError(FileLineColLoc::get(ctx, modelPath, 0, 0))
+           << llvm::toString(std::move(e));
+  };
+  // The output folder is checked before the long part, and params.npz is
+  // written while the step is lowered.
+  std::unique_ptr<OutputFolder> folder;
+  if (!outDir.empty()) {
+    auto begun =
+        OutputFolder::begin(outDir, options.memoryReport ? nullptr : &params);
+    if (!begun)
+      return fail(begun.takeError());
+    folder = std::move(*begun);
+  }
   // Signatures (names, roles, in-place updates) before lowering erases them.
   OwningOpRef<ModuleOp> signatures = ModuleOp::create(module->getLoc());
   OpBuilder b(signatures->getBodyRegion());
@@ -45,9 +59,10 @@ LogicalResult mlir::zero::compileModel(MLIRContext *ctx, StringRef modelPath,
   } else if (failed(lowerStepToLLVM(*module, options))) {
     return failure();
   }
-  if (llvm::Error e = writeOutputFolder(*module, *signatures, params, options,
-                                        modelPath, outDir))
+  if (!folder)
     return emitError(FileLineColLoc::get(ctx, modelPath, 0, 0))
-           << llvm::toString(std::move(e));
+           << "no output folder given; pass -o OUT";
+  if (llvm::Error e = folder->commit(*module, *signatures, options, modelPath))
+    return fail(std::move(e));
   return success();
 }

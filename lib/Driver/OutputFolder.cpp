@@ -10,9 +10,11 @@
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 
+#include <chrono>
 #include <cstring>
 
 using namespace mlir;
@@ -239,11 +241,14 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
   return ::zero::rt::writeTextFile(path.str(), text, error);
 }
 
+/// Writes the initial values from the attributes' own storage: a large
+/// model's weights are not copied again, and a splat is repeated as it is
+/// written.
 static bool writeParams(StringRef path, const ParamValues &params,
                         std::string &error) {
-  std::vector<::zero::rt::Array> arrays;
+  std::vector<::zero::rt::ArrayView> arrays;
   for (const auto &[name, value] : params) {
-    ::zero::rt::Array a;
+    ::zero::rt::ArrayView a;
     a.name = name;
     std::optional<::zero::rt::DType> dtype =
         runtimeDType(value.getElementType());
@@ -256,27 +261,26 @@ static bool writeParams(StringRef path, const ParamValues &params,
     auto type = value.getType();
     a.shape.assign(type.getShape().begin(), type.getShape().end());
     ArrayRef<char> raw = value.getRawData();
-    size_t bytes = type.getNumElements() * a.itemSize();
-    a.data.resize(bytes);
-    if (value.isSplat()) {
-      for (size_t off = 0; off < bytes; off += raw.size())
-        std::memcpy(a.data.data() + off, raw.data(), raw.size());
-    } else {
-      std::memcpy(a.data.data(), raw.data(), bytes);
-    }
+    a.size = type.getNumElements() * ::zero::rt::itemSize(a.dtype);
+    a.data = raw.data();
+    a.splat = value.isSplat();
     arrays.push_back(std::move(a));
   }
   return ::zero::rt::writeNpz(path.str(), arrays, error);
 }
 
-llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered, ModuleOp signatures,
-                                          const ParamValues &params,
-                                          const CompileOptions &options,
-                                          StringRef modelPath,
-                                          StringRef outDir) {
-  auto err = [](const Twine &msg) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-  };
+static llvm::Error makeError(const Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+std::string OutputFolder::inTmp(StringRef file) const {
+  SmallString<256> p(tmp);
+  llvm::sys::path::append(p, file);
+  return std::string(p);
+}
+
+llvm::Expected<std::unique_ptr<OutputFolder>>
+OutputFolder::begin(StringRef outDir, const ParamValues *params) {
   SmallString<256> out(outDir);
   llvm::sys::path::remove_dots(out, true);
   while (out.size() > 1 && llvm::sys::path::is_separator(out.back()))
@@ -288,18 +292,41 @@ llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered, ModuleOp signatures,
                  llvm::sys::fs::directory_iterator(out, ec) ==
                      llvm::sys::fs::directory_iterator();
     if (!empty && !llvm::sys::fs::exists(out + "/plan.json"))
-      return err(out + " exists and is not a zero-opt output folder; "
-                       "choose another -o");
+      return makeError(out + " exists and is not a zero-opt output folder; "
+                             "choose another -o");
   }
   SmallString<256> tmp;
   if (auto ec = llvm::sys::fs::createUniqueDirectory(out + ".partial", tmp))
-    return err("cannot create a folder next to " + out + ": " + ec.message());
-  llvm::scope_exit cleanup([&] { llvm::sys::fs::remove_directories(tmp); });
-  auto inTmp = [&](StringRef f) {
-    SmallString<256> p(tmp);
-    llvm::sys::path::append(p, f);
-    return std::string(p);
-  };
+    return makeError("cannot create a folder next to " + out + ": " +
+                     ec.message());
+  std::unique_ptr<OutputFolder> folder(new OutputFolder);
+  folder->out = std::string(out);
+  folder->tmp = std::string(tmp);
+  if (params) {
+    OutputFolder *f = folder.get();
+    f->paramsWriter = std::thread([f, params] {
+      auto start = std::chrono::steady_clock::now();
+      std::string error;
+      if (!writeParams(f->inTmp("params.npz"), *params, error))
+        f->paramsError = error.empty() ? "cannot write params.npz" : error;
+      f->paramsSeconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+    });
+  }
+  return folder;
+}
+
+OutputFolder::~OutputFolder() {
+  if (paramsWriter.joinable())
+    paramsWriter.join();
+  if (!committed)
+    llvm::sys::fs::remove_directories(tmp);
+}
+
+llvm::Error OutputFolder::commit(ModuleOp lowered, ModuleOp signatures,
+                                 const CompileOptions &options,
+                                 StringRef modelPath) {
   auto memory = lowered->getAttrOfType<DictionaryAttr>("zero.memory");
   auto comm = lowered->getAttrOfType<DictionaryAttr>("zero.comm");
   auto timeline = lowered->getAttrOfType<DictionaryAttr>("zero.timeline");
@@ -332,18 +359,26 @@ llvm::Error mlir::zero::writeOutputFolder(ModuleOp lowered, ModuleOp signatures,
   TimingScope writing = options.timing ? options.timing->nest("output folder")
                                        : TimingScope();
   std::string error;
-  if ((!options.memoryReport &&
-       !writeParams(inTmp("params.npz"), params, error)) ||
-      !writePlan(inTmp("plan.json"), modelPath, signatures, memory, comm,
+  if (!writePlan(inTmp("plan.json"), modelPath, signatures, memory, comm,
                  timeline, options, error) ||
       (options.timelineReport && !options.timelineEvents.empty() &&
        !::zero::rt::writeTextFile(inTmp("timeline.json"),
                                   options.timelineEvents, error)))
-    return err(error);
+    return makeError(error);
+  if (paramsWriter.joinable()) {
+    paramsWriter.join();
+    if (!paramsError.empty())
+      return makeError(paramsError);
+    if (options.timeReport)
+      llvm::errs() << llvm::format(
+          "zero-opt: params.npz written in %.1f s, beside the lowering\n",
+          paramsSeconds);
+  }
   if (llvm::sys::fs::exists(out))
     if (auto ec = llvm::sys::fs::remove_directories(out))
-      return err("cannot replace " + out + ": " + ec.message());
+      return makeError("cannot replace " + out + ": " + ec.message());
   if (auto ec = llvm::sys::fs::rename(tmp, out))
-    return err("cannot move the output to " + out + ": " + ec.message());
+    return makeError("cannot move the output to " + out + ": " + ec.message());
+  committed = true;
   return llvm::Error::success();
 }

@@ -614,9 +614,13 @@ bool readArchive(zip_t *archive, uint64_t archiveSize,
 // Writing
 //===----------------------------------------------------------------------===//
 
+ArrayView view(const Array &a) {
+  return {a.name, a.dtype, a.shape, a.data.data(), a.data.size()};
+}
+
 /// Checks that the array can be written and builds its .npy header (magic
 /// through the padded dict).
-bool buildNpyHeader(const Array &array, const std::string &context,
+bool buildNpyHeader(const ArrayView &array, const std::string &context,
                     std::string &header, std::string &error) {
   auto fail = [&](const std::string &what) {
     error = context + ": " + what;
@@ -632,10 +636,10 @@ bool buildNpyHeader(const Array &array, const std::string &context,
   uint64_t bytes;
   if (!checkedByteSize(array.shape, info->size, bytes))
     return fail("invalid shape " + shapeRepr(array.shape));
-  if (array.data.size() != bytes)
+  if (array.size != bytes)
     return fail("data size does not match shape " + shapeRepr(array.shape) +
                 " of " + info->name + " (expected " + str(bytes) +
-                " bytes, found " + str(array.data.size()) + ")");
+                " bytes, found " + str(array.size) + ")");
 
   std::string dict =
       std::string("{'descr': '") + info->descr +
@@ -734,6 +738,8 @@ struct MemberSource {
   std::string header;
   const uint8_t *data;
   uint64_t dataSize;
+  /// Non-zero: `data` holds one element of this many bytes, repeated.
+  uint64_t splatSize = 0;
   uint64_t pos = 0;
   zip_error_t error;
 };
@@ -758,7 +764,20 @@ zip_int64_t memberSourceCallback(void *userdata, void *data, zip_uint64_t len,
       } else {
         uint64_t offset = pos - source->header.size();
         n = std::min<uint64_t>(len - done, source->dataSize - offset);
-        std::memcpy(out + done, source->data + offset, n);
+        if (uint64_t k = source->splatSize) {
+          // One period in this chunk's phase, then doubled.
+          uint8_t *chunk = out + done;
+          uint64_t filled = std::min(n, k);
+          for (uint64_t i = 0; i < filled; ++i)
+            chunk[i] = source->data[(offset + i) % k];
+          while (filled < n) {
+            uint64_t c = std::min(filled, n - filled);
+            std::memcpy(chunk + filled, chunk, c);
+            filled += c;
+          }
+        } else {
+          std::memcpy(out + done, source->data + offset, n);
+        }
       }
       done += n;
       source->pos += n;
@@ -880,7 +899,7 @@ bool readNpy(const std::string &path, Array &array, std::string &error) {
 bool serializeNpy(const Array &array, std::vector<uint8_t> &out,
                   std::string &error, const std::string &context) {
   std::string header;
-  if (!buildNpyHeader(array, context, header, error))
+  if (!buildNpyHeader(view(array), context, header, error))
     return false;
   out.assign(header.begin(), header.end());
   out.insert(out.end(), array.data.begin(), array.data.end());
@@ -889,7 +908,7 @@ bool serializeNpy(const Array &array, std::vector<uint8_t> &out,
 
 bool writeNpy(const std::string &path, const Array &array, std::string &error) {
   std::string header;
-  if (!buildNpyHeader(array, path, header, error))
+  if (!buildNpyHeader(view(array), path, header, error))
     return false;
   return writeFileAtomic(
       path,
@@ -948,6 +967,15 @@ bool parseNpz(const void *data, size_t size, std::vector<Array> &arrays,
 
 bool writeNpz(const std::string &path, const std::vector<Array> &arrays,
               std::string &error) {
+  std::vector<ArrayView> views;
+  views.reserve(arrays.size());
+  for (const Array &a : arrays)
+    views.push_back(view(a));
+  return writeNpz(path, views, error);
+}
+
+bool writeNpz(const std::string &path, const std::vector<ArrayView> &arrays,
+              std::string &error) {
   // Validate everything before touching the file system.
   std::vector<std::string> headers(arrays.size());
   std::set<std::string> names;
@@ -988,8 +1016,9 @@ bool writeNpz(const std::string &path, const std::vector<Array> &arrays,
     std::string member = arrays[i].name + ".npy";
     auto *state = new MemberSource;
     state->header = std::move(headers[i]);
-    state->data = arrays[i].data.data();
-    state->dataSize = arrays[i].data.size();
+    state->data = static_cast<const uint8_t *>(arrays[i].data);
+    state->dataSize = arrays[i].size;
+    state->splatSize = arrays[i].splat ? arrays[i].itemSize() : 0;
     zip_error_init(&state->error);
     zip_source_t *source =
         zip_source_function(archive.get(), memberSourceCallback, state);

@@ -435,11 +435,39 @@ static void testFiles(const std::string &dir) {
 
   // An archive with no members, as np.savez() writes it.
   std::string empty = dir + "/empty.npz";
-  CHECK(writeNpz(empty, {}, error));
+  CHECK(writeNpz(empty, std::vector<Array>{}, error));
   CHECK(fs::file_size(empty) == 22);
   back.push_back(arrays[0]);
   CHECK(readNpz(empty, back, error));
   CHECK(back.empty());
+
+  // Views write the caller's buffers: the same archive as from arrays.
+  std::vector<ArrayView> views;
+  for (const Array &a : arrays)
+    views.push_back({a.name, a.dtype, a.shape, a.data.data(), a.data.size()});
+  std::string viewed = dir + "/views.npz";
+  CHECK(writeNpz(viewed, views, error));
+  CHECK(readNpz(viewed, back, error));
+  CHECK(back.size() == arrays.size());
+  for (size_t i = 0; i < arrays.size() && back.size() == arrays.size(); ++i)
+    CHECK(sameArray(back[i], arrays[i]));
+  // A splat view repeats its one element.
+  Array big;
+  big.name = "big";
+  big.dtype = DType::F64;
+  big.shape = {3, 100001};
+  big.data.resize(big.numel() * 8);
+  double v = -1.25;
+  for (int64_t i = 0; i < big.numel(); ++i)
+    std::memcpy(big.data.data() + 8 * i, &v, 8);
+  std::vector<ArrayView> splat = {
+      {"big", DType::F64, big.shape, &v, big.data.size(), /*splat=*/true}};
+  CHECK(writeNpz(viewed, splat, error));
+  CHECK(readNpz(viewed, back, error));
+  CHECK(back.size() == 1 && sameArray(back[0], big));
+  views[0].size += 1;
+  CHECK_ERROR(writeNpz(viewed, views, error), error, viewed + ": member '",
+              "data size does not match shape");
 
   // Overwriting replaces the old contents.
   CHECK(writeNpz(npz, {arrays[5]}, error));

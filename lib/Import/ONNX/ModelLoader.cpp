@@ -268,12 +268,14 @@ static bool isFloatType(int32_t type) {
          type == onnx::TensorProto::BFLOAT16;
 }
 
-/// Reads initializers kept in files beside the model (ONNX external data,
-/// how models past protobuf's 2 GB limit are stored) into raw_data. With
-/// `parameterShapesOnly`, floating-point initializers that will be trained
-/// stay external: only their shape is read.
+/// Checks initializers kept in files beside the model (ONNX external data,
+/// how models past protobuf's 2 GB limit are stored). With `keepWeights`,
+/// floating-point ones stay external, located by absolute path, and the
+/// importer maps each into its attribute; with `parameterShapesOnly`, those
+/// that will be trained stay external and only their shape is read. The
+/// others are read into raw_data now.
 static bool loadExternalData(onnx::GraphProto &g, llvm::StringRef modelDir,
-                             const ONNXImportOptions &options,
+                             const ONNXImportOptions &options, bool keepWeights,
                              std::string &error) {
   std::set<std::string> frozen(options.freeze.begin(), options.freeze.end());
   for (onnx::TensorProto &t : *g.mutable_initializer()) {
@@ -336,9 +338,12 @@ static bool loadExternalData(onnx::GraphProto &g, llvm::StringRef modelDir,
               std::to_string(offset + expected);
       return false;
     }
-    if (options.parameterShapesOnly && isFloatType(t.data_type()) &&
-        !frozen.count(t.name())) {
-      // The checker resolves locations from the working directory.
+    // Weights stay in their files until the importer maps each into its
+    // attribute (or, for a memory plan, reads only their shapes): checking
+    // and inferring shapes never copies them. The checker resolves
+    // locations from the working directory.
+    if (isFloatType(t.data_type()) &&
+        (options.parameterShapesOnly ? !frozen.count(t.name()) : keepWeights)) {
       for (auto &kv : *t.mutable_external_data())
         if (kv.key() == "location")
           kv.set_value(std::string(file));
@@ -412,8 +417,11 @@ bool mlir::zero::onnx_import::loadModel(const std::string &path,
               std::to_string(kTargetOpset);
       return false;
     }
+    // The version converter's IR drops external locations: a model it
+    // converts has its weights read in.
     if (!loadExternalData(*model.mutable_graph(),
-                          llvm::sys::path::parent_path(path), options, error))
+                          llvm::sys::path::parent_path(path), options,
+                          /*keepWeights=*/opset == kTargetOpset, error))
       return false;
     // Validate before anything else walks the graph: libonnx's converter
     // and shape inference assume a well-formed model.

@@ -2,6 +2,7 @@
 #include "NodeImporter.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -308,12 +309,6 @@ FailureOr<DenseElementsAttr> mlir::zero::onnx_import::convertTensor(
             ")";
     return failure();
   }
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    error = "tensor '" + t.name() +
-            "' uses external data, which zero-opt does not read yet; save "
-            "the model with all tensors inside the .onnx file";
-    return failure();
-  }
   SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
   int64_t n = 1;
   for (int64_t d : shape) {
@@ -331,6 +326,39 @@ FailureOr<DenseElementsAttr> mlir::zero::onnx_import::convertTensor(
             std::to_string(t.raw_data().size()) + " bytes of data but its " +
             "shape needs " + std::to_string(expected);
     return failure();
+  }
+  // Raw little-endian data goes into the attribute in one copy: from the
+  // file that the loader checked (external data, mapped), or from the
+  // message.
+  std::unique_ptr<llvm::MemoryBuffer> file;
+  std::optional<ArrayRef<char>> raw;
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    uint64_t offset = 0;
+    for (const auto &kv : t.external_data()) {
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        (void)llvm::StringRef(kv.value()).getAsInteger(10, offset);
+    }
+    auto buf = llvm::MemoryBuffer::getFileSlice(location, expected, offset);
+    if (!buf) {
+      error = "tensor '" + t.name() + "': cannot read its external data " +
+              location + ": " + buf.getError().message();
+      return failure();
+    }
+    file = std::move(*buf);
+    raw = ArrayRef<char>(file->getBufferStart(), file->getBufferSize());
+  } else if (t.has_raw_data() && !elt.isInteger(1)) {
+    raw = ArrayRef<char>(t.raw_data().data(), t.raw_data().size());
+  }
+  if (raw) {
+    bool splat = false;
+    if (!DenseElementsAttr::isValidRawBuffer(type, *raw, splat)) {
+      error = "tensor '" + t.name() + "' has malformed data";
+      return failure();
+    }
+    return DenseElementsAttr::getFromRawBuffer(type, *raw);
   }
   auto countOf = [&](int size) {
     if (!t.has_raw_data() && size != n) {

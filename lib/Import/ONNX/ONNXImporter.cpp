@@ -359,7 +359,8 @@ func::FuncOp GraphImporter::importGraph(ModuleOp module,
   for (const auto &t : g.initializer()) {
     initNames.insert(t.name());
     // Still external: a parameter whose shape is all that was read.
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (options.parameterShapesOnly &&
+        t.data_location() == onnx::TensorProto::EXTERNAL) {
       Type elt = convertElementType(ctx, t.data_type());
       auto type = RankedTensorType::get(
           SmallVector<int64_t>(t.dims().begin(), t.dims().end()), elt);

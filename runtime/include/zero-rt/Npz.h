@@ -99,9 +99,24 @@ bool readNpz(const std::string &path, std::vector<Array> &arrays,
 bool parseNpz(const void *data, size_t size, std::vector<Array> &arrays,
               std::string &error, const std::string &context = "<memory>");
 
+/// An array whose data the caller owns and keeps alive: what writeNpz
+/// needs to write a large archive without a copy of it.
+struct ArrayView {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  const void *data = nullptr;
+  size_t size = 0; ///< bytes of the array
+  /// `data` holds one element, the value of every element.
+  bool splat = false;
+  size_t itemSize() const { return rt::itemSize(dtype); }
+};
+
 /// Writes the arrays as "<name>.npy" members of an uncompressed archive.
 /// Names must be non-empty and unique.
 bool writeNpz(const std::string &path, const std::vector<Array> &arrays,
+              std::string &error);
+bool writeNpz(const std::string &path, const std::vector<ArrayView> &arrays,
               std::string &error);
 
 /// Reads one .npy file. The array is named after the file, without directory
