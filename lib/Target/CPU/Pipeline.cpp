@@ -49,8 +49,19 @@ void cpu::buildCPUMemoryPlan(OpPassManager &pm,
   // onto the runtime's communication thread later.
   buildCollectiveSchedule(pm, options.schedule);
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  // Upstream's deallocation pipeline, with the buffers that alias nothing
+  // split off before its simplification, which is quadratic in the
+  // operands of one dealloc.
+  pm.addPass(memref::createExpandReallocPass(
+      memref::ExpandReallocPassOptions{/*emitDeallocs=*/false}));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createZeroCPUSplitDeallocs());
+  pm.addPass(bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   buildReleaseAndPrefetch(pm, options.schedule);
   pm.addPass(createZeroCPUMemoryReport());
 }

@@ -28,6 +28,24 @@ def ZeroCPUPrepareEntries : Pass<"zero-cpu-prepare-entries", "ModuleOp"> {
   }];
 }
 
+def ZeroCPUSplitDeallocs : Pass<"zero-cpu-split-deallocs"> {
+  let summary = "Split off the deallocations that alias nothing else";
+  let description = [{
+    Runs between `ownership-based-buffer-deallocation` and
+    `buffer-deallocation-simplification`. A straight-line step ends in one
+    `bufferization.dealloc` of every buffer it allocated, and the
+    simplification compares its memrefs pairwise, which grows with the
+    square of the step's length. Each memref deallocated unconditionally
+    whose allocation (found through view-like ops) is a `memref.alloc` that
+    no other memref and no retained value of the op can stem from gets a
+    `bufferization.dealloc` of its own; what remains is simplified as
+    before. When any memref or retained value comes from something other
+    than an allocation, a view or a block argument (a loop result, a call),
+    the op is left whole.
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
+}
+
 def ZeroCPUSplitEmptyTensors : Pass<"zero-cpu-split-empty-tensors"> {
   let summary = "Give every use of a tensor.empty its own copy";
   let description = [{
