@@ -62,6 +62,7 @@ test-lit: build
 
 test-runtime: build
 	$(BUILD)/bin/zero-npz-test
+	$(BUILD)/bin/zero-gemm-test
 	$(PYTHON) runtime/tests/npz_numpy_check.py --tool $(BUILD)/bin/zero-npz-dump
 
 ONNX_TESTS := /usr/share/libonnx-testdata/data

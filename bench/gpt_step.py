@@ -3,12 +3,17 @@
 eager, both on one OpenBLAS thread, in the same run.
 
 Model: 4 layers, d = 256, 4 heads, T = 64, vocab 512 (tied embeddings,
-causal mask), micro-batch 8, AdamW. Reports the median per-step time over
---steps steps after --warmup.
+causal mask), micro-batch 8, AdamW. The model is compiled once; then
+--rounds rounds each run zero-run (a fresh process) and PyTorch for
+--warmup + --steps steps, one after the other, so that the machine's
+drift reaches both sides alike. Reports each round's median step times
+and their ratio, and the medians over the rounds.
 
-Usage: /usr/bin/python3 bench/gpt_step.py [--build build] [--steps 20]
+Usage: /usr/bin/python3 bench/gpt_step.py [--build build] [--steps 15]
+       [--rounds 5]
 """
 import argparse
+import copy
 import json
 import os
 import statistics
@@ -47,8 +52,9 @@ def export(model, tokens, targets, folder):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--steps", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -60,41 +66,56 @@ def main():
     tokens = torch.randint(0, V, (n, T), generator=gen)
     targets = torch.randint(0, V, (n, T), generator=gen)
     bindir = os.path.join(os.path.abspath(args.build), "bin")
+    initial = copy.deepcopy(model.state_dict())
+
+    def pytorch_steps():
+        # Each round trains from the initial weights, as zero-run does.
+        model.load_state_dict(initial)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3,
+                                weight_decay=0.01)
+        times = []
+        for s in range(args.steps + args.warmup):
+            x, y = tokens[s * B:(s + 1) * B], targets[s * B:(s + 1) * B]
+            t0 = time.perf_counter()
+            opt.zero_grad()
+            loss = model(x, y)[0]
+            loss.backward()
+            opt.step()
+            times.append((time.perf_counter() - t0) * 1e3)
+        return times[args.warmup:]
+
+    print(f"model: GPT {L} layers, d={D}, {H} heads, T={T}, vocab {V}, "
+          f"{nparams / 1e6:.2f}M parameters, micro-batch {B}, AdamW")
     with tempfile.TemporaryDirectory(prefix="zero-bench-") as tmp:
+        # Exported before PyTorch trains, so both start from the same weights.
         onnx_path = export(model, tokens, targets, tmp)
         out = os.path.join(tmp, "out")
         t0 = time.time()
         subprocess.run([os.path.join(bindir, "zero-opt"), onnx_path, "-o", out,
                         "--optimizer=adamw", "--lr=1e-3", "--weight-decay=0.01"],
                        check=True, capture_output=True)
-        compile_s = time.time() - t0
-        log = os.path.join(tmp, "log.jsonl")
-        subprocess.run([os.path.join(bindir, "zero-run"), out, "--data",
-                        os.path.join(tmp, "data.npz"), "--steps",
-                        str(args.steps + args.warmup), "--log", log],
-                       check=True, capture_output=True)
-        ours = [json.loads(l)["time_ms"] for l in open(log)][args.warmup:]
-
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
-    theirs = []
-    for s in range(args.steps + args.warmup):
-        x, y = tokens[s * B:(s + 1) * B], targets[s * B:(s + 1) * B]
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        loss = model(x, y)[0]
-        loss.backward()
-        opt.step()
-        ms = (time.perf_counter() - t0) * 1e3
-        if s >= args.warmup:
-            theirs.append(ms)
-    mo, mt = statistics.median(ours), statistics.median(theirs)
-    print(f"model: GPT {L} layers, d={D}, {H} heads, T={T}, vocab {V}, "
-          f"{nparams / 1e6:.2f}M parameters, micro-batch {B}, AdamW")
-    print(f"zero-opt compile: {compile_s:.1f} s")
-    print(f"median step over {args.steps} steps (after {args.warmup} warmup):")
-    print(f"  zero-opt + zero-run : {mo:8.1f} ms")
-    print(f"  PyTorch eager       : {mt:8.1f} ms")
-    print(f"  ratio zero/PyTorch  : {mo / mt:8.2f}")
+        print(f"zero-opt compile: {time.time() - t0:.1f} s")
+        print(f"median step over {args.steps} steps (after {args.warmup} "
+              f"warmup), per round:")
+        ours, theirs, ratios = [], [], []
+        for r in range(args.rounds):
+            log = os.path.join(tmp, "log.jsonl")
+            subprocess.run([os.path.join(bindir, "zero-run"), out, "--data",
+                            os.path.join(tmp, "data.npz"), "--steps",
+                            str(args.steps + args.warmup), "--log", log],
+                           check=True, capture_output=True)
+            mo = statistics.median(
+                [json.loads(l)["time_ms"] for l in open(log)][args.warmup:])
+            mt = statistics.median(pytorch_steps())
+            ours.append(mo)
+            theirs.append(mt)
+            ratios.append(mo / mt)
+            print(f"  round {r + 1}: zero-opt + zero-run {mo:6.1f} ms, "
+                  f"PyTorch eager {mt:6.1f} ms, ratio {mo / mt:.2f}")
+    print(f"median over {args.rounds} rounds:")
+    print(f"  zero-opt + zero-run : {statistics.median(ours):8.1f} ms")
+    print(f"  PyTorch eager       : {statistics.median(theirs):8.1f} ms")
+    print(f"  ratio zero/PyTorch  : {statistics.median(ratios):8.2f}")
 
 
 if __name__ == "__main__":

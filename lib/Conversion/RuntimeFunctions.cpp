@@ -43,7 +43,7 @@ static FunctionType runtimeFunctionType(Builder &b, RuntimeFunction fn) {
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   switch (fn) {
   case RuntimeFunction::Sgemm:
-    return b.getFunctionType(SmallVector<Type>(20, i64), {});
+    return b.getFunctionType(SmallVector<Type>(24, i64), {});
   case RuntimeFunction::CommStart:
     return b.getFunctionType({i32, i32, i64, i64, i64, i64}, {i64});
   case RuntimeFunction::CommWait:

@@ -31,12 +31,12 @@ void pack(const float *src, int64_t rows, int64_t cols, int64_t sRow,
 }
 } // namespace
 
-extern "C" void zero_rt_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
-                              int64_t a, int64_t aOff, int64_t aSB, int64_t aSM,
-                              int64_t aSK, int64_t b, int64_t bOff, int64_t bSB,
-                              int64_t bSK, int64_t bSN, int64_t c, int64_t cOff,
-                              int64_t cSB, int64_t cSM, int64_t cSN,
-                              int64_t accumulate) {
+extern "C" void
+zero_rt_sgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n, int64_t k,
+              int64_t a, int64_t aOff, int64_t aSB0, int64_t aSB1, int64_t aSM,
+              int64_t aSK, int64_t b, int64_t bOff, int64_t bSB0, int64_t bSB1,
+              int64_t bSK, int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
+              int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
   const float *A = reinterpret_cast<const float *>(a) + aOff;
   const float *B = reinterpret_cast<const float *>(b) + bOff;
   float *C = reinterpret_cast<float *>(c) + cOff;
@@ -46,36 +46,46 @@ extern "C" void zero_rt_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
   Layout la = layoutOf(m, k, aSM, aSK), lb = layoutOf(k, n, bSK, bSN);
   Layout lc = layoutOf(m, n, cSM, cSN);
   std::vector<float> pa, pb, pc;
-  for (int64_t i = 0; i < batch; ++i) {
-    const float *Ai = A + i * aSB, *Bi = B + i * bSB;
-    float *Ci = C + i * cSB;
-    Layout ua = la, ub = lb;
-    if (!la.ok) {
-      pack(Ai, m, k, aSM, aSK, pa);
-      Ai = pa.data();
-      ua = {true, false, k};
-    }
-    if (!lb.ok) {
-      pack(Bi, k, n, bSK, bSN, pb);
-      Bi = pb.data();
-      ub = {true, false, n};
-    }
-    if (lc.ok && !lc.trans) {
+  for (int64_t i = 0; i < batch0; ++i)
+    for (int64_t j = 0; j < batch1; ++j) {
+      const float *Ai = A + i * aSB0 + j * aSB1;
+      const float *Bi = B + i * bSB0 + j * bSB1;
+      float *Ci = C + i * cSB0 + j * cSB1;
+      Layout ua = la, ub = lb;
+      if (!la.ok) {
+        pack(Ai, m, k, aSM, aSK, pa);
+        Ai = pa.data();
+        ua = {true, false, k};
+      }
+      if (!lb.ok) {
+        pack(Bi, k, n, bSK, bSN, pb);
+        Bi = pb.data();
+        ub = {true, false, n};
+      }
+      if (lc.ok && !lc.trans) {
+        cblas_sgemm(CblasRowMajor, ua.trans ? CblasTrans : CblasNoTrans,
+                    ub.trans ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, Ai,
+                    ua.ld, Bi, ub.ld, beta, Ci, lc.ld);
+        continue;
+      }
+      if (lc.ok) {
+        // C^T = B^T A^T: a transposed result is a product of the
+        // operands swapped, written as stored.
+        cblas_sgemm(CblasRowMajor, ub.trans ? CblasNoTrans : CblasTrans,
+                    ua.trans ? CblasNoTrans : CblasTrans, n, m, k, 1.0f, Bi,
+                    ub.ld, Ai, ua.ld, beta, Ci, lc.ld);
+        continue;
+      }
+      // A result with no unit stride: through a dense copy.
+      if (accumulate)
+        pack(Ci, m, n, cSM, cSN, pc);
+      else
+        pc.resize(m * n);
       cblas_sgemm(CblasRowMajor, ua.trans ? CblasTrans : CblasNoTrans,
                   ub.trans ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, Ai,
-                  ua.ld, Bi, ub.ld, beta, Ci, lc.ld);
-      continue;
+                  ua.ld, Bi, ub.ld, beta, pc.data(), n);
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t col = 0; col < n; ++col)
+          Ci[r * cSM + col * cSN] = pc[r * n + col];
     }
-    // A strided or transposed result: through a dense copy.
-    if (accumulate)
-      pack(Ci, m, n, cSM, cSN, pc);
-    else
-      pc.resize(m * n);
-    cblas_sgemm(CblasRowMajor, ua.trans ? CblasTrans : CblasNoTrans,
-                ub.trans ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, Ai, ua.ld,
-                Bi, ub.ld, beta, pc.data(), n);
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t col = 0; col < n; ++col)
-        Ci[r * cSM + col * cSN] = pc[r * n + col];
-  }
 }

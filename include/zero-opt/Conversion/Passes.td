@@ -5,18 +5,20 @@
 include "mlir/Pass/PassBase.td"
 
 def ZeroLinalgToBLAS : Pass<"zero-linalg-to-blas", "ModuleOp"> {
-  let summary = "Call the runtime's BLAS kernel for f32 matmuls";
+  let summary = "Call the runtime's BLAS kernel for f32 GEMMs";
   let description = [{
-    Replaces `linalg.matmul` and `linalg.batch_matmul` on static f32
-    memrefs with calls to `zero_rt_sgemm`, which the runtime implements
-    with OpenBLAS. Their indexing maps are the default ones, or read A or
-    B transposed (`zero-fold-transposes-into-matmuls`): such an operand is
-    passed with its two inner strides swapped. Each operand travels as its
-    aligned base pointer, offset and batch, row and column strides (a
-    rank-2 operand has batch stride 0), so views such as transposes and
-    slices are passed as they are, without a copy. A `linalg.fill` of
-    zeros into C right before the matmul (nothing touching memory in
-    between) is dropped, and BLAS writes C without reading it.
+    Replaces every GEMM on static f32 memrefs with a call to
+    `zero_rt_sgemm`, which the runtime implements with OpenBLAS: a
+    `linalg.matmul`, `linalg.batch_matmul` or multiply-add `linalg.generic`
+    whose loops are up to two batch loops (indexing all three operands), one
+    m, one n and one k loop, with projected-permutation maps of any order
+    (`zero::getGemmLoops`). Each operand travels as its aligned base
+    pointer, offset and its strides along (batch, batch, row, column),
+    read off its map and its strided metadata: 0 along a loop that does not
+    index it. Transposed maps, permuted views and slices are thus passed as
+    they are, without a copy. A `linalg.fill` of zeros into C right before
+    the GEMM (nothing touching memory in between) is dropped, and BLAS
+    writes C without reading it.
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];

@@ -22,12 +22,18 @@ namespace mlir::zero {
 
 using namespace mlir;
 
+/// A loop of the GEMM, or none (a batch loop the GEMM does not have:
+/// extent 1, stride 0).
+static constexpr unsigned kNoLoop = ~0u;
 
-/// Appends pointer, offset and the three strides of a rank-2 or rank-3 view
-/// (a rank-2 view gets batch stride 0); `transposed` swaps the two inner
-/// strides, so BLAS reads the stored operand as its transpose.
+/// Appends the aligned pointer and offset of `memref`, read through `map`,
+/// and its element stride along each of `loops` (0 along a loop that does
+/// not index it: the operand is broadcast). The strides say everything:
+/// a transposed map or a permuted view is an operand whose inner strides
+/// are swapped, a split batch is two batch strides.
 static void appendOperand(OpBuilder &b, Location loc, Value memref,
-                          bool transposed, SmallVectorImpl<Value> &args) {
+                          AffineMap map, ArrayRef<unsigned> loops,
+                          SmallVectorImpl<Value> &args) {
   auto i64 = b.getI64Type();
   auto toI64 = [&](Value v) {
     return arith::IndexCastOp::create(b, loc, i64, v).getResult();
@@ -36,13 +42,14 @@ static void appendOperand(OpBuilder &b, Location loc, Value memref,
   Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   args.push_back(toI64(ptr));
   args.push_back(toI64(md.getOffset()));
-  SmallVector<Value> strides(md.getStrides());
-  if (transposed)
-    std::swap(strides[strides.size() - 2], strides.back());
-  if (strides.size() == 2)
-    args.push_back(arith::ConstantIntOp::create(b, loc, i64, 0));
-  for (Value s : strides)
-    args.push_back(toI64(s));
+  for (unsigned loop : loops) {
+    std::optional<unsigned> pos =
+        loop == kNoLoop ? std::nullopt
+                        : map.getResultPosition(b.getAffineDimExpr(loop));
+    args.push_back(
+        pos ? toI64(md.getStrides()[*pos])
+            : arith::ConstantIntOp::create(b, loc, i64, 0).getResult());
+  }
 }
 
 /// The `linalg.fill` of zeros into `c` that the GEMM `op` would
@@ -63,10 +70,9 @@ static linalg::FillOp zeroFillBefore(Operation *op, Value c) {
   return {};
 }
 
-static bool isF32Memref(Value v, unsigned rank) {
+static bool isStaticF32Memref(Value v) {
   auto t = dyn_cast<MemRefType>(v.getType());
-  return t && t.getRank() == rank && t.getElementType().isF32() &&
-         t.hasStaticShape();
+  return t && t.getElementType().isF32() && t.hasStaticShape();
 }
 
 namespace {
@@ -74,16 +80,12 @@ struct ZeroLinalgToBLASPass
     : zero::impl::ZeroLinalgToBLASBase<ZeroLinalgToBLASPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<std::pair<linalg::LinalgOp, zero::GemmTransposes>> gemms;
+    SmallVector<std::pair<linalg::LinalgOp, zero::GemmLoops>> gemms;
     module.walk([&](linalg::LinalgOp op) {
-      auto transposed = zero::getGemmTransposes(op);
-      if (!transposed || !op.hasPureBufferSemantics() ||
-          op->getNumOperands() != 3)
-        return;
-      unsigned rank = isa<linalg::MatmulOp>(op.getOperation()) ? 2 : 3;
-      if (llvm::all_of(op->getOperands(),
-                       [&](Value v) { return isF32Memref(v, rank); }))
-        gemms.push_back({op, *transposed});
+      std::optional<zero::GemmLoops> loops = zero::getGemmLoops(op);
+      if (loops && op.hasPureBufferSemantics() &&
+          llvm::all_of(op->getOperands(), isStaticF32Memref))
+        gemms.push_back({op, *loops});
     });
     if (gemms.empty())
       return;
@@ -94,19 +96,24 @@ struct ZeroLinalgToBLASPass
         zero::lookupOrDeclareRuntimeFunction(module,
                                              zero::RuntimeFunction::Sgemm);
 
-    for (auto [op, transposed] : gemms) {
+    for (auto [op, gemm] : gemms) {
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
-      // Loops are (m, n, k), or (batch, m, n, k), whatever the maps.
-      SmallVector<int64_t> loops = op.getStaticLoopRanges();
-      if (loops.size() == 3)
-        loops.insert(loops.begin(), 1);
+      // Two batch loops, outer first; a missing one has extent 1.
+      SmallVector<unsigned> batch(2 - gemm.batch.size(), kNoLoop);
+      batch.append(gemm.batch.begin(), gemm.batch.end());
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       SmallVector<Value> args;
-      for (int64_t d : loops)
-        args.push_back(arith::ConstantIntOp::create(b, loc, i64, d));
-      appendOperand(b, loc, op->getOperand(0), transposed.a, args);
-      appendOperand(b, loc, op->getOperand(1), transposed.b, args);
-      appendOperand(b, loc, op->getOperand(2), false, args);
+      for (unsigned loop : {batch[0], batch[1], gemm.m, gemm.n, gemm.k})
+        args.push_back(arith::ConstantIntOp::create(
+            b, loc, i64, loop == kNoLoop ? 1 : ranges[loop]));
+      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+      appendOperand(b, loc, op->getOperand(0), maps[0],
+                    {batch[0], batch[1], gemm.m, gemm.k}, args);
+      appendOperand(b, loc, op->getOperand(1), maps[1],
+                    {batch[0], batch[1], gemm.k, gemm.n}, args);
+      appendOperand(b, loc, op->getOperand(2), maps[2],
+                    {batch[0], batch[1], gemm.m, gemm.n}, args);
       linalg::FillOp fill = zeroFillBefore(op, op->getOperand(2));
       args.push_back(arith::ConstantIntOp::create(b, loc, i64, fill ? 0 : 1));
       if (fill)

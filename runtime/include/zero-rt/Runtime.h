@@ -16,18 +16,19 @@ extern "C" {
 
 /* Version of this interface; a compiled step records the one it was built
  * for, and hosts refuse to run a step built for another. */
-#define ZERO_RT_ABI_VERSION 3
+#define ZERO_RT_ABI_VERSION 4
 int32_t zero_rt_abi_version(void);
 
-/* C[b] = A[b] * B[b] (+ C[b] when `accumulate`) for b in [0, batch), f32.
- * Each operand is given as (aligned base pointer, element offset, batch
- * stride, row stride, column stride); a batch stride of 0 broadcasts the
- * operand. */
-void zero_rt_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t a,
-                   int64_t aOff, int64_t aSB, int64_t aSM, int64_t aSK,
-                   int64_t b, int64_t bOff, int64_t bSB, int64_t bSK,
-                   int64_t bSN, int64_t c, int64_t cOff, int64_t cSB,
-                   int64_t cSM, int64_t cSN, int64_t accumulate);
+/* C[i][j] = A[i][j] * B[i][j] (+ C[i][j] when `accumulate`) for i in
+ * [0, batch0), j in [0, batch1), f32. Each operand is given as (aligned
+ * base pointer, element offset, the two batch strides, row stride, column
+ * stride); a batch stride of 0 broadcasts the operand. */
+void zero_rt_sgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n,
+                   int64_t k, int64_t a, int64_t aOff, int64_t aSB0,
+                   int64_t aSB1, int64_t aSM, int64_t aSK, int64_t b,
+                   int64_t bOff, int64_t bSB0, int64_t bSB1, int64_t bSK,
+                   int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
+                   int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate);
 
 /* Collectives over the data-parallel group. `send` and `recv` are byte
  * addresses; `count` is the number of elements each rank contributes

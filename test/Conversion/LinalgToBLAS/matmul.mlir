@@ -5,13 +5,14 @@
 // CHECK-DAG: %[[AP:.*]] = memref.extract_aligned_pointer_as_index %[[A]]
 // CHECK-DAG: %[[BP:.*]] = memref.extract_aligned_pointer_as_index %[[B]]
 // CHECK-DAG: %[[CP:.*]] = memref.extract_aligned_pointer_as_index %[[C]]
-// CHECK: call @zero_rt_sgemm(%c2_i64, %c3_i64, %c5_i64, %c4_i64,
+// The outer batch loop is missing: extent 1, stride 0.
+// CHECK: call @zero_rt_sgemm(%c1_i64, %c2_i64, %c3_i64, %c5_i64, %c4_i64, %{{.*}}, %{{.*}}, %c0_i64,
 // CHECK-NOT: linalg.batch_matmul
 func.func @batch(%a: memref<2x3x4xf32>, %b: memref<2x4x5xf32>, %c: memref<2x3x5xf32>) {
   linalg.batch_matmul ins(%a, %b : memref<2x3x4xf32>, memref<2x4x5xf32>) outs(%c : memref<2x3x5xf32>)
   return
 }
-// CHECK: func.func private @zero_rt_sgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK: func.func private @zero_rt_sgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
 
 // -----
 
@@ -42,8 +43,9 @@ func.func @untouched(%a: memref<3x4xf64>, %b: memref<4x5xf64>, %c: memref<3x5xf6
 // -----
 
 // An operand read through a transposed map (zero-fold-transposes-into-matmuls)
-// is passed with its two inner strides swapped: BLAS reads it as stored.
-// m, n, k come from the loops, not from the transposed operand's shape.
+// is passed with its strides along m and k, so its two inner strides come
+// swapped: BLAS reads it as stored. m, n, k come from the loops, not from
+// the transposed operand's shape.
 // CHECK-LABEL: func.func @transposed_maps
 // CHECK-SAME: (%[[A:.*]]: memref<1x4x8xf32>, %[[B:.*]]: memref<1x6x4xf32>, %[[C:.*]]: memref<1x8x6xf32>)
 // CHECK-DAG: %{{.*}}, %{{.*}}, %{{.*}}:3, %[[AS:.*]]:3 = memref.extract_strided_metadata %[[A]]
@@ -53,11 +55,77 @@ func.func @untouched(%a: memref<3x4xf64>, %b: memref<4x5xf64>, %c: memref<3x5xf6
 // CHECK-DAG: %[[AS1:.*]] = arith.index_cast %[[AS]]#1
 // CHECK-DAG: %[[BS2:.*]] = arith.index_cast %[[BS]]#2
 // CHECK-DAG: %[[BS1:.*]] = arith.index_cast %[[BS]]#1
-// CHECK: call @zero_rt_sgemm(%c1_i64, %c8_i64, %c6_i64, %c4_i64, %{{.*}}, %{{.*}}, %[[AS0]], %[[AS2]], %[[AS1]], %{{.*}}, %{{.*}}, %{{.*}}, %[[BS2]], %[[BS1]],
+// CHECK: call @zero_rt_sgemm(%c1_i64, %c1_i64{{.*}}, %c8_i64, %c6_i64, %c4_i64, %{{.*}}, %{{.*}}, %c0_i64{{.*}}, %[[AS0]], %[[AS2]], %[[AS1]], %{{.*}}, %{{.*}}, %c0_i64{{.*}}, %{{.*}}, %[[BS2]], %[[BS1]],
 // CHECK-NOT: linalg.batch_matmul
 func.func @transposed_maps(%a: memref<1x4x8xf32>, %b: memref<1x6x4xf32>, %c: memref<1x8x6xf32>) {
   linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
     ins(%a, %b : memref<1x4x8xf32>, memref<1x6x4xf32>) outs(%c : memref<1x8x6xf32>)
+  return
+}
+
+// -----
+
+// Attention's scores from heads that were never split out of the sequence:
+// a multiply-add generic over (batch, head, m, n, k) reading Q as
+// [B, T, H, d] and K as [B, T, H, d] (transposed). Each operand's strides
+// along (batch, head, row, column) follow its map: Q's are (#0, #2, #1, #3),
+// K's along (batch, head, k, n) are (#0, #2, #3, #1).
+// CHECK-LABEL: func.func @two_batch_loops
+// CHECK-SAME: (%[[Q:.*]]: memref<2x5x3x4xf32>, %[[K:.*]]: memref<2x5x3x4xf32>, %[[S:.*]]: memref<2x3x5x5xf32>)
+// CHECK-DAG: %{{.*}}, %{{.*}}, %{{.*}}:4, %[[QS:.*]]:4 = memref.extract_strided_metadata %[[Q]]
+// CHECK-DAG: %{{.*}}, %{{.*}}, %{{.*}}:4, %[[KS:.*]]:4 = memref.extract_strided_metadata %[[K]]
+// CHECK-DAG: %{{.*}}, %{{.*}}, %{{.*}}:4, %[[SS:.*]]:4 = memref.extract_strided_metadata %[[S]]
+// CHECK-DAG: %[[Q0:.*]] = arith.index_cast %[[QS]]#0
+// CHECK-DAG: %[[Q2:.*]] = arith.index_cast %[[QS]]#2
+// CHECK-DAG: %[[Q1:.*]] = arith.index_cast %[[QS]]#1
+// CHECK-DAG: %[[Q3:.*]] = arith.index_cast %[[QS]]#3
+// CHECK-DAG: %[[K0:.*]] = arith.index_cast %[[KS]]#0
+// CHECK-DAG: %[[K2:.*]] = arith.index_cast %[[KS]]#2
+// CHECK-DAG: %[[K3:.*]] = arith.index_cast %[[KS]]#3
+// CHECK-DAG: %[[K1:.*]] = arith.index_cast %[[KS]]#1
+// CHECK-DAG: %[[S0:.*]] = arith.index_cast %[[SS]]#0
+// CHECK-DAG: %[[S1:.*]] = arith.index_cast %[[SS]]#1
+// CHECK-DAG: %[[S2:.*]] = arith.index_cast %[[SS]]#2
+// CHECK-DAG: %[[S3:.*]] = arith.index_cast %[[SS]]#3
+// CHECK: call @zero_rt_sgemm(%c2_i64, %c3_i64, %c5_i64, %c5_i64{{.*}}, %c4_i64, %{{.*}}, %{{.*}}, %[[Q0]], %[[Q2]], %[[Q1]], %[[Q3]], %{{.*}}, %{{.*}}, %[[K0]], %[[K2]], %[[K3]], %[[K1]], %{{.*}}, %{{.*}}, %[[S0]], %[[S1]], %[[S2]], %[[S3]], %c1_i64)
+// CHECK-NOT: linalg.generic
+func.func @two_batch_loops(%q: memref<2x5x3x4xf32>, %k: memref<2x5x3x4xf32>, %s: memref<2x3x5x5xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, m, h, k)>, affine_map<(b, h, m, n, k) -> (b, n, h, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+    ins(%q, %k : memref<2x5x3x4xf32>, memref<2x5x3x4xf32>) outs(%s : memref<2x3x5x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A generic that is not a multiply-add, or whose loops BLAS cannot take
+// (two m loops), stays.
+// CHECK-LABEL: func.func @not_gemms
+// CHECK-COUNT-2: linalg.generic
+// CHECK-NOT: call @zero_rt_sgemm
+func.func @not_gemms(%a: memref<3x4xf32>, %b: memref<4x5xf32>, %c: memref<3x5xf32>,
+                     %a3: memref<2x3x4xf32>, %c3: memref<2x3x5xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+    ins(%a, %b : memref<3x4xf32>, memref<4x5xf32>) outs(%c : memref<3x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.addf %x, %y : f32
+    %r = arith.maximumf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, m, n, k) -> (i, m, k)>, affine_map<(i, m, n, k) -> (k, n)>, affine_map<(i, m, n, k) -> (i, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+    ins(%a3, %b : memref<2x3x4xf32>, memref<4x5xf32>) outs(%c3 : memref<2x3x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
   return
 }
 

@@ -2,6 +2,7 @@
 #include "zero-opt/Dialect/Zero/Schedule/Timeline.h"
 
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
+#include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -445,10 +446,9 @@ private:
         run(fn.getBody().front(), symbols, depth + 1);
       return;
     }
-    if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
-      return compute(op, gemmCost(cast<linalg::LinalgOp>(op)));
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-      return compute(op, linalgCost(linalgOp));
+      return compute(op, getGemmLoops(linalgOp) ? gemmCost(linalgOp)
+                                                : linalgCost(linalgOp));
     // Packing into and out of a bucket is a copy.
     if (isa<BucketPackOp, BucketUnpackOp>(op))
       return compute(

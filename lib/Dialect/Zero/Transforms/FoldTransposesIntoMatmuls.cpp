@@ -9,6 +9,7 @@
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -183,15 +184,273 @@ struct FoldTransposedResult : OpRewritePattern<linalg::TransposeOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Permutations that touch batch dimensions: the GEMM becomes a
+// `linalg.generic` multiply-add whose maps read the permuted operand or
+// write the permuted result as stored (attention's head split and merge,
+// `[B, T, H, d] <-> [B, H, T, d]`). Each operand's strides along the loops
+// are what `zero-linalg-to-blas` passes; BLAS needs one of the two inner
+// strides of each operand to be 1, so a permutation that would make a
+// batch dimension innermost stays materialized.
+//===----------------------------------------------------------------------===//
+
+/// Whether `op` is a GEMM on tensors of one float type, with no conversion
+/// in its body: what a multiply-add generic can replace.
+std::optional<zero::GemmLoops> floatTensorGemm(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op->getAttr("cast"))
+    return std::nullopt;
+  Type element = getElementTypeOrSelf(op->getResult(0).getType());
+  if (!isa<FloatType>(element) ||
+      llvm::any_of(op->getOperandTypes(),
+                   [&](Type t) { return getElementTypeOrSelf(t) != element; }))
+    return std::nullopt;
+  return zero::getGemmLoops(op);
+}
+
+/// `C += A * B` over `maps` and `iterators`, as a `linalg.generic`.
+linalg::GenericOp buildGemm(PatternRewriter &rewriter, linalg::LinalgOp op,
+                            Value a, Value b, Value init,
+                            ArrayRef<AffineMap> maps,
+                            ArrayRef<utils::IteratorType> iterators) {
+  auto generic = linalg::GenericOp::create(
+      rewriter, op.getLoc(), TypeRange{init.getType()}, ValueRange{a, b},
+      ValueRange{init}, maps, iterators,
+      [](OpBuilder &nb, Location loc, ValueRange args) {
+        Value product = arith::MulFOp::create(nb, loc, args[0], args[1]);
+        Value sum = arith::AddFOp::create(nb, loc, args[2], product);
+        linalg::YieldOp::create(nb, loc, sum);
+      });
+  for (NamedAttribute attr : op->getDiscardableAttrs())
+    generic->setAttr(attr.getName(), attr.getValue());
+  return generic;
+}
+
+/// The dimension position that the innermost result of `map` reads.
+unsigned innermostDim(AffineMap map) {
+  return cast<AffineDimExpr>(map.getResults().back()).getPosition();
+}
+
+/// A zero (or other constant) fill of a fresh tensor of `shape` like
+/// `fill`, or nothing when `init` is not such a fill.
+FailureOr<Value> refill(PatternRewriter &rewriter, Value init,
+                        ArrayRef<int64_t> shape) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill.getOutputs().front().getDefiningOp<tensor::EmptyOp>())
+    return failure();
+  Type element = getElementTypeOrSelf(init.getType());
+  Value empty =
+      tensor::EmptyOp::create(rewriter, fill.getLoc(), shape, element);
+  return linalg::FillOp::create(rewriter, fill.getLoc(), fill.getInputs(),
+                                ValueRange{empty})
+      .getResult(0);
+}
+
+/// A GEMM input produced by a transpose (of any permutation) reads the
+/// transpose's input through the permuted map.
+struct FoldPermutedOperand : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<zero::GemmLoops> loops = floatTensorGemm(op);
+    if (!loops)
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    SmallVector<Value> inputs(op.getDpsInputs());
+    bool folded = false;
+    for (unsigned i = 0; i < 2; ++i) {
+      auto transpose = inputs[i].getDefiningOp<linalg::TransposeOp>();
+      if (!transpose)
+        continue;
+      // Result i of the transpose is dimension perm[i] of its input.
+      ArrayRef<int64_t> perm = transpose.getPermutation();
+      SmallVector<AffineExpr> results(perm.size());
+      for (auto [i2, p] : llvm::enumerate(perm))
+        results[p] = maps[i].getResult(i2);
+      AffineMap map =
+          AffineMap::get(maps[i].getNumDims(), 0, results, op->getContext());
+      if (llvm::is_contained(loops->batch, innermostDim(map)))
+        continue;
+      maps[i] = map;
+      inputs[i] = transpose.getInput();
+      folded = true;
+    }
+    if (!folded)
+      return failure();
+    rewriter.replaceOp(op, buildGemm(rewriter, op, inputs[0], inputs[1],
+                                     op.getDpsInits()[0], maps,
+                                     op.getIteratorTypesArray()));
+    return success();
+  }
+};
+
+/// The only use of a GEMM's product is a transpose, and the product starts
+/// from a fill: the GEMM writes the transposed product in place, into a
+/// fresh fill of the transposed shape.
+struct FoldPermutedResult : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
+                                PatternRewriter &rewriter) const override {
+    auto op = transpose.getInput().getDefiningOp<linalg::LinalgOp>();
+    if (!op || !op->hasOneUse())
+      return failure();
+    std::optional<zero::GemmLoops> loops = floatTensorGemm(op);
+    if (!loops)
+      return failure();
+    // Result i of the transpose is result perm[i] of the product.
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    SmallVector<AffineExpr> results;
+    for (int64_t p : transpose.getPermutation())
+      results.push_back(maps[2].getResult(p));
+    AffineMap map =
+        AffineMap::get(maps[2].getNumDims(), 0, results, op->getContext());
+    if (llvm::is_contained(loops->batch, innermostDim(map)))
+      return failure();
+    auto outType = cast<RankedTensorType>(transpose.getInit().getType());
+    FailureOr<Value> init =
+        refill(rewriter, op.getDpsInits()[0], outType.getShape());
+    if (failed(init))
+      return failure();
+    maps[2] = map;
+    SmallVector<Value> inputs(op.getDpsInputs());
+    rewriter.replaceOp(transpose,
+                       buildGemm(rewriter, op, inputs[0], inputs[1], *init,
+                                 maps, op.getIteratorTypesArray()));
+    return success();
+  }
+};
+
+/// The reassociation `[[0, 1], [2], ..., [rank]]` of a rank-`rank + 1`
+/// shape collapsed to rank `rank`.
+bool isLeadingPairCollapse(ArrayRef<ReassociationIndices> groups) {
+  if (groups.empty() || groups[0].size() != 2)
+    return false;
+  for (unsigned i = 1; i < groups.size(); ++i)
+    if (groups[i].size() != 1)
+      return false;
+  return true;
+}
+
+/// A GEMM with one batch loop, leading in every operand, whose batch is a
+/// pair of dimensions collapsed from a transposed operand, or expanded
+/// again for a transpose of the product (heads split from and merged into
+/// the sequence): the GEMM gets both batch loops, so that those transposes
+/// fold into its maps.
+struct SplitCollapsedBatch : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  /// The two sizes of the batch, when `op` is worth splitting.
+  static std::optional<std::pair<int64_t, int64_t>>
+  batchSplit(linalg::LinalgOp op) {
+    for (Value input : op.getDpsInputs()) {
+      auto collapse = input.getDefiningOp<tensor::CollapseShapeOp>();
+      if (collapse &&
+          isLeadingPairCollapse(collapse.getReassociationIndices()) &&
+          collapse.getSrc().getDefiningOp<linalg::TransposeOp>()) {
+        ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+        return std::make_pair(shape[0], shape[1]);
+      }
+    }
+    for (Operation *user : op->getResult(0).getUsers()) {
+      auto expand = dyn_cast<tensor::ExpandShapeOp>(user);
+      if (expand && isLeadingPairCollapse(expand.getReassociationIndices()) &&
+          llvm::any_of(expand->getUsers(),
+                       llvm::IsaPred<linalg::TransposeOp>)) {
+        ArrayRef<int64_t> shape = expand.getResultType().getShape();
+        return std::make_pair(shape[0], shape[1]);
+      }
+    }
+    return std::nullopt;
+  }
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<zero::GemmLoops> loops = floatTensorGemm(op);
+    if (!loops || loops->batch.size() != 1)
+      return failure();
+    unsigned batch = loops->batch.front();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (llvm::any_of(maps, [&](AffineMap map) {
+          return map.getResult(0) != rewriter.getAffineDimExpr(batch);
+        }))
+      return failure();
+    std::optional<std::pair<int64_t, int64_t>> split = batchSplit(op);
+    if (!split)
+      return failure();
+
+    // Loop `batch` becomes loops `batch` and `batch + 1`; later loops move
+    // up by one.
+    unsigned numLoops = op.getNumLoops() + 1;
+    auto shifted = [&](AffineExpr e) {
+      unsigned d = cast<AffineDimExpr>(e).getPosition();
+      return rewriter.getAffineDimExpr(d > batch ? d + 1 : d);
+    };
+    SmallVector<AffineMap> newMaps;
+    for (AffineMap map : maps) {
+      SmallVector<AffineExpr> results{rewriter.getAffineDimExpr(batch),
+                                      rewriter.getAffineDimExpr(batch + 1)};
+      for (AffineExpr e : map.getResults().drop_front())
+        results.push_back(shifted(e));
+      newMaps.push_back(AffineMap::get(numLoops, 0, results, op->getContext()));
+    }
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    iterators.insert(iterators.begin() + batch, utils::IteratorType::parallel);
+
+    auto splitShape = [&](Value v) {
+      ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
+      SmallVector<int64_t> out{split->first, split->second};
+      out.append(shape.begin() + 1, shape.end());
+      return out;
+    };
+    auto reassociation = [&](int64_t rank) {
+      SmallVector<ReassociationIndices> groups{{0, 1}};
+      for (int64_t d = 2; d <= rank; ++d)
+        groups.push_back({d});
+      return groups;
+    };
+    auto splitValue = [&](Value v) -> Value {
+      auto type = cast<RankedTensorType>(v.getType());
+      if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>())
+        if (isLeadingPairCollapse(collapse.getReassociationIndices()) &&
+            collapse.getSrcType().getDimSize(0) == split->first)
+          return collapse.getSrc();
+      return tensor::ExpandShapeOp::create(
+          rewriter, op.getLoc(),
+          RankedTensorType::get(splitShape(v), type.getElementType()), v,
+          reassociation(type.getRank()));
+    };
+    Value init = op.getDpsInits()[0];
+    SmallVector<int64_t> initShape = splitShape(init);
+    FailureOr<Value> newInit = refill(rewriter, init, initShape);
+    Value a = splitValue(op.getDpsInputs()[0]);
+    Value b = splitValue(op.getDpsInputs()[1]);
+    Value c = succeeded(newInit) ? *newInit : splitValue(init);
+    linalg::GenericOp generic =
+        buildGemm(rewriter, op, a, b, c, newMaps, iterators);
+    auto type = cast<RankedTensorType>(init.getType());
+    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+        op, type, generic.getResult(0), reassociation(type.getRank()));
+    return success();
+  }
+};
+
 struct ZeroFoldTransposesIntoMatmulsPass
     : zero::impl::ZeroFoldTransposesIntoMatmulsBase<
           ZeroFoldTransposesIntoMatmulsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    MLIRContext *context = &getContext();
+    // Named matmuls with swapped inner pairs first: they stay named.
     patterns.add<FoldTransposedOperands<linalg::MatmulOp>,
                  FoldTransposedOperands<linalg::BatchMatmulOp>,
                  FoldTransposedResult<linalg::MatmulOp>,
-                 FoldTransposedResult<linalg::BatchMatmulOp>>(&getContext());
+                 FoldTransposedResult<linalg::BatchMatmulOp>>(context,
+                                                              /*benefit=*/2);
+    patterns.add<SplitCollapsedBatch, FoldPermutedOperand, FoldPermutedResult>(
+        context);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, context);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, context);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -45,3 +45,21 @@ SmallVector<AffineMap> zero::getGemmMaps(linalg::LinalgOp op,
     maps[1] = swapInnermostResults(maps[1]);
   return maps;
 }
+
+std::optional<zero::GemmLoops> zero::getGemmLoops(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1 || dims->batch.size() > 2 ||
+      dims->batch.size() + 3 != op.getNumLoops())
+    return std::nullopt;
+  GemmLoops loops;
+  loops.batch.assign(dims->batch.begin(), dims->batch.end());
+  loops.m = dims->m.front();
+  loops.n = dims->n.front();
+  loops.k = dims->k.front();
+  return loops;
+}

@@ -69,12 +69,17 @@ func.func @matmul_shared(%a: tensor<4x8xf32>, %b: tensor<4x6xf32>) -> (tensor<8x
 
 // -----
 
-// Not a swap of the innermost pair (attention's head split), or a
-// transpose whose data order differs from a swap: left alone.
-// CHECK-LABEL: func.func @not_a_swap
-// CHECK: linalg.transpose
-// CHECK: linalg.batch_matmul ins(
-func.func @not_a_swap(%a: tensor<4x2x3xf32>, %b: tensor<2x3x5xf32>) -> tensor<2x4x5xf32> {
+// A permutation that moves the batch dimension (`[4, 2, 3] -> [2, 4, 3]`):
+// the product becomes a multiply-add generic that reads A as stored, its
+// batch in the middle.
+// CHECK-DAG: #[[A_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d3)>
+// CHECK-LABEL: func.func @batch_moved
+// CHECK-SAME: (%[[A:.*]]: tensor<4x2x3xf32>, %[[B:.*]]: tensor<2x3x5xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic {indexing_maps = [#[[A_MAP]], #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[A]], %[[B]] :
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @batch_moved(%a: tensor<4x2x3xf32>, %b: tensor<2x3x5xf32>) -> tensor<2x4x5xf32> {
   %zero = arith.constant 0.0 : f32
   %e0 = tensor.empty() : tensor<2x4x3xf32>
   %at = linalg.transpose ins(%a : tensor<4x2x3xf32>) outs(%e0 : tensor<2x4x3xf32>) permutation = [1, 0, 2]
@@ -82,6 +87,77 @@ func.func @not_a_swap(%a: tensor<4x2x3xf32>, %b: tensor<2x3x5xf32>) -> tensor<2x
   %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
   %y = linalg.batch_matmul ins(%at, %b : tensor<2x4x3xf32>, tensor<2x3x5xf32>) outs(%f1 : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
   return %y : tensor<2x4x5xf32>
+}
+
+// -----
+
+// A permutation that would leave a batch dimension innermost: BLAS could
+// not read it, the transpose stays.
+// CHECK-LABEL: func.func @batch_innermost
+// CHECK: linalg.transpose
+// CHECK: linalg.batch_matmul ins(
+func.func @batch_innermost(%a: tensor<4x3x2xf32>, %b: tensor<2x3x5xf32>) -> tensor<2x4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<2x4x3xf32>
+  %at = linalg.transpose ins(%a : tensor<4x3x2xf32>) outs(%e0 : tensor<2x4x3xf32>) permutation = [2, 0, 1]
+  %e1 = tensor.empty() : tensor<2x4x5xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %y = linalg.batch_matmul ins(%at, %b : tensor<2x4x3xf32>, tensor<2x3x5xf32>) outs(%f1 : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  return %y : tensor<2x4x5xf32>
+}
+
+// -----
+
+// Attention as imported: Q, K, V split into heads ([B, T, H, d] ->
+// [B, H, T, d], K to [B, H, d, T]), collapsed to [B*H, T, d] for batched
+// products, and the output merged back ([B, H, T, d] -> [B, T, H, d]).
+// Each GEMM gets a loop per batch dimension, (b, h, m, n, k), and reads the
+// heads and writes the merged output in place: no transpose is left, and
+// the scores keep their [B*H, T, T] shape for the softmax between.
+// CHECK-DAG: #[[Q:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d4)>
+// CHECK-DAG: #[[KT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1, d4)>
+// CHECK-DAG: #[[S:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[V:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d1, d3)>
+// CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d3)>
+// CHECK-LABEL: func.func @attention_heads
+// CHECK-SAME: (%[[QI:.*]]: tensor<2x5x3x4xf32>, %[[KI:.*]]: tensor<2x5x3x4xf32>, %[[VI:.*]]: tensor<2x5x3x4xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[SC:.*]] = linalg.generic {indexing_maps = [#[[Q]], #[[KT]], #[[S]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[QI]], %[[KI]] : tensor<2x5x3x4xf32>, tensor<2x5x3x4xf32>) outs(%{{.*}} : tensor<2x3x5x5xf32>)
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[SC]] {{\[\[}}0, 1], [2], [3]] : tensor<2x3x5x5xf32> into tensor<6x5x5xf32>
+// CHECK: %[[SM:.*]] = linalg.generic {{.*}} ins(%[[FLAT]] :
+// CHECK: %[[SPLIT:.*]] = tensor.expand_shape %[[SM]] {{\[\[}}0, 1], [2], [3]] output_shape [2, 3, 5, 5]
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x5x3x4xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<2x5x3x4xf32>)
+// CHECK: %[[OUT:.*]] = linalg.generic {indexing_maps = [#[[P]], #[[V]], #[[O]]], {{.*}}} ins(%[[SPLIT]], %[[VI]] : tensor<2x3x5x5xf32>, tensor<2x5x3x4xf32>) outs(%[[F]] : tensor<2x5x3x4xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[OUT]]
+func.func @attention_heads(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>, %v: tensor<2x5x3x4xf32>) -> tensor<2x5x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x5x4xf32>
+  %qh = linalg.transpose ins(%q : tensor<2x5x3x4xf32>) outs(%e : tensor<2x3x5x4xf32>) permutation = [0, 2, 1, 3]
+  %vh = linalg.transpose ins(%v : tensor<2x5x3x4xf32>) outs(%e : tensor<2x3x5x4xf32>) permutation = [0, 2, 1, 3]
+  %ek = tensor.empty() : tensor<2x3x4x5xf32>
+  %kh = linalg.transpose ins(%k : tensor<2x5x3x4xf32>) outs(%ek : tensor<2x3x4x5xf32>) permutation = [0, 2, 3, 1]
+  %q3 = tensor.collapse_shape %qh [[0, 1], [2], [3]] : tensor<2x3x5x4xf32> into tensor<6x5x4xf32>
+  %k3 = tensor.collapse_shape %kh [[0, 1], [2], [3]] : tensor<2x3x4x5xf32> into tensor<6x4x5xf32>
+  %v3 = tensor.collapse_shape %vh [[0, 1], [2], [3]] : tensor<2x3x5x4xf32> into tensor<6x5x4xf32>
+  %es = tensor.empty() : tensor<6x5x5xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<6x5x5xf32>) -> tensor<6x5x5xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<6x5x4xf32>, tensor<6x4x5xf32>) outs(%fs : tensor<6x5x5xf32>) -> tensor<6x5x5xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<6x5x5xf32>) outs(%es : tensor<6x5x5xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.exp %x : f32
+    linalg.yield %y : f32
+  } -> tensor<6x5x5xf32>
+  %eo = tensor.empty() : tensor<6x5x4xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<6x5x4xf32>) -> tensor<6x5x4xf32>
+  %o3 = linalg.batch_matmul ins(%p, %v3 : tensor<6x5x5xf32>, tensor<6x5x4xf32>) outs(%fo : tensor<6x5x4xf32>) -> tensor<6x5x4xf32>
+  %o4 = tensor.expand_shape %o3 [[0, 1], [2], [3]] output_shape [2, 3, 5, 4] : tensor<6x5x4xf32> into tensor<2x3x5x4xf32>
+  %em = tensor.empty() : tensor<2x5x3x4xf32>
+  %o = linalg.transpose ins(%o4 : tensor<2x3x5x4xf32>) outs(%em : tensor<2x5x3x4xf32>) permutation = [0, 2, 1, 3]
+  return %o : tensor<2x5x3x4xf32>
 }
 
 // -----

@@ -392,8 +392,18 @@ def ZeroFoldTransposesIntoMatmuls
     buffer of its own once
     it has no other use, and a BLAS library reads the operand as stored
     (its transpose flag), as `zero-linalg-to-blas` passes it.
+
+    A permutation that moves batch dimensions (attention's head split
+    `[B, T, H, d] -> [B, H, T, d]` collapsed to `[B*H, T, d]`, and the
+    merge back) cannot be a named matmul's map. Such a GEMM becomes a
+    multiply-add `linalg.generic` with one loop per batch dimension (the
+    collapsed batch split in two), whose maps read the permuted operands
+    and write the permuted product as stored; `zero-linalg-to-blas` passes
+    its strides along every loop. A permutation that would leave a batch
+    dimension innermost, which BLAS cannot read, stays.
   }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect",
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect"];
 }
 

@@ -31,6 +31,19 @@ std::optional<GemmTransposes> getGemmTransposes(linalg::LinalgOp op);
 /// The default maps of `op`'s kind with the given operands transposed.
 SmallVector<AffineMap> getGemmMaps(linalg::LinalgOp op, GemmTransposes t);
 
+/// The loops of a contraction that one strided BLAS call per batch index
+/// computes: up to two `batch` loops (indexing A, B and C), and `m` (A and
+/// C), `n` (B and C), `k` (A and B). Any projected-permutation maps: each
+/// operand's strides along the loops say how BLAS reads it.
+struct GemmLoops {
+  SmallVector<unsigned, 2> batch;
+  unsigned m, n, k;
+};
+
+/// The loops of `op` (a named matmul or a `linalg.generic` multiply-add
+/// with two inputs), or nothing when it is not such a GEMM.
+std::optional<GemmLoops> getGemmLoops(linalg::LinalgOp op);
+
 } // namespace mlir::zero
 
 #endif // ZERO_OPT_DIALECT_ZERO_UTILS_MATMULLAYOUT_H
