@@ -93,6 +93,7 @@ test-zoo: build setup
 test-zero: build setup
 	$(PYTHON) test/e2e/zero_equivalence.py --build $(BUILD)
 	$(PYTHON) test/e2e/float64.py --build $(BUILD)
+	$(PYTHON) test/e2e/remat.py --build $(BUILD)
 
 test-memory: build setup
 	$(PYTHON) test/e2e/memory_formulas.py --build $(BUILD)

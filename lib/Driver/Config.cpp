@@ -427,12 +427,47 @@ static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
   return true;
 }
 
+/// activation_checkpointing: the section turns recomputation on, chosen by
+/// the compiler: `number_checkpoints` segments of the forward (the sqrt
+/// policy with that count), else one per repeated block. DeepSpeed's other
+/// keys steer how its runtime stores checkpoints; zero-opt does not
+/// implement them.
+static bool parseActivationCheckpointing(Reader &r, const json::Object &o,
+                                         TrainingConfig &c) {
+  c.remat = "blocks";
+  for (const auto &kv : o) {
+    std::string key = "activation_checkpointing." + kv.first.str();
+    if (kv.first == "number_checkpoints") {
+      if (kv.second.kind() == json::Value::Null)
+        continue;
+      if (!r.integer(kv.second, key, c.rematSegments))
+        return false;
+      if (c.rematSegments < 1)
+        return r.fail(key, "must be at least 1 (or null)");
+      c.remat = "sqrt";
+    } else if (kv.first == "partition_activations" ||
+               kv.first == "cpu_checkpointing" ||
+               kv.first == "contiguous_memory_optimization" ||
+               kv.first == "synchronize_checkpoint_boundary" ||
+               kv.first == "profile") {
+      bool on = false;
+      if (!r.boolean(kv.second, key, on))
+        return false;
+      r.warn(key, "is not implemented; it has no effect (zero-opt chooses "
+                  "and recomputes checkpoints itself)");
+    } else {
+      return r.fail(key, "is not a DeepSpeed activation_checkpointing "
+                         "setting");
+    }
+  }
+  return true;
+}
+
 /// DeepSpeed keys that zero-opt reads elsewhere or does not implement yet.
 static const llvm::StringSet<> &notYetImplemented() {
   static const llvm::StringSet<> keys = {"fp16",
                                          "bf16",
                                          "amp",
-                                         "activation_checkpointing",
                                          "steps_per_print",
                                          "wall_clock_breakdown",
                                          "zero_allow_untested_optimizer",
@@ -496,6 +531,9 @@ bool mlir::zero::parseDeepSpeedConfig(llvm::StringRef path,
     } else if (key == "zero_optimization") {
       const json::Object *o = r.object(kv.second, key);
       ok = o && parseZero(r, *o, config);
+    } else if (key == "activation_checkpointing") {
+      const json::Object *o = r.object(kv.second, key);
+      ok = o && parseActivationCheckpointing(r, *o, config);
     } else if (key == "train_micro_batch_size_per_gpu") {
       ok = r.integer(kv.second, key, config.microBatch);
       if (ok && config.microBatch < 1)

@@ -110,6 +110,11 @@ static void writeTraining(llvm::json::OStream &j, const TrainingConfig &c,
     j.attribute("gradient_accumulation_steps", c.accumulation);
     j.attribute("micro_batch_size", microBatch);
     j.attribute("gradient_clipping", c.clip);
+    j.attributeObject("remat", [&] {
+      j.attribute("policy", c.remat);
+      if (c.remat == "sqrt")
+        j.attribute("segments", c.rematSegments);
+    });
     const LRSchedule &s = c.schedule;
     j.attributeObject("lr_schedule", [&] {
       j.attribute("type", s.type);

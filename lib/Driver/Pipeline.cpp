@@ -100,6 +100,8 @@ void mlir::zero::trainingPipelineOptions(const CompileOptions &options,
   o.persistenceThreshold = c.persistenceThreshold;
   o.maxReuseDistance = c.maxReuseDistance;
   o.maxLiveParameters = c.maxLiveParameters;
+  o.remat = symbolizeRematPolicy(c.remat).value_or(RematPolicy::none);
+  o.rematSegments = c.rematSegments;
 }
 
 void mlir::zero::cpuLoweringOptions(const CompileOptions &options,

@@ -257,6 +257,13 @@ int mlir::zero::compileMain(int argc, char **argv) {
                "default true; =false runs each collective to completion "
                "where it starts)"),
       cl::cat(tcat));
+  cl::opt<std::string> remat(
+      "remat",
+      cl::desc("Recompute activations in the backward pass instead of "
+               "keeping them: none (default), blocks (keep the inputs of "
+               "repeated blocks, found from node names), sqrt (keep the "
+               "inputs of sqrt(n) segments of the forward)"),
+      cl::cat(tcat));
   cl::opt<std::string> batchNorm(
       "batchnorm",
       cl::desc("BatchNormalization statistics in training on N ranks: local "
@@ -409,6 +416,11 @@ int mlir::zero::compileMain(int argc, char **argv) {
   }
   if (overlapComm.getNumOccurrences())
     tc.overlapComm = overlapComm;
+  if (remat.getNumOccurrences()) {
+    if (remat != "none" && remat != "blocks" && remat != "sqrt")
+      return fail("--remat=" + remat + ": expected none, blocks or sqrt");
+    tc.remat = remat;
+  }
   opts.loss = loss;
   std::string error;
   if (!validateTrainingConfig(tc, error))

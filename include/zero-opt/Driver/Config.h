@@ -63,6 +63,11 @@ struct TrainingConfig {
   /// Stage 3: gathered parameter elements held at once, at most
   /// (stage3_max_live_parameters and its default).
   int64_t maxLiveParameters = deepspeed::kMaxLiveParameters;
+  /// Rematerialization: none, blocks or sqrt (--remat), and the number of
+  /// sqrt segments (activation_checkpointing.number_checkpoints; 0: the
+  /// square root of the forward's op count).
+  std::string remat = "none";
+  int64_t rematSegments = 0;
 
   /// The learning rate, with the optimizer's default when unset.
   double learningRate() const;

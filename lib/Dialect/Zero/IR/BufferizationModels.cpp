@@ -34,6 +34,41 @@ struct CollectiveModel
     return success();
   }
 };
+
+/// A recomputation's barrier passes its operands' buffers on: each result
+/// is its operand, nothing is read, written or copied.
+struct RematBarrierModel
+    : public bufferization::BufferizableOpInterface::ExternalModel<
+          RematBarrierModel, RematBarrierOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const bufferization::AnalysisState &) const {
+    return false;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const bufferization::AnalysisState &) const {
+    return false;
+  }
+  bufferization::AliasingValueList
+  getAliasingValues(Operation *op, OpOperand &operand,
+                    const bufferization::AnalysisState &) const {
+    return {{op->getResult(operand.getOperandNumber()),
+             bufferization::BufferRelation::Equivalent}};
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const bufferization::BufferizationOptions &options,
+                          bufferization::BufferizationState &state) const {
+    SmallVector<Value> buffers;
+    for (Value in : op->getOperands()) {
+      FailureOr<Value> buffer =
+          bufferization::getBuffer(rewriter, in, options, state);
+      if (failed(buffer))
+        return failure();
+      buffers.push_back(*buffer);
+    }
+    bufferization::replaceOpWithBufferizedValues(rewriter, op, buffers);
+    return success();
+  }
+};
 } // namespace
 
 void mlir::zero::registerZeroBufferizationModels(DialectRegistry &registry) {
@@ -41,5 +76,6 @@ void mlir::zero::registerZeroBufferizationModels(DialectRegistry &registry) {
     AllReduceOp::attachInterface<CollectiveModel<AllReduceOp>>(*ctx);
     ReduceScatterOp::attachInterface<CollectiveModel<ReduceScatterOp>>(*ctx);
     AllGatherOp::attachInterface<CollectiveModel<AllGatherOp>>(*ctx);
+    RematBarrierOp::attachInterface<RematBarrierModel>(*ctx);
   });
 }

@@ -252,7 +252,8 @@ private:
         c = staging ? MemoryCategory::buffers : MemoryCategory::gradients;
       } else if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op)) {
         c = MemoryCategory::buffers;
-      } else if (phase == Phase::forward) {
+      } else if (phase == Phase::forward || op->hasAttr(kRecomputeAttr)) {
+        // Recomputed forward values are activations held in the backward.
         c = MemoryCategory::activations;
       }
       classes[op] = {c, phase};

@@ -53,6 +53,14 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createInlinerPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Before the partition, so that stage 3 gathers parameters again for
+  // the recomputed segments as for the rest of the backward.
+  if (options.remat != RematPolicy::none) {
+    ZeroRematerializeOptions remat;
+    remat.policy = options.remat;
+    remat.segments = options.rematSegments;
+    pm.addNestedPass<func::FuncOp>(createZeroRematerialize(remat));
+  }
   // ZeRO: each stage adds its concern to the previous ones.
   ZeroPartitionDataParallelOptions dp;
   dp.worldSize = options.worldSize;

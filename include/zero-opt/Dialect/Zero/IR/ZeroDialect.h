@@ -21,6 +21,10 @@ struct CommunicatorResource
     : public SideEffects::Resource::Base<CommunicatorResource> {
   StringRef getName() final { return "zero.communicator"; }
 };
+/// What `zero.remat_barrier` writes: it orders barriers, nothing else.
+struct RematResource : public SideEffects::Resource::Base<RematResource> {
+  StringRef getName() final { return "zero.remat"; }
+};
 } // namespace mlir::zero
 
 #define GET_TYPEDEF_CLASSES
@@ -38,6 +42,9 @@ constexpr llvm::StringLiteral kNameAttr = "zero.name";
 constexpr llvm::StringLiteral kRoleAttr = "zero.role";
 /// Marks ops of the backward pass.
 constexpr llvm::StringLiteral kBackwardAttr = "zero.backward";
+/// Marks a copy of a forward op that the backward pass recomputes
+/// (zero-rematerialize); it also carries kBackwardAttr.
+constexpr llvm::StringLiteral kRecomputeAttr = "zero.recompute";
 /// On an op whose result needs no gradient although its operands are
 /// differentiable (e.g. the max that stabilizes a softmax, which the
 /// softmax's value does not depend on).

@@ -102,6 +102,17 @@ def Zero_OptimizerKind : I32EnumAttr<"OptimizerKind", "optimizer",
   let cppNamespace = "::mlir::zero";
 }
 
+def Zero_RematNone : I32EnumAttrCase<"none", 0>;
+def Zero_RematBlocks : I32EnumAttrCase<"blocks", 1>;
+def Zero_RematSqrt : I32EnumAttrCase<"sqrt", 2>;
+
+// How the training step chooses the activations it recomputes.
+def Zero_RematPolicy : I32EnumAttr<"RematPolicy", "rematerialization policy",
+    [Zero_RematNone, Zero_RematBlocks, Zero_RematSqrt]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::zero";
+}
+
 def Zero_FloatTensor : TensorOf<[AnyFloat]>;
 // Learning rate and step count stay in double precision, as the Python
 // floats of the reference optimizers.
@@ -330,6 +341,30 @@ def Zero_MicroBatchIndexOp : Zero_Op<"micro_batch_index", [Pure]> {
   let arguments = (ins Index:$local);
   let results = (outs Index:$global);
   let assemblyFormat = "$local attr-dict";
+}
+
+// Recomputation's inputs are kept apart from the forward's: a CSE of a
+// recomputed op with the op it copies would keep the forward's value alive
+// into the backward, undoing the recomputation.
+def Zero_RematResource : Resource<"::mlir::zero::RematResource">;
+
+def Zero_RematBarrierOp : Zero_Op<"remat_barrier", [
+    MemoryEffects<[MemWrite<Zero_RematResource>]>,
+    AllTypesMatch<["inputs", "results"]>]> {
+  let summary = "The values a recomputation starts from";
+  let description = [{
+    Returns its operands unchanged. `zero-rematerialize` passes the saved
+    values (checkpoints and parameters) that a recomputed segment reads
+    through one barrier, placed where the segment is recomputed in the
+    backward pass: the recomputed ops then read other SSA values than the
+    forward ops they copy, so no CSE or folding merges the two, and its
+    effect on its own resource keeps it, and the recomputation after it,
+    in place. Bufferization forwards the operands' buffers and drops it;
+    it copies nothing.
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
 }
 
 //===----------------------------------------------------------------------===//

@@ -148,6 +148,52 @@ def ZeroPartitionGradients
                            "mlir::bufferization::BufferizationDialect"];
 }
 
+def ZeroRematerialize : Pass<"zero-rematerialize", "func::FuncOp"> {
+  let summary = "Recompute activations in the backward pass instead of "
+                "keeping them from the forward pass";
+  let description = [{
+    Runs on the differentiated training step, before the ZeRO partition. In
+    each block that holds backward ops (`zero.backward`), the forward ops
+    before them are cut into segments; the values that enter a segment
+    from outside it (its checkpoints) are kept for the backward pass, and
+    every other value of the segment that the backward reads is recomputed
+    from them: the segment's ops that lead to those values are copied,
+    marked `zero.backward` and `zero.recompute`, right before the first
+    backward op that reads one of them, and the backward reads the copies.
+    The copies read the checkpoints and parameters through one
+    `zero.remat_barrier`, so that nothing merges them back into the
+    forward's ops. Forward values outside every segment, and results of
+    ops with memory effects (updates of running statistics), are kept.
+    Random draws are functions of the step's counter, so a recomputed draw
+    equals the forward's.
+
+    Policies:
+      - `none`: nothing is recomputed;
+      - `blocks`: a segment per repeated block, found from the ONNX node
+        names as PyTorch exports them: the path up to its first component
+        that ends in `.<index>` (`/blocks.3/attn/MatMul` is in
+        `/blocks.3`, `/layer2/layer2.1/conv1/Conv` in `/layer2/layer2.1`),
+        where at least two indices share a prefix;
+      - `sqrt`: the forward's computing ops in program order, cut into
+        `segments` segments of equal op count (Chen et al. 2016; the
+        default is the square root of the op count).
+  }];
+  let options = [
+    Option<"policy", "policy", "::mlir::zero::RematPolicy",
+           "::mlir::zero::RematPolicy::none", "Rematerialization policy",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::zero::RematPolicy::none, "none",
+                        "keep every activation"),
+             clEnumValN(::mlir::zero::RematPolicy::blocks, "blocks",
+                        "keep the inputs of repeated blocks"),
+             clEnumValN(::mlir::zero::RematPolicy::sqrt, "sqrt",
+                        "keep the inputs of sqrt(n) segments"))}]>,
+    Option<"segments", "segments", "int64_t", "0",
+           "sqrt: number of segments (0: the square root of the forward's "
+           "op count)">];
+  let dependentDialects = ["mlir::zero::ZeroDialect"];
+}
+
 def ZeroPartitionParameters
     : Pass<"zero-partition-parameters", "func::FuncOp"> {
   let summary = "ZeRO stage 3: shard the parameters themselves";

@@ -89,6 +89,19 @@ struct TrainingPipelineOptions
       *this, "max-live-parameters",
       llvm::cl::desc("Stage 3: stage3_max_live_parameters"),
       llvm::cl::init(deepspeed::kMaxLiveParameters)};
+  PassOptions::Option<RematPolicy> remat{
+      *this, "remat", llvm::cl::desc("Activations recomputed in the backward"),
+      llvm::cl::init(RematPolicy::none),
+      llvm::cl::values(
+          clEnumValN(RematPolicy::none, "none", "keep every activation"),
+          clEnumValN(RematPolicy::blocks, "blocks",
+                     "keep the inputs of repeated blocks"),
+          clEnumValN(RematPolicy::sqrt, "sqrt",
+                     "keep the inputs of sqrt(n) segments"))};
+  PassOptions::Option<int64_t> rematSegments{
+      *this, "remat-segments",
+      llvm::cl::desc("sqrt: segments (0: sqrt of the forward's op count)"),
+      llvm::cl::init(0)};
 };
 
 /// What every imported model goes through: the model's own ONNX Gradient
