@@ -417,7 +417,7 @@ int mlir::zero::compileMain(int argc, char **argv) {
   if (overlapComm.getNumOccurrences())
     tc.overlapComm = overlapComm;
   if (remat.getNumOccurrences()) {
-    if (remat != "none" && remat != "blocks" && remat != "sqrt")
+    if (!symbolizeRematPolicy(remat))
       return fail("--remat=" + remat + ": expected none, blocks or sqrt");
     tc.remat = remat;
   }

@@ -268,6 +268,26 @@ static bool isFloatType(int32_t type) {
          type == onnx::TensorProto::BFLOAT16;
 }
 
+bool mlir::zero::onnx_import::readExternalData(const onnx::TensorProto &t,
+                                               ExternalData &out,
+                                               std::string &badKey) {
+  for (const auto &kv : t.external_data()) {
+    llvm::StringRef v(kv.value());
+    bool bad = false;
+    if (kv.key() == "location")
+      out.location = kv.value();
+    else if (kv.key() == "offset")
+      bad = v.getAsInteger(10, out.offset) || out.offset < 0;
+    else if (kv.key() == "length")
+      bad = v.getAsInteger(10, out.length) || out.length < 0;
+    if (bad) {
+      badKey = kv.key() + " '" + kv.value() + "'";
+      return false;
+    }
+  }
+  return true;
+}
+
 /// Checks initializers kept in files beside the model (ONNX external data,
 /// how models past protobuf's 2 GB limit are stored). With `keepWeights`,
 /// floating-point ones stay external, located by absolute path, and the
@@ -282,22 +302,14 @@ static bool loadExternalData(onnx::GraphProto &g, llvm::StringRef modelDir,
     if (t.data_location() != onnx::TensorProto::EXTERNAL)
       continue;
     std::string what = "initializer '" + t.name() + "': external data ";
-    std::string location;
-    int64_t offset = 0, length = -1;
-    for (const auto &kv : t.external_data()) {
-      llvm::StringRef v(kv.value());
-      bool bad = false;
-      if (kv.key() == "location")
-        location = kv.value();
-      else if (kv.key() == "offset")
-        bad = v.getAsInteger(10, offset) || offset < 0;
-      else if (kv.key() == "length")
-        bad = v.getAsInteger(10, length) || length < 0;
-      if (bad) {
-        error = what + "has an invalid " + kv.key() + " '" + kv.value() + "'";
-        return false;
-      }
+    ExternalData ext;
+    std::string badKey;
+    if (!readExternalData(t, ext, badKey)) {
+      error = what + "has an invalid " + badKey;
+      return false;
     }
+    const std::string &location = ext.location;
+    int64_t offset = ext.offset, length = ext.length;
     if (location.empty()) {
       error = what + "names no location";
       return false;

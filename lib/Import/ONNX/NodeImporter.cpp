@@ -1,5 +1,6 @@
 //===- NodeImporter.cpp - shared helpers of the node lowerings -*- C++ -*-===//
 #include "NodeImporter.h"
+#include "ModelLoader.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -333,18 +334,17 @@ FailureOr<DenseElementsAttr> mlir::zero::onnx_import::convertTensor(
   std::unique_ptr<llvm::MemoryBuffer> file;
   std::optional<ArrayRef<char>> raw;
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    std::string location;
-    uint64_t offset = 0;
-    for (const auto &kv : t.external_data()) {
-      if (kv.key() == "location")
-        location = kv.value();
-      else if (kv.key() == "offset")
-        (void)llvm::StringRef(kv.value()).getAsInteger(10, offset);
+    ExternalData ext;
+    std::string badKey;
+    if (!readExternalData(t, ext, badKey)) {
+      error = "tensor '" + t.name() + "': invalid external data " + badKey;
+      return failure();
     }
-    auto buf = llvm::MemoryBuffer::getFileSlice(location, expected, offset);
+    auto buf =
+        llvm::MemoryBuffer::getFileSlice(ext.location, expected, ext.offset);
     if (!buf) {
       error = "tensor '" + t.name() + "': cannot read its external data " +
-              location + ": " + buf.getError().message();
+              ext.location + ": " + buf.getError().message();
       return failure();
     }
     file = std::move(*buf);

@@ -179,23 +179,6 @@ static void walkDefinitions(Value root, llvm::function_ref<bool(Value)> visit) {
   }
 }
 
-/// Whether `v` is the same on every data-parallel replica: computed from
-/// initializers and constants only, not from a batch input or a random
-/// draw.
-static bool isReplicated(Value v, func::FuncOp fn) {
-  bool perSample = false;
-  walkDefinitions(v, [&](Value d) {
-    if (auto arg = dyn_cast<BlockArgument>(d)) {
-      auto role = fn.getArgAttrOfType<zero::RoleAttr>(arg.getArgNumber(),
-                                                      zero::kRoleAttr);
-      perSample |= !role || role.getValue() == zero::Role::input ||
-                   role.getValue() == zero::Role::rng;
-    }
-    return !perSample;
-  });
-  return !perSample;
-}
-
 /// d y / d xs (ONNX: the names in xs, zs and y define the differentiated
 /// graph; the node's inputs, xs then zs, are where it is evaluated). In a
 /// data-parallel step y is each replica's loss and the Gradient is that of
@@ -294,7 +277,7 @@ static LogicalResult lowerGradient(NodeImporter &n) {
     if (!n.hasOutput(i))
       continue;
     Value g = op.getGrads()[i];
-    if (isReplicated(wrt[i], fn))
+    if (!zero::findPerReplicaArgument(wrt[i], fn))
       g = zero::ReplicaSumOp::create(n.b, n.loc, g.getType(), g);
     auto t = cast<RankedTensorType>(g.getType());
     Value count = zero::ReplicaCountOp::create(

@@ -60,6 +60,32 @@ BufferClassAttr mlir::zero::getBufferClass(Location loc) {
   return found;
 }
 
+std::optional<unsigned>
+mlir::zero::findPerReplicaArgument(Value v, FunctionOpInterface fn,
+                                   llvm::function_ref<bool(Operation *)> stop) {
+  Block *entry = &fn.getFunctionBody().front();
+  DenseSet<Value> seen;
+  SmallVector<Value> work = {v};
+  while (!work.empty()) {
+    Value d = work.pop_back_val();
+    if (!seen.insert(d).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(d)) {
+      if (arg.getOwner() != entry)
+        continue;
+      auto role = fn.getArgAttrOfType<RoleAttr>(arg.getArgNumber(), kRoleAttr);
+      if (!role || role.getValue() == Role::input ||
+          role.getValue() == Role::rng)
+        return arg.getArgNumber();
+      continue;
+    }
+    Operation *def = d.getDefiningOp();
+    if (!stop || !stop(def))
+      llvm::append_range(work, def->getOperands());
+  }
+  return std::nullopt;
+}
+
 MemoryCategory mlir::zero::memoryCategoryOf(Role role) {
   switch (role) {
   case Role::parameter:

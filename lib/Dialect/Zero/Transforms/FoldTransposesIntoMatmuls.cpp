@@ -139,6 +139,21 @@ struct FoldTransposedOperands : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// A fill of a fresh tensor of `shape` with the value that `init` is
+/// filled with, or nothing when `init` is not a fill: a GEMM's zero start,
+/// for a product computed in another layout.
+FailureOr<Value> refill(PatternRewriter &rewriter, Value init,
+                        ArrayRef<int64_t> shape) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return failure();
+  Value empty = tensor::EmptyOp::create(rewriter, fill.getLoc(), shape,
+                                        getElementTypeOrSelf(init.getType()));
+  return linalg::FillOp::create(rewriter, fill.getLoc(), fill.getInputs(),
+                                ValueRange{empty})
+      .getResult(0);
+}
+
 /// transpose(A B) = B^T A^T: a matmul whose only use is such a transpose
 /// computes the transposed product directly, into a fresh fill of the
 /// transposed shape (the weight gradient, computed as dY^T X and stored
@@ -153,18 +168,15 @@ struct FoldTransposedResult : OpRewritePattern<linalg::TransposeOp> {
     if (!op || !op.hasPureTensorSemantics() || !op->hasOneUse() ||
         !swapsInnermostPair(transpose, /*swapResult=*/false))
       return failure();
-    auto fill = op.getDpsInits()[0].template getDefiningOp<linalg::FillOp>();
     auto transposed = zero::getGemmTransposes(op);
-    if (!fill || !transposed)
+    if (!transposed)
+      return failure();
+    auto cType = cast<RankedTensorType>(op->getResult(0).getType());
+    FailureOr<Value> init =
+        refill(rewriter, op.getDpsInits()[0], swapInnermost(cType.getShape()));
+    if (failed(init))
       return failure();
     Location loc = op.getLoc();
-    auto cType = cast<RankedTensorType>(op->getResult(0).getType());
-    SmallVector<int64_t> shape = swapInnermost(cType.getShape());
-    Value empty = tensor::EmptyOp::create(rewriter, fill.getLoc(), shape,
-                                          cType.getElementType());
-    Value init = linalg::FillOp::create(rewriter, fill.getLoc(),
-                                        fill.getInputs(), ValueRange{empty})
-                     .getResult(0);
     // B^T is the new A, A^T the new B.
     SmallVector<AffineMap> maps = zero::getGemmMaps(
         op, zero::GemmTransposes{!transposed->b, !transposed->a});
@@ -172,9 +184,9 @@ struct FoldTransposedResult : OpRewritePattern<linalg::TransposeOp> {
     if (Attribute cast = op->getAttr("cast"))
       attrs.push_back(rewriter.getNamedAttr("cast", cast));
     SmallVector<Value> inputs(op.getDpsInputs());
-    auto product = MatmulOp::create(rewriter, loc, TypeRange{init.getType()},
+    auto product = MatmulOp::create(rewriter, loc, TypeRange{init->getType()},
                                     ValueRange{inputs[1], inputs[0]},
-                                    ValueRange{init}, attrs);
+                                    ValueRange{*init}, attrs);
     product.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
     auto outType = cast<RankedTensorType>(transpose.getInit().getType());
     rewriter.replaceOp(transpose, reshapeTo(rewriter, loc,
@@ -228,21 +240,6 @@ linalg::GenericOp buildGemm(PatternRewriter &rewriter, linalg::LinalgOp op,
 /// The dimension position that the innermost result of `map` reads.
 unsigned innermostDim(AffineMap map) {
   return cast<AffineDimExpr>(map.getResults().back()).getPosition();
-}
-
-/// A zero (or other constant) fill of a fresh tensor of `shape` like
-/// `fill`, or nothing when `init` is not such a fill.
-FailureOr<Value> refill(PatternRewriter &rewriter, Value init,
-                        ArrayRef<int64_t> shape) {
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  if (!fill || !fill.getOutputs().front().getDefiningOp<tensor::EmptyOp>())
-    return failure();
-  Type element = getElementTypeOrSelf(init.getType());
-  Value empty =
-      tensor::EmptyOp::create(rewriter, fill.getLoc(), shape, element);
-  return linalg::FillOp::create(rewriter, fill.getLoc(), fill.getInputs(),
-                                ValueRange{empty})
-      .getResult(0);
 }
 
 /// A GEMM input produced by a transpose (of any permutation) reads the
@@ -421,8 +418,7 @@ struct SplitCollapsedBatch : OpInterfaceRewritePattern<linalg::LinalgOp> {
           reassociation(type.getRank()));
     };
     Value init = op.getDpsInits()[0];
-    SmallVector<int64_t> initShape = splitShape(init);
-    FailureOr<Value> newInit = refill(rewriter, init, initShape);
+    FailureOr<Value> newInit = refill(rewriter, init, splitShape(init));
     Value a = splitValue(op.getDpsInputs()[0]);
     Value b = splitValue(op.getDpsInputs()[1]);
     Value c = succeeded(newInit) ? *newInit : splitValue(init);
@@ -439,8 +435,8 @@ struct ZeroFoldTransposesIntoMatmulsPass
     : zero::impl::ZeroFoldTransposesIntoMatmulsBase<
           ZeroFoldTransposesIntoMatmulsPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
     MLIRContext *context = &getContext();
+    RewritePatternSet patterns(context);
     // Named matmuls with swapped inner pairs first: they stay named.
     patterns.add<FoldTransposedOperands<linalg::MatmulOp>,
                  FoldTransposedOperands<linalg::BatchMatmulOp>,

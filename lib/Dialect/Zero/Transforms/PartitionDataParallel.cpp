@@ -27,31 +27,15 @@ int lossResult(func::FuncOp fn) {
 /// loss). Buffers (BatchNorm's local statistics) may differ.
 LogicalResult checkReplicatedUpdates(func::FuncOp fn) {
   auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
-  auto role = [&](unsigned arg) {
-    auto r = fn.getArgAttrOfType<RoleAttr>(arg, kRoleAttr);
-    return r ? r.getValue() : Role::input;
-  };
   for (unsigned i = 0; i < fn.getNumResults(); ++i) {
     auto updates = fn.getResultAttrOfType<IntegerAttr>(i, kUpdatesAttr);
-    if (!updates || role(updates.getInt()) == Role::buffer)
+    if (!updates)
       continue;
-    DenseSet<Value> seen;
-    SmallVector<Value> work = {ret.getOperand(i)};
-    std::optional<unsigned> sample;
-    while (!work.empty() && !sample) {
-      Value v = work.pop_back_val();
-      if (!seen.insert(v).second)
-        continue;
-      if (auto arg = dyn_cast<BlockArgument>(v)) {
-        Role r = role(arg.getArgNumber());
-        if (r == Role::input || r == Role::rng)
-          sample = arg.getArgNumber();
-        continue;
-      }
-      Operation *def = v.getDefiningOp();
-      if (!isa<AllReduceOp>(def))
-        llvm::append_range(work, def->getOperands());
-    }
+    auto role = fn.getArgAttrOfType<RoleAttr>(updates.getInt(), kRoleAttr);
+    if (role && role.getValue() == Role::buffer)
+      continue;
+    std::optional<unsigned> sample = findPerReplicaArgument(
+        ret.getOperand(i), fn, llvm::IsaPred<AllReduceOp>);
     if (!sample)
       continue;
     auto name = [&](unsigned arg) {

@@ -8,6 +8,7 @@
 // and only the checkpoints live until the backward.
 //
 //===----------------------------------------------------------------------===//
+#include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -26,20 +27,6 @@ namespace mlir::zero {
 
 using namespace mlir;
 using namespace mlir::zero;
-
-/// The ONNX node name a location carries (through inlining and fusion),
-/// or an empty string.
-static StringRef nodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().strref();
-  if (auto site = dyn_cast<CallSiteLoc>(loc))
-    return nodeName(site.getCallee());
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (StringRef name = nodeName(inner); !name.empty())
-        return name;
-  return {};
-}
 
 /// The repeated block a node name belongs to: the path up to its first
 /// component that ends in `.<digits>` (`/blocks.3/attn/MatMul` ->
@@ -60,7 +47,20 @@ static std::optional<std::pair<StringRef, StringRef>> blockOf(StringRef name) {
   return std::nullopt;
 }
 
+/// The op of `block` that holds `user` when it is a backward op, else null.
+static Operation *backwardAncestor(Block &block, Operation *user) {
+  Operation *top = block.findAncestorOpInBlock(*user);
+  return top && top->hasAttr(kBackwardAttr) ? top : nullptr;
+}
+
 namespace {
+/// What one segment recomputes: the values the backward reads, and the
+/// first backward op that reads one of them.
+struct Recomputation {
+  llvm::SetVector<Value> values;
+  Operation *first = nullptr;
+};
+
 struct ZeroRematerializePass
     : zero::impl::ZeroRematerializeBase<ZeroRematerializePass> {
   using Base::Base;
@@ -170,45 +170,39 @@ struct ZeroRematerializePass
     }
 
     // Per segment, the values the backward reads that are recomputed.
-    std::map<int64_t, llvm::SetVector<Value>> recomputed;
+    std::map<int64_t, Recomputation> recomputed;
     for (Operation *op : forward)
       for (Value result : op->getResults()) {
         int64_t s = segmentOf(result);
         if (s < 0 || kept.contains(result))
           continue;
-        for (Operation *user : result.getUsers()) {
-          Operation *top = block.findAncestorOpInBlock(*user);
-          if (top && top->hasAttr(kBackwardAttr))
-            recomputed[s].insert(result);
-        }
+        for (Operation *user : result.getUsers())
+          if (Operation *top = backwardAncestor(block, user)) {
+            Recomputation &r = recomputed[s];
+            r.values.insert(result);
+            if (!r.first || top->isBeforeInBlock(r.first))
+              r.first = top;
+          }
       }
 
-    for (auto &[s, values] : recomputed)
-      recomputeSegment(block, values.getArrayRef(), [&](Value v) {
+    for (auto &[s, r] : recomputed)
+      recomputeSegment(block, r, [&](Value v) {
         return segmentOf(v) == s && !kept.contains(v);
       });
   }
 
-  /// Copies the ops that compute `values` from their segment's inputs
-  /// right before the first backward op that reads one of them, and
-  /// points the backward's uses at the copies. `own` says which values the
-  /// copies compute themselves rather than read.
-  void recomputeSegment(Block &block, ArrayRef<Value> values,
+  /// Copies the ops that compute `r.values` from their segment's inputs
+  /// right before `r.first`, and points the backward's uses at the copies.
+  /// `own` says which values the copies compute themselves rather than
+  /// read.
+  void recomputeSegment(Block &block, const Recomputation &r,
                         llvm::function_ref<bool(Value)> own) {
-    Operation *first = nullptr;
-    for (Value v : values)
-      for (Operation *user : v.getUsers()) {
-        Operation *top = block.findAncestorOpInBlock(*user);
-        if (top && top->hasAttr(kBackwardAttr) &&
-            (!first || top->isBeforeInBlock(first)))
-          first = top;
-      }
     // The ops to copy: the values' producers and, transitively, the
     // producers of the segment's own values they read.
     llvm::SmallPtrSet<Operation *, 32> cone;
     llvm::SetVector<Value> inputs;
     SmallVector<Operation *> work;
-    for (Value v : values)
+    for (Value v : r.values)
       work.push_back(v.getDefiningOp());
     while (!work.empty()) {
       Operation *op = work.pop_back_val();
@@ -229,20 +223,17 @@ struct ZeroRematerializePass
     }
 
     // The inputs through one barrier (in the order the walk met them).
-    SmallVector<Value> barrierInputs(inputs.begin(), inputs.end());
-    OpBuilder b(first);
+    OpBuilder b(r.first);
     IRMapping map;
-    if (!barrierInputs.empty()) {
+    if (!inputs.empty()) {
       auto barrier = RematBarrierOp::create(
-          b, first->getLoc(), ValueRange(barrierInputs).getTypes(),
-          barrierInputs);
+          b, r.first->getLoc(), ValueRange(inputs.getArrayRef()).getTypes(),
+          inputs.getArrayRef());
       barrier->setAttr(kBackwardAttr, b.getUnitAttr());
-      for (auto [in, out] : llvm::zip(barrierInputs, barrier.getResults()))
-        map.map(in, out);
+      map.map(inputs.getArrayRef(), barrier.getResults());
     }
-    SmallVector<Operation *> copies;
     for (Operation &op : block) {
-      if (&op == first)
+      if (&op == r.first)
         break;
       if (!cone.contains(&op))
         continue;
@@ -256,9 +247,9 @@ struct ZeroRematerializePass
     for (Operation *op : cone)
       for (Value result : op->getResults())
         result.replaceUsesWithIf(map.lookup(result), [&](OpOperand &use) {
-          Operation *top = block.findAncestorOpInBlock(*use.getOwner());
-          return top && top->hasAttr(kBackwardAttr) &&
-                 !top->hasAttr(kRecomputeAttr) && !isa<RematBarrierOp>(top);
+          Operation *top = backwardAncestor(block, use.getOwner());
+          return top && !top->hasAttr(kRecomputeAttr) &&
+                 !isa<RematBarrierOp>(top);
         });
   }
 };

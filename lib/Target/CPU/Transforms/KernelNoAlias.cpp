@@ -7,13 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 #include "zero-opt/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::zero::cpu {
 #define GEN_PASS_DEF_ZEROCPUKERNELNOALIAS
@@ -23,13 +23,6 @@ namespace mlir::zero::cpu {
 using namespace mlir;
 
 namespace {
-
-/// The buffer `v` is a view of.
-Value rootBuffer(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
 
 /// Whether two root buffers may overlap: the same buffer, or two the
 /// caller did not allocate itself.
@@ -66,7 +59,7 @@ struct ZeroCPUKernelNoAliasPass
         SmallVector<Value> roots;
         for (Value operand : call.getOperands())
           roots.push_back(isa<MemRefType>(operand.getType())
-                              ? rootBuffer(operand)
+                              ? zero::rootBuffer(operand)
                               : Value());
         for (unsigned i = 0; i < n; ++i)
           for (unsigned j = 0; j < n && noAlias[i]; ++j)

@@ -9,10 +9,11 @@
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Target/CPU/Passes.h"
 
+#include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::zero::cpu {
 #define GEN_PASS_DEF_ZEROCPUSPLITDEALLOCS
@@ -25,22 +26,10 @@ namespace {
 /// The allocation or block argument `v` views, or null when it comes from
 /// anything else (a loop result, a call).
 Value originOf(Value v) {
-  while (true) {
-    if (isa<BlockArgument>(v))
-      return v;
-    Operation *def = v.getDefiningOp();
-    if (isa<memref::AllocOp>(def))
-      return v;
-    if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(def)) {
-      v = meta.getSource();
-      continue;
-    }
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      v = view.getViewSource();
-      continue;
-    }
-    return Value();
-  }
+  Value root = zero::rootBuffer(v);
+  return isa<BlockArgument>(root) || root.getDefiningOp<memref::AllocOp>()
+             ? root
+             : Value();
 }
 
 struct ZeroCPUSplitDeallocsPass

@@ -8,6 +8,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroEnums.h.inc"
@@ -68,6 +69,13 @@ constexpr llvm::StringLiteral kShardAttr = "zero.shard";
 BufferClassAttr getBufferClass(Location loc);
 /// Memory category of a step argument with the given role.
 MemoryCategory memoryCategoryOf(Role role);
+/// The argument of `fn` that differs between data-parallel replicas (a
+/// batch input, by its role or for want of one, or the random counter)
+/// that `v` is computed from, not looking past ops for which `stop` holds;
+/// nothing when `v` is the same on every replica.
+std::optional<unsigned>
+findPerReplicaArgument(Value v, FunctionOpInterface fn,
+                       llvm::function_ref<bool(Operation *)> stop = {});
 
 /// Function attribute: bytes of gradients the backward pass hands to the
 /// optimizer step (set by zero-classify-buffers).
