@@ -12,7 +12,7 @@ APT_PACKAGES := \
   llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 \
   cmake ninja-build ccache pkg-config \
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata \
-  libopenblas-dev libzip-dev libopenmpi-dev openmpi-bin \
+  libopenblas-dev libzip-dev libopenmpi-dev openmpi-bin coinor-libcbc-dev \
   python3-torch python3-torchvision python3-onnx python3-numpy
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -94,6 +94,7 @@ test-zero: build setup
 	$(PYTHON) test/e2e/zero_equivalence.py --build $(BUILD)
 	$(PYTHON) test/e2e/float64.py --build $(BUILD)
 	$(PYTHON) test/e2e/remat.py --build $(BUILD)
+	$(PYTHON) test/e2e/remat_budget.py --build $(BUILD)
 
 test-memory: build setup
 	$(PYTHON) test/e2e/memory_formulas.py --build $(BUILD)

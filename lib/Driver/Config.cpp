@@ -581,5 +581,12 @@ bool mlir::zero::validateTrainingConfig(const TrainingConfig &c,
     return bad("gradient accumulation steps must be at least 1");
   if (c.clip < 0)
     return bad("the gradient clipping norm must be >= 0");
+  if (c.remat == "budget" && c.memoryBudget <= 0)
+    return bad("--remat=budget needs --memory-budget=BYTES (the per-rank "
+               "peak the step must fit)");
+  if (c.remat != "budget" && c.memoryBudget > 0)
+    return bad("--memory-budget is read only by --remat=budget (the "
+               "rematerialization policy is " +
+               c.remat + ")");
   return true;
 }

@@ -71,6 +71,13 @@ static void writeAttr(llvm::json::OStream &j, Attribute a) {
         j.attributeEnd();
       }
     });
+  else if (auto arr = dyn_cast<ArrayAttr>(a))
+    j.array([&] {
+      for (Attribute e : arr)
+        writeAttr(j, e);
+    });
+  else if (auto flag = dyn_cast<BoolAttr>(a))
+    j.value(flag.getValue());
   else if (auto i = dyn_cast<IntegerAttr>(a))
     j.value(i.getInt());
   else if (auto s = dyn_cast<StringAttr>(a))
@@ -82,7 +89,7 @@ static void writeAttr(llvm::json::OStream &j, Attribute a) {
 }
 
 static void writeTraining(llvm::json::OStream &j, const TrainingConfig &c,
-                          int64_t microBatch) {
+                          int64_t microBatch, DictionaryAttr remat) {
   if (c.optimizer == "onnx") {
     // The step is the model's TrainingInfoProto algorithm; learning rate and
     // iteration count live in its own tensors.
@@ -114,6 +121,16 @@ static void writeTraining(llvm::json::OStream &j, const TrainingConfig &c,
       j.attribute("policy", c.remat);
       if (c.remat == "sqrt")
         j.attribute("segments", c.rematSegments);
+      if (c.remat == "budget")
+        j.attribute("memory_budget", c.memoryBudget);
+      // zero-rematerialize's report: bytes, FLOPs, saved values, solver.
+      if (remat)
+        for (NamedAttribute e : remat)
+          if (e.getName() != "policy") {
+            j.attributeBegin(e.getName().strref());
+            writeAttr(j, e.getValue());
+            j.attributeEnd();
+          }
     });
     const LRSchedule &s = c.schedule;
     j.attributeObject("lr_schedule", [&] {
@@ -239,8 +256,12 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
         });
       }
     });
-    if (training)
-      writeTraining(j, options.training, microBatch);
+    if (training) {
+      auto step = signatures.lookupSymbol<func::FuncOp>("train_step");
+      writeTraining(j, options.training, microBatch,
+                    step ? step->getAttrOfType<DictionaryAttr>("zero.remat")
+                         : DictionaryAttr());
+    }
   });
   os << "\n";
   return ::zero::rt::writeTextFile(path.str(), text, error);

@@ -13,6 +13,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <algorithm>
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::zero;
 
@@ -102,6 +105,9 @@ void mlir::zero::trainingPipelineOptions(const CompileOptions &options,
   o.maxLiveParameters = c.maxLiveParameters;
   o.remat = symbolizeRematPolicy(c.remat).value_or(RematPolicy::none);
   o.rematSegments = c.rematSegments;
+  o.rematBudget = c.activationBudget;
+  o.rematLeastPeak = c.leastActivationPeak;
+  o.rematHardware = options.hardware;
 }
 
 void mlir::zero::cpuLoweringOptions(const CompileOptions &options,
@@ -171,6 +177,118 @@ static LogicalResult resolveBatch(func::FuncOp fn, TrainingConfig &c,
   return success();
 }
 
+/// Runs a CPU pipeline builder with the compile's lowering options.
+static LogicalResult runCPUPipeline(
+    ModuleOp module, const CompileOptions &options,
+    void (*build)(OpPassManager &, const cpu::CPULoweringOptions &)) {
+  PassManager pm(module.getContext());
+  cpu::CPULoweringOptions lowering;
+  cpuLoweringOptions(options, lowering);
+  build(pm, lowering);
+  TimingScope t = phase(options, "lowering");
+  timePasses(pm, t);
+  return pm.run(module);
+}
+
+namespace {
+/// One planned trial of the step at an activation budget.
+struct BudgetTrial {
+  int64_t peak = 0;      ///< the plan's per-rank peak
+  DictionaryAttr solver; ///< zero-rematerialize's figures
+};
+} // namespace
+
+/// Builds and plans a copy of `module` with the activations held to
+/// `activationBudget` bytes.
+static FailureOr<BudgetTrial> planTrial(ModuleOp module,
+                                        const CompileOptions &options,
+                                        int64_t activationBudget) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  CompileOptions trial = options;
+  trial.training.activationBudget = activationBudget;
+  trial.timing = nullptr;
+  PassManager pm(module.getContext());
+  TrainingPipelineOptions pipeline;
+  trainingPipelineOptions(trial, pipeline);
+  buildTrainingPipeline(pm, pipeline);
+  if (failed(pm.run(*copy)))
+    return failure();
+  BudgetTrial result;
+  if (auto fn = copy->lookupSymbol<func::FuncOp>("train_step"))
+    if (auto remat = fn->getAttrOfType<DictionaryAttr>("zero.remat"))
+      result.solver = remat.getAs<DictionaryAttr>("solver");
+  if (!result.solver ||
+      failed(runCPUPipeline(*copy, trial, cpu::buildCPUMemoryPlan)))
+    return failure();
+  auto memory = (*copy)->getAttrOfType<DictionaryAttr>("zero.memory");
+  auto step = memory ? memory.getAs<DictionaryAttr>("train_step") : nullptr;
+  auto peak = step ? step.getAs<IntegerAttr>("peak") : nullptr;
+  if (!peak)
+    return failure();
+  result.peak = peak.getInt();
+  return result;
+}
+
+/// --memory-budget: the largest activation budget whose planned step
+/// fits. The model counts activations only, so the rest of the plan
+/// (model states, gradients, buffers, gathered parameters) is measured
+/// by planning: start from the activations the budget leaves beside the
+/// rest of the plan when nothing is recomputed, move by the overshoot,
+/// then bisect between the last budgets that failed and fit.
+LogicalResult mlir::zero::fitMemoryBudget(ModuleOp module,
+                                          CompileOptions &options) {
+  TimingScope t = phase(options, "memory budget");
+  TrainingConfig &c = options.training;
+  int64_t target = c.memoryBudget;
+  auto i64 = [](DictionaryAttr d, StringRef key) {
+    return d.getAs<IntegerAttr>(key).getInt();
+  };
+  constexpr int64_t kKeepAll = std::numeric_limits<int64_t>::max();
+  FailureOr<BudgetTrial> all = planTrial(module, options, kKeepAll);
+  if (failed(all))
+    return failure();
+  if (all->peak <= target) {
+    c.activationBudget = kKeepAll;
+    return success();
+  }
+  int64_t keepAll = i64(all->solver, "keep_all_peak");
+  int64_t least = i64(all->solver, "least_peak");
+  // Solved once: the later plans reuse it.
+  c.leastActivationPeak = least;
+  FailureOr<BudgetTrial> min = planTrial(module, options, least);
+  if (failed(min))
+    return failure();
+  if (min->peak > target)
+    return module.emitError()
+           << "--memory-budget=" << target
+           << ": no choice of recomputed activations fits the step in that "
+              "many bytes per rank; the least budget that works is "
+           << min->peak
+           << " bytes (its activations at their least peak); raise the "
+              "budget, or add ranks or a ZeRO stage";
+  // fits: the largest budget seen to fit; fails: the smallest seen not to
+  // (within 1/128 of the range, or 8 more plans).
+  int64_t fits = least, fails = keepAll;
+  int64_t next = keepAll - (all->peak - target);
+  for (int round = 0; round < 8 && fails - fits > (keepAll - least) / 128;
+       ++round) {
+    if (next <= fits || next >= fails)
+      next = fits + (fails - fits) / 2;
+    FailureOr<BudgetTrial> trial = planTrial(module, options, next);
+    if (failed(trial))
+      return failure();
+    if (trial->peak <= target) {
+      fits = next;
+      next = fits + (fails - fits) / 2;
+    } else {
+      fails = next;
+      next -= trial->peak - target;
+    }
+  }
+  c.activationBudget = fits;
+  return success();
+}
+
 LogicalResult mlir::zero::buildTraining(ModuleOp module,
                                         CompileOptions &options,
                                         bool &trained) {
@@ -207,6 +325,9 @@ LogicalResult mlir::zero::buildTraining(ModuleOp module,
   if (failed(resolveBatch(fn, c, options.worldSize)))
     return failure();
 
+  if (c.remat == "budget" && failed(fitMemoryBudget(module, options)))
+    return failure();
+
   PassManager pm(module.getContext());
   TrainingPipelineOptions pipeline;
   trainingPipelineOptions(options, pipeline);
@@ -234,20 +355,6 @@ OwningOpRef<ModuleOp> mlir::zero::buildStep(MLIRContext *ctx,
   if (!module || failed(buildTraining(*module, options, trained)))
     return nullptr;
   return module;
-}
-
-/// Runs a CPU pipeline builder with the compile's lowering options.
-static LogicalResult
-runCPUPipeline(ModuleOp module, const CompileOptions &options,
-               void (*build)(OpPassManager &,
-                             const cpu::CPULoweringOptions &)) {
-  PassManager pm(module.getContext());
-  cpu::CPULoweringOptions lowering;
-  cpuLoweringOptions(options, lowering);
-  build(pm, lowering);
-  TimingScope t = phase(options, "lowering");
-  timePasses(pm, t);
-  return pm.run(module);
 }
 
 LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module,

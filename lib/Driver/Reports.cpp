@@ -32,6 +32,51 @@ static std::string humanBytes(int64_t v) {
   return llvm::formatv("{0:f1} {1}", x, units[u]).str();
 }
 
+/// zero-rematerialize's figures: what the backward reads from the
+/// forward before and after, the compute added, and the budget's solve.
+static void printRemat(llvm::raw_ostream &os, DictionaryAttr remat,
+                       const CompileOptions &options) {
+  auto i64 = [](DictionaryAttr d, StringRef k) {
+    auto a = d.getAs<IntegerAttr>(k);
+    return a ? a.getInt() : int64_t(0);
+  };
+  auto f64 = [](DictionaryAttr d, StringRef k) {
+    auto a = d.getAs<FloatAttr>(k);
+    return a ? a.getValueAsDouble() : 0.0;
+  };
+  int64_t before = i64(remat, "activation_bytes_before"),
+          after = i64(remat, "activation_bytes_after");
+  double recompute = f64(remat, "recompute_flops"),
+         step = f64(remat, "step_flops");
+  auto saved = remat.getAs<ArrayAttr>("saved");
+  os << llvm::formatv("  rematerialization ({0}): activations the backward "
+                      "reads {1} B -> {2} B ({3:f1}%); recompute {4:e2} "
+                      "FLOP ({5:f1}% of the step); {6} values saved\n",
+                      options.training.remat, grouped(before), grouped(after),
+                      before ? 100.0 * (after - before) / before : 0.0,
+                      recompute, step > 0 ? 100 * recompute / step : 0.0,
+                      saved ? saved.size() : 0);
+  auto solver = remat.getAs<DictionaryAttr>("solver");
+  if (!solver)
+    return;
+  auto method = solver.getAs<StringAttr>("method").getValue();
+  auto optimal = solver.getAs<BoolAttr>("optimal");
+  os << llvm::formatv("  memory budget {0} B ({1}): {2}{3} in {4:f2} s; "
+                      "activation model peak {5} B (keeping all {6}, "
+                      "least {7})\n",
+                      grouped(options.training.memoryBudget),
+                      humanBytes(options.training.memoryBudget),
+                      method == "milp"     ? "CBC MILP"
+                      : method == "greedy" ? "greedy fallback"
+                                           : "nothing recomputed",
+                      optimal && optimal.getValue() ? ", optimal" : "",
+                      f64(solver, "seconds"), grouped(i64(solver, "peak")),
+                      grouped(i64(solver, "keep_all_peak")),
+                      grouped(i64(solver, "least_peak")));
+  if (auto note = solver.getAs<StringAttr>("note"))
+    os << "    (" << note.getValue() << ")\n";
+}
+
 void mlir::zero::printMemoryReport(llvm::raw_ostream &os, ModuleOp planned,
                                    const CompileOptions &options) {
   auto memory = planned->getAttrOfType<DictionaryAttr>("zero.memory");
@@ -86,6 +131,8 @@ void mlir::zero::printMemoryReport(llvm::raw_ostream &os, ModuleOp planned,
                           grouped(p + g + o), humanBytes(p + g + o), grouped(p),
                           grouped(g), grouped(o));
     }
+    if (auto remat = fn->getAttrOfType<DictionaryAttr>("zero.remat"))
+      printRemat(os, remat, options);
   }
 }
 

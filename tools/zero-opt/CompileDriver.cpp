@@ -145,6 +145,27 @@ static bool parseAssignment(StringRef s, StringRef &name,
 }
 
 /// Parses "a,b" into two doubles.
+/// "40G", "512M", "1000000": bytes, the suffixes in powers of 1024.
+static std::optional<int64_t> parseBytes(StringRef s) {
+  s = s.trim();
+  int64_t scale = 1;
+  if (!s.consume_back_insensitive("ib"))
+    s.consume_back_insensitive("b");
+  for (auto [suffix, factor] : {std::pair<char, int64_t>{'K', 1LL << 10},
+                                {'M', 1LL << 20},
+                                {'G', 1LL << 30},
+                                {'T', 1LL << 40}})
+    if (!s.empty() && llvm::toUpper(s.back()) == suffix) {
+      s = s.drop_back();
+      scale = factor;
+    }
+  double v;
+  if (s.empty() || s.trim().getAsDouble(v) || v < 0 ||
+      v * double(scale) >= 9.2e18)
+    return std::nullopt;
+  return int64_t(v * double(scale));
+}
+
 static bool parsePair(StringRef s, double &a, double &b) {
   auto [x, y] = s.split(',');
   return !x.trim().getAsDouble(a) && !y.trim().getAsDouble(b);
@@ -262,8 +283,15 @@ int mlir::zero::compileMain(int argc, char **argv) {
       cl::desc("Recompute activations in the backward pass instead of "
                "keeping them: none (default), blocks (keep the inputs of "
                "repeated blocks, found from node names), sqrt (keep the "
-               "inputs of sqrt(n) segments of the forward)"),
+               "inputs of sqrt(n) segments of the forward), budget (the "
+               "least recompute that fits --memory-budget)"),
       cl::cat(tcat));
+  cl::opt<std::string> memoryBudget(
+      "memory-budget",
+      cl::desc("Per-rank peak the planned step must fit, in bytes with an "
+               "optional K, M, G or T suffix (powers of 1024); implies "
+               "--remat=budget"),
+      cl::value_desc("BYTES"), cl::cat(tcat));
   cl::opt<std::string> batchNorm(
       "batchnorm",
       cl::desc("BatchNormalization statistics in training on N ranks: local "
@@ -418,8 +446,19 @@ int mlir::zero::compileMain(int argc, char **argv) {
     tc.overlapComm = overlapComm;
   if (remat.getNumOccurrences()) {
     if (!symbolizeRematPolicy(remat))
-      return fail("--remat=" + remat + ": expected none, blocks or sqrt");
+      return fail("--remat=" + remat +
+                  ": expected none, blocks, sqrt or budget");
     tc.remat = remat;
+  }
+  if (memoryBudget.getNumOccurrences()) {
+    std::optional<int64_t> bytes = parseBytes(memoryBudget);
+    if (!bytes || *bytes <= 0)
+      return fail("--memory-budget=" + memoryBudget +
+                  ": expected a positive number of bytes, with an optional "
+                  "K, M, G or T suffix (e.g. 40G)");
+    tc.memoryBudget = *bytes;
+    if (!remat.getNumOccurrences())
+      tc.remat = "budget";
   }
   opts.loss = loss;
   std::string error;
@@ -436,8 +475,16 @@ int mlir::zero::compileMain(int argc, char **argv) {
   if (report == "timeline" && hardware.empty())
     return fail("--report=timeline needs --hardware=FILE.json (a machine "
                 "description, as in the repository's hardware/ folder)");
-  if (!hardware.empty() && report != "timeline")
-    return fail("--hardware is read only by --report=timeline");
+  if (!hardware.empty() && report != "timeline" && tc.remat != "budget")
+    return fail("--hardware is read only by --report=timeline and "
+                "--remat=budget");
+  // The budget's recompute costs are times on this machine.
+  if (!hardware.empty() && tc.remat == "budget") {
+    auto hw = HardwareModel::load(hardware);
+    if (!hw)
+      return fail(llvm::toString(hw.takeError()));
+    opts.hardware = hardware;
+  }
   if (precision.getNumOccurrences() && report != "timeline")
     return fail("--compute-precision is read only by --report=timeline");
   if (!report.empty() && !emit.empty())

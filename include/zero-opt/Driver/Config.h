@@ -63,11 +63,16 @@ struct TrainingConfig {
   /// Stage 3: gathered parameter elements held at once, at most
   /// (stage3_max_live_parameters and its default).
   int64_t maxLiveParameters = deepspeed::kMaxLiveParameters;
-  /// Rematerialization: none, blocks or sqrt (--remat), and the number of
-  /// sqrt segments (activation_checkpointing.number_checkpoints; 0: the
-  /// square root of the forward's op count).
+  /// Rematerialization: none, blocks, sqrt or budget (--remat), and the
+  /// number of sqrt segments (activation_checkpointing.number_checkpoints;
+  /// 0: the square root of the forward's op count).
   std::string remat = "none";
   int64_t rematSegments = 0;
+  /// budget: bytes per rank the step's planned peak may reach
+  /// (--memory-budget), and the activation budget of the model that the
+  /// compile found to meet it (-1: keep every activation).
+  int64_t memoryBudget = 0;
+  int64_t activationBudget = -1, leastActivationPeak = -1;
 
   /// The learning rate, with the optimizer's default when unset.
   double learningRate() const;

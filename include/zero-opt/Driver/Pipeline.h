@@ -64,6 +64,12 @@ OwningOpRef<ModuleOp> importModel(MLIRContext *ctx, StringRef modelPath,
 /// Adds the training step (autodiff, optimizer, accumulation, clipping)
 /// when the options ask for one; `trained` tells whether it did. Batch
 /// settings derived from the model are written back into `options`.
+/// --memory-budget: plans the step at activation budgets until it finds
+/// the largest one whose planned per-rank peak fits, and sets
+/// options.training.activationBudget; an error names the least budget
+/// that works when none does.
+LogicalResult fitMemoryBudget(ModuleOp module, CompileOptions &options);
+
 LogicalResult buildTraining(ModuleOp module, CompileOptions &options,
                             bool &trained);
 

@@ -39,6 +39,21 @@ class MLP(nn.Module):
         return F.cross_entropy(logits, y), logits
 
 
+class Chain(nn.Module):
+    """A chain of `depth` Linear+ReLU layers: its forward is a path."""
+
+    def __init__(self, depth=16, width=16):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(depth))
+        self.head = nn.Linear(width, 10)
+
+    def forward(self, x, y):
+        for layer in self.layers:
+            x = F.relu(layer(x))
+        logits = self.head(x)
+        return F.cross_entropy(logits, y), logits
+
+
 class CNN(nn.Module):
     def __init__(self):
         super().__init__()
@@ -129,6 +144,20 @@ def mlp_spec(gen):
     data = {"x": torch.randn(n, 16, generator=gen),
             "y": torch.randint(0, 10, (n,), generator=gen)}
     return MLP(), B, data
+
+
+def chain16_spec(gen):
+    model, B, data = mlp_spec(gen)
+    return Chain(), B, data
+
+
+def chain5_spec(gen):
+    """Five layers at a batch of 64: activations outweigh the weights."""
+    B = 64
+    n = NUM_BATCHES * B
+    data = {"x": torch.randn(n, 16, generator=gen),
+            "y": torch.randint(0, 10, (n,), generator=gen)}
+    return Chain(depth=5), B, data
 
 
 def mlp64_spec(gen):
@@ -238,6 +267,8 @@ def text_spec(gen):
 MODELS = {"mlp": mlp_spec, "mlp64": mlp64_spec, "cnn": cnn_spec, "gpt": gpt_spec}
 # Exported with --only: their training is random, PyTorch's draws differ.
 RANDOM = {"gpt_dropout": gpt_dropout_spec}
+# Exported with --only: shapes for one test.
+SHAPES = {"chain16": chain16_spec, "chain5": chain5_spec}
 # Models that PyTorch and torchvision wrote, in small configurations.
 # BatchNorm over 4 samples of 1x1 maps is ill-conditioned: PyTorch's own
 # float32 and float64 runs of resnet18 part by 5% within 5 steps. Those
@@ -264,7 +295,7 @@ def build(name):
     # other models were built in the same run (--only gives the same files).
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1234)
-    model, batch, data = {**MODELS, **ZOO, **RANDOM}[name](gen)
+    model, batch, data = {**MODELS, **ZOO, **RANDOM, **SHAPES}[name](gen)
     model.train()
     return model, batch, data
 
@@ -339,7 +370,7 @@ def run_torch(model, batch, data, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
-    ap.add_argument("--only", choices=sorted({**MODELS, **ZOO, **RANDOM}))
+    ap.add_argument("--only", choices=sorted({**MODELS, **ZOO, **RANDOM, **SHAPES}))
     ap.add_argument("--check-torch", action="store_true",
                     help="also write NAME.torch.npz with PyTorch's outputs")
     opts = ap.parse_args()

@@ -9,9 +9,12 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -280,9 +283,15 @@ double HardwareModel::collectiveSeconds(int kind, double totalBytes,
 // Simulation
 //===----------------------------------------------------------------------===//
 
-static double memrefBytes(Value v) {
-  auto t = dyn_cast<MemRefType>(v.getType());
-  return t ? double(bufferBytes(t)) : 0;
+/// Bytes of a statically shaped buffer or tensor (0 for other values).
+static double shapedBytes(Value v) {
+  if (auto t = dyn_cast<MemRefType>(v.getType()))
+    return double(bufferBytes(t));
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return 0;
+  return double(t.getNumElements()) *
+         double((t.getElementTypeBitWidth() + 7) / 8);
 }
 
 namespace {
@@ -290,51 +299,10 @@ struct OpCost {
   double seconds = 0, flops = 0;
 };
 
-class Simulator {
-public:
-  Simulator(const HardwareModel &hw, const SimulateOptions &opt, Timeline &tl)
-      : hw(hw), opt(opt), tl(tl),
-        matmulPeak(hw.peakFlops.lookup(opt.precision)) {}
-
-  void run(Block &block, SymbolTableCollection &symbols, unsigned depth) {
-    for (Operation &op : block)
-      visit(&op, symbols, depth);
-  }
-
-  void finish() {
-    // The step ends when its compute ends; collectives still in flight
-    // were waited for inside it.
-    tl.stepSeconds = std::max(tc, 0.0);
-  }
-
-private:
+/// Op costs against a roofline; the same for buffers and tensors.
+struct CostModel {
   const HardwareModel &hw;
-  const SimulateOptions &opt;
-  Timeline &tl;
   double matmulPeak;
-  double tc = 0, tq = 0; ///< compute and communication clocks
-  DenseMap<Value, double> pending;
-
-  void compute(Operation *op, OpCost c) {
-    if (c.seconds <= 0)
-      return;
-    tl.computeSeconds += c.seconds;
-    tl.flops += c.flops;
-    ++tl.computeOps;
-    if (opt.recordEvents) {
-      StringRef name = nodeName(op->getLoc());
-      std::string label =
-          name.empty() ? op->getName().getStringRef().str() : name.str();
-      // Consecutive ops of one node form one slice.
-      Timeline::Event *last = tl.events.empty() ? nullptr : &tl.events.back();
-      if (last && last->category == "compute" && last->name == label &&
-          std::abs(last->start + last->duration - tc) < 1e-15)
-        last->duration += c.seconds;
-      else
-        tl.events.push_back({label, "compute", tc, c.seconds});
-    }
-    tc += c.seconds;
-  }
 
   OpCost roofline(double flops, double bytes, double peak) const {
     return {hw.opOverhead + std::max(flops / peak, bytes / hw.memoryBandwidth),
@@ -358,16 +326,14 @@ private:
       else if (isa<math::MathDialect>(inner.getDialect())) {
         transcendental += 1;
         StringRef fn = inner.getName().stripDialect();
-        double rate = hw.transcendentalFlops.lookup(fn);
-        transcendentalSeconds +=
-            1 / (rate ? rate : hw.transcendentalFlops.lookup("default"));
+        transcendentalSeconds += mathSeconds(fn);
       }
     }
     double bytes = 0;
     for (OpOperand *in : op.getDpsInputOperands())
-      bytes += memrefBytes(in->get());
+      bytes += shapedBytes(in->get());
     for (OpOperand &init : op.getDpsInitsMutable())
-      bytes += memrefBytes(init.get()) *
+      bytes += shapedBytes(init.get()) *
                (op.payloadUsesValueFromOperand(&init) ? 2 : 1);
     double flops = iterations * (arithmetic + transcendental);
     double seconds =
@@ -385,8 +351,116 @@ private:
       iterations *= size;
     double bytes = 0;
     for (Value v : op->getOperands())
-      bytes += memrefBytes(v);
+      bytes += shapedBytes(v);
     return roofline(2 * iterations, bytes, matmulPeak);
+  }
+
+  /// Seconds of one evaluation of a math function.
+  double mathSeconds(StringRef fn) const {
+    double rate = hw.transcendentalFlops.lookup(fn);
+    return 1 / (rate ? rate : hw.transcendentalFlops.lookup("default"));
+  }
+};
+
+} // namespace
+
+OpEstimate mlir::zero::estimateOp(Operation *op, const HardwareModel &hw,
+                                  StringRef precision) {
+  CostModel cost{hw, hw.peakFlops.lookup(precision)};
+  OpCost c;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    c = getGemmLoops(linalgOp) ? cost.gemmCost(linalgOp)
+                               : cost.linalgCost(linalgOp);
+    return {c.flops, c.seconds};
+  }
+  // Reshapes and slices move no data once bufferized.
+  if (isa<ViewLikeOpInterface, tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+          tensor::ReshapeOp, tosa::ReshapeOp>(op) ||
+      op->getNumResults() == 0)
+    return {};
+  double bytes = 0, elements = 0;
+  for (Value v : op->getOperands())
+    bytes += shapedBytes(v);
+  for (Value v : op->getResults()) {
+    bytes += shapedBytes(v);
+    if (auto t = dyn_cast<RankedTensorType>(v.getType());
+        t && t.hasStaticShape())
+      elements += double(t.getNumElements());
+  }
+  auto shape = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  };
+  if (auto mm = dyn_cast<tosa::MatMulOp>(op)) {
+    // [N, H, C] x [N, C, W]: 2NHWC.
+    c = cost.roofline(2 * elements * double(shape(mm.getA())[2]), bytes,
+                      cost.matmulPeak);
+    return {c.flops, c.seconds};
+  }
+  if (auto conv = dyn_cast<tosa::Conv2DOp>(op)) {
+    // Each output element: a dot product over [KH, KW, C_in].
+    ArrayRef<int64_t> w = shape(conv.getWeight());
+    c = cost.roofline(2 * elements * double(w[1] * w[2] * w[3]), bytes,
+                      cost.matmulPeak);
+    return {c.flops, c.seconds};
+  }
+  // Elementwise: one evaluation per result element, a library call for
+  // the math functions.
+  if (isa<tosa::ExpOp, tosa::TanhOp, tosa::ErfOp, tosa::SigmoidOp, tosa::LogOp,
+          tosa::PowOp, tosa::ReciprocalOp, tosa::RsqrtOp>(op)) {
+    StringRef fn = op->getName().stripDialect();
+    double seconds = elements * cost.mathSeconds(fn);
+    return {elements,
+            hw.opOverhead + std::max(seconds, bytes / hw.memoryBandwidth)};
+  }
+  c = cost.roofline(elements, bytes, hw.loopFlops);
+  return {c.flops, c.seconds};
+}
+
+namespace {
+class Simulator {
+public:
+  Simulator(const HardwareModel &hw, const SimulateOptions &opt, Timeline &tl)
+      : hw(hw), opt(opt), tl(tl), cost{hw, hw.peakFlops.lookup(opt.precision)} {
+  }
+
+  void run(Block &block, SymbolTableCollection &symbols, unsigned depth) {
+    for (Operation &op : block)
+      visit(&op, symbols, depth);
+  }
+
+  void finish() {
+    // The step ends when its compute ends; collectives still in flight
+    // were waited for inside it.
+    tl.stepSeconds = std::max(tc, 0.0);
+  }
+
+private:
+  const HardwareModel &hw;
+  const SimulateOptions &opt;
+  Timeline &tl;
+  CostModel cost;
+  double tc = 0, tq = 0; ///< compute and communication clocks
+  DenseMap<Value, double> pending;
+
+  void compute(Operation *op, OpCost c) {
+    if (c.seconds <= 0)
+      return;
+    tl.computeSeconds += c.seconds;
+    tl.flops += c.flops;
+    ++tl.computeOps;
+    if (opt.recordEvents) {
+      StringRef name = nodeName(op->getLoc());
+      std::string label =
+          name.empty() ? op->getName().getStringRef().str() : name.str();
+      // Consecutive ops of one node form one slice.
+      Timeline::Event *last = tl.events.empty() ? nullptr : &tl.events.back();
+      if (last && last->category == "compute" && last->name == label &&
+          std::abs(last->start + last->duration - tc) < 1e-15)
+        last->duration += c.seconds;
+      else
+        tl.events.push_back({label, "compute", tc, c.seconds});
+    }
+    tc += c.seconds;
   }
 
   /// A collective started by `op`; `sync` when it completes where it
@@ -447,14 +521,14 @@ private:
       return;
     }
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-      return compute(op, getGemmLoops(linalgOp) ? gemmCost(linalgOp)
-                                                : linalgCost(linalgOp));
+      return compute(op, getGemmLoops(linalgOp) ? cost.gemmCost(linalgOp)
+                                                : cost.linalgCost(linalgOp));
     // Packing into and out of a bucket is a copy.
     if (isa<BucketPackOp, BucketUnpackOp>(op))
-      return compute(
-          op, roofline(0, 2 * memrefBytes(op->getOperand(
-                                  isa<BucketPackOp>(op) ? 0 : 1)),
-                       hw.loopFlops));
+      return compute(op, cost.roofline(0,
+                                       2 * shapedBytes(op->getOperand(
+                                               isa<BucketPackOp>(op) ? 0 : 1)),
+                                       hw.loopFlops));
     // An allocation costs a call into the allocator.
     if (isa<memref::AllocOp>(op)) {
       ++tl.allocations;
@@ -463,8 +537,8 @@ private:
       return;
     }
     if (auto copy = dyn_cast<memref::CopyOp>(op))
-      return compute(
-          op, roofline(0, 2 * memrefBytes(copy.getSource()), hw.loopFlops));
+      return compute(op, cost.roofline(0, 2 * shapedBytes(copy.getSource()),
+                                       hw.loopFlops));
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
       auto lb = getConstantIntValue(loop.getLowerBound());
       auto ub = getConstantIntValue(loop.getUpperBound());

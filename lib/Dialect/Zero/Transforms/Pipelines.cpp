@@ -59,6 +59,9 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     ZeroRematerializeOptions remat;
     remat.policy = options.remat;
     remat.segments = options.rematSegments;
+    remat.budget = options.rematBudget;
+    remat.hardware = options.rematHardware;
+    remat.leastPeak = options.rematLeastPeak;
     pm.addNestedPass<func::FuncOp>(createZeroRematerialize(remat));
   }
   // ZeRO: each stage adds its concern to the previous ones.

@@ -9,8 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
+#include "zero-opt/Dialect/Zero/Schedule/RematSolver.h"
+#include "zero-opt/Dialect/Zero/Schedule/Timeline.h"
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -19,6 +22,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
+#include <map>
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROREMATERIALIZE
@@ -65,9 +69,30 @@ struct ZeroRematerializePass
     : zero::impl::ZeroRematerializeBase<ZeroRematerializePass> {
   using Base::Base;
 
+  /// What the report adds up over the step's blocks.
+  int64_t bytesBefore = 0, bytesAfter = 0;
+  llvm::SetVector<StringRef> saved;
+  SmallVector<NamedAttribute> solver;
+  std::optional<HardwareModel> machine;
+
   void runOnOperation() override {
     if (policy == RematPolicy::none)
       return;
+    if (policy == RematPolicy::budget) {
+      if (budget < 0) {
+        getOperation().emitError("zero-rematerialize: policy budget needs "
+                                 "budget=BYTES");
+        return signalPassFailure();
+      }
+      if (!hardware.empty()) {
+        auto hw = HardwareModel::load(hardware);
+        if (!hw) {
+          getOperation().emitError(llvm::toString(hw.takeError()));
+          return signalPassFailure();
+        }
+        machine = std::move(*hw);
+      }
+    }
     SmallVector<Block *> blocks;
     getOperation().walk([&](Block *block) {
       if (llvm::any_of(*block,
@@ -75,7 +100,79 @@ struct ZeroRematerializePass
         blocks.push_back(block);
     });
     for (Block *block : blocks)
-      rematerialize(*block);
+      if (failed(rematerialize(*block)))
+        return signalPassFailure();
+    if (!blocks.empty())
+      report();
+  }
+
+  /// The FLOPs an op costs, and its cost for the budget: its time on the
+  /// machine when one is given.
+  OpEstimate estimate(Operation *op) {
+    if (machine)
+      return estimateOp(op, *machine, "fp32");
+    // A machine on which a FLOP takes a second and bytes are free.
+    static const HardwareModel flops = [] {
+      HardwareModel hw;
+      hw.peakFlops["fp32"] = 1;
+      hw.loopFlops = 1;
+      hw.memoryBandwidth = 1e300;
+      hw.transcendentalFlops["default"] = 1;
+      return hw;
+    }();
+    return estimateOp(op, flops, "fp32");
+  }
+
+  /// The forward's results the backward reads: what the step holds from
+  /// one pass to the other.
+  static SmallVector<Value> heldValues(Block &block,
+                                       ArrayRef<Operation *> forward) {
+    SmallVector<Value> held;
+    for (Operation *op : forward)
+      for (Value result : op->getResults())
+        if (isa<RankedTensorType>(result.getType()) &&
+            llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return backwardAncestor(block, user);
+            }))
+          held.push_back(result);
+    return held;
+  }
+
+  static int64_t bytesOf(Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return t.hasStaticShape()
+               ? t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8)
+               : 0;
+  }
+
+  /// `zero.remat` on the function: bytes held before and after, the
+  /// recompute's and the step's FLOPs, the saved values.
+  void report() {
+    func::FuncOp fn = getOperation();
+    double recompute = 0, step = 0;
+    for (Block &block : fn.getBody())
+      for (Operation &op : block) {
+        double f = estimate(&op).flops;
+        step += f;
+        if (op.hasAttr(kRecomputeAttr))
+          recompute += f;
+      }
+    Builder b(fn.getContext());
+    SmallVector<Attribute> names;
+    for (StringRef name : saved)
+      names.push_back(b.getStringAttr(name));
+    SmallVector<NamedAttribute> entries = {
+        b.getNamedAttr("policy", b.getStringAttr(stringifyRematPolicy(policy))),
+        b.getNamedAttr("activation_bytes_before",
+                       b.getI64IntegerAttr(bytesBefore)),
+        b.getNamedAttr("activation_bytes_after",
+                       b.getI64IntegerAttr(bytesAfter)),
+        b.getNamedAttr("recompute_flops", b.getF64FloatAttr(recompute)),
+        b.getNamedAttr("step_flops", b.getF64FloatAttr(step)),
+        b.getNamedAttr("saved", b.getArrayAttr(names))};
+    if (!solver.empty())
+      entries.push_back(b.getNamedAttr("solver", b.getDictionaryAttr(solver)));
+    fn->setAttr("zero.remat", b.getDictionaryAttr(entries));
   }
 
   /// Whether `op` reduces: its summation order follows the kernel it is
@@ -134,7 +231,7 @@ struct ZeroRematerializePass
     return segment;
   }
 
-  void rematerialize(Block &block) {
+  LogicalResult rematerialize(Block &block) {
     // The forward: the ops before the first backward op (constants, which
     // canonicalization gathers at the top, are neither).
     SmallVector<Operation *> forward;
@@ -145,6 +242,24 @@ struct ZeroRematerializePass
         break;
       forward.push_back(&op);
     }
+    for (Value v : heldValues(block, forward))
+      bytesBefore += bytesOf(v);
+    if (policy == RematPolicy::budget) {
+      if (failed(rematerializeToBudget(block, forward)))
+        return failure();
+    } else {
+      rematerializeSegments(block, forward);
+    }
+    for (Value v : heldValues(block, forward)) {
+      bytesAfter += bytesOf(v);
+      StringRef name = nodeName(v.getDefiningOp()->getLoc());
+      if (!name.empty())
+        saved.insert(name);
+    }
+    return success();
+  }
+
+  void rematerializeSegments(Block &block, ArrayRef<Operation *> forward) {
     DenseMap<Operation *, int64_t> segment = segmentsOf(forward);
     auto segmentOf = [&](Value v) -> int64_t {
       Operation *def = v.getDefiningOp();
@@ -189,6 +304,169 @@ struct ZeroRematerializePass
       recomputeSegment(block, r, [&](Value v) {
         return segmentOf(v) == s && !kept.contains(v);
       });
+  }
+
+  /// The budget policy: the problem from the step's op order, solved,
+  /// and each recomputed op copied where the solution says.
+  LogicalResult rematerializeToBudget(Block &block,
+                                      ArrayRef<Operation *> forward) {
+    DenseMap<Operation *, int64_t> position;
+    SmallVector<Operation *> ops;
+    for (Operation &op : block) {
+      position[&op] = ops.size();
+      ops.push_back(&op);
+    }
+    RematProblem problem;
+    DenseMap<Operation *, int> index;
+    SmallVector<Operation *> nodeOps;
+    for (Operation *op : forward) {
+      if (!isRecomputable(op))
+        continue;
+      RematProblem::Node node;
+      node.name = nodeName(op->getLoc()).str();
+      node.cost = estimate(op).seconds;
+      node.def = node.lastForward = position[op];
+      for (Value result : op->getResults()) {
+        bool read = false;
+        for (Operation *user : result.getUsers()) {
+          Operation *top = block.findAncestorOpInBlock(*user);
+          if (!top)
+            continue;
+          int64_t at = position[top];
+          if (top->hasAttr(kBackwardAttr)) {
+            read = true;
+            node.firstBackward = std::min(node.firstBackward, at);
+            node.last = std::max(node.last, at);
+          } else {
+            node.lastForward = std::max(node.lastForward, at);
+          }
+        }
+        if (read && isa<RankedTensorType>(result.getType()))
+          node.bytes += bytesOf(result);
+      }
+      op->walk([&](Operation *inner) {
+        for (Value operand : inner->getOperands())
+          if (Operation *def = operand.getDefiningOp()) {
+            auto it = index.find(def);
+            if (it != index.end() &&
+                !llvm::is_contained(node.producers, it->second))
+              node.producers.push_back(it->second);
+          }
+      });
+      index[op] = problem.nodes.size();
+      nodeOps.push_back(op);
+      problem.nodes.push_back(std::move(node));
+    }
+
+    int64_t least = leastPeak;
+    FailureOr<RematSolution> solution =
+        solveRemat(problem, budget, timeLimit, least);
+    std::vector<bool> keepAll(problem.nodes.size());
+    for (auto [i, node] : llvm::enumerate(problem.nodes))
+      keepAll[i] = node.candidate();
+    if (failed(solution))
+      return getOperation().emitError()
+             << "zero-rematerialize: no choice of recomputed activations "
+                "fits "
+             << int64_t(budget) << " bytes; the least peak of any choice is "
+             << least;
+    recordSolution(problem, *solution, least, problem.peak(keepAll));
+
+    // Copies, grouped by the backward op they are made before.
+    std::vector<int64_t> at = problem.recomputeTimes(solution->kept);
+    std::map<int64_t, SmallVector<Operation *>> groups;
+    for (auto [i, t] : llvm::enumerate(at))
+      if (t != RematProblem::kNever)
+        groups[t].push_back(nodeOps[i]);
+    IRMapping copies;
+    DenseSet<Operation *> recomputed;
+    for (auto &[t, group] : groups)
+      recomputed.insert(group.begin(), group.end());
+    for (auto &[t, group] : groups)
+      copyGroup(ops[t], group, recomputed, copies);
+    // The backward reads the copies.
+    for (Operation *op : recomputed)
+      for (Value result : op->getResults())
+        result.replaceUsesWithIf(copies.lookup(result), [&](OpOperand &use) {
+          Operation *top = backwardAncestor(block, use.getOwner());
+          return top && !top->hasAttr(kRecomputeAttr) &&
+                 !isa<RematBarrierOp>(top);
+        });
+    return success();
+  }
+
+  /// Copies `group` (in program order) before `before`: operands from
+  /// recomputed ops read their copies, the others pass through a barrier.
+  void copyGroup(Operation *before, ArrayRef<Operation *> group,
+                 const DenseSet<Operation *> &recomputed, IRMapping &copies) {
+    llvm::SetVector<Value> inputs;
+    for (Operation *op : group)
+      op->walk([&](Operation *inner) {
+        for (Value operand : inner->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (def && (op->isAncestor(def) || recomputed.contains(def) ||
+                      def->hasTrait<OpTrait::ConstantLike>()))
+            continue;
+          if (isa<RankedTensorType>(operand.getType()))
+            inputs.insert(operand);
+        }
+      });
+    OpBuilder b(before);
+    IRMapping map = copies;
+    if (!inputs.empty()) {
+      auto barrier = RematBarrierOp::create(
+          b, before->getLoc(), ValueRange(inputs.getArrayRef()).getTypes(),
+          inputs.getArrayRef());
+      barrier->setAttr(kBackwardAttr, b.getUnitAttr());
+      map.map(inputs.getArrayRef(), barrier.getResults());
+    }
+    for (Operation *op : group) {
+      Operation *copy = b.clone(*op, map);
+      copy->walk([&](Operation *inner) {
+        inner->setAttr(kBackwardAttr, b.getUnitAttr());
+        inner->setAttr(kRecomputeAttr, b.getUnitAttr());
+      });
+      copies.map(op->getResults(), copy->getResults());
+    }
+  }
+
+  /// The solver's figures and its problem, for the report.
+  void recordSolution(const RematProblem &problem, const RematSolution &s,
+                      int64_t least, int64_t keepAll) {
+    Builder b(&getContext());
+    SmallVector<Attribute> nodes;
+    for (auto [i, n] : llvm::enumerate(problem.nodes)) {
+      SmallVector<Attribute> producers;
+      for (int p : n.producers)
+        producers.push_back(b.getI64IntegerAttr(p));
+      SmallVector<NamedAttribute> e = {
+          b.getNamedAttr("name", b.getStringAttr(n.name)),
+          b.getNamedAttr("bytes", b.getI64IntegerAttr(n.bytes)),
+          b.getNamedAttr("cost", b.getF64FloatAttr(n.cost)),
+          b.getNamedAttr("def", b.getI64IntegerAttr(n.def)),
+          b.getNamedAttr("last_forward", b.getI64IntegerAttr(n.lastForward)),
+          b.getNamedAttr("producers", b.getArrayAttr(producers))};
+      if (n.candidate()) {
+        e.push_back(b.getNamedAttr("first_backward",
+                                   b.getI64IntegerAttr(n.firstBackward)));
+        e.push_back(b.getNamedAttr("last", b.getI64IntegerAttr(n.last)));
+        e.push_back(b.getNamedAttr("kept", b.getBoolAttr(s.kept[i])));
+      }
+      nodes.push_back(b.getDictionaryAttr(e));
+    }
+    solver = {b.getNamedAttr("budget", b.getI64IntegerAttr(budget)),
+              b.getNamedAttr("method", b.getStringAttr(s.method)),
+              b.getNamedAttr("optimal", b.getBoolAttr(s.optimal)),
+              b.getNamedAttr("seconds", b.getF64FloatAttr(s.seconds)),
+              b.getNamedAttr("peak", b.getI64IntegerAttr(s.peak)),
+              b.getNamedAttr("keep_all_peak", b.getI64IntegerAttr(keepAll)),
+              b.getNamedAttr("least_peak", b.getI64IntegerAttr(least)),
+              b.getNamedAttr("cost", b.getF64FloatAttr(s.cost)),
+              b.getNamedAttr("cost_unit",
+                             b.getStringAttr(machine ? "seconds" : "flops")),
+              b.getNamedAttr("nodes", b.getArrayAttr(nodes))};
+    if (!s.note.empty())
+      solver.push_back(b.getNamedAttr("note", b.getStringAttr(s.note)));
   }
 
   /// Copies the ops that compute `r.values` from their segment's inputs

@@ -105,10 +105,12 @@ def Zero_OptimizerKind : I32EnumAttr<"OptimizerKind", "optimizer",
 def Zero_RematNone : I32EnumAttrCase<"none", 0>;
 def Zero_RematBlocks : I32EnumAttrCase<"blocks", 1>;
 def Zero_RematSqrt : I32EnumAttrCase<"sqrt", 2>;
+def Zero_RematBudget : I32EnumAttrCase<"budget", 3>;
 
 // How the training step chooses the activations it recomputes.
 def Zero_RematPolicy : I32EnumAttr<"RematPolicy", "rematerialization policy",
-    [Zero_RematNone, Zero_RematBlocks, Zero_RematSqrt]> {
+    [Zero_RematNone, Zero_RematBlocks, Zero_RematSqrt,
+     Zero_RematBudget]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::zero";
 }

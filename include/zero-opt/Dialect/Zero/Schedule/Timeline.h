@@ -26,6 +26,7 @@ class Value;
 namespace mlir {
 class Builder;
 class DictionaryAttr;
+class Operation;
 namespace func {
 class FuncOp;
 } // namespace func
@@ -100,6 +101,18 @@ struct SimulateOptions {
   bool overlap = true;            ///< collectives run beside compute
   bool recordEvents = true;
 };
+
+/// FLOPs and seconds of one op.
+struct OpEstimate {
+  double flops = 0, seconds = 0;
+};
+
+/// One op of a step before bufferization (tensor operands), by the model
+/// the simulator uses: contractions at the matmul peak of `precision`,
+/// loops at their body's rate, both against the bytes they move; shape
+/// changes are free.
+OpEstimate estimateOp(Operation *op, const HardwareModel &hw,
+                      StringRef precision);
 
 /// Simulates `fn` (buffer-level IR after zero-schedule-collectives).
 Timeline simulateStep(func::FuncOp fn, const HardwareModel &hw,

@@ -176,7 +176,23 @@ def ZeroRematerialize : Pass<"zero-rematerialize", "func::FuncOp"> {
         where at least two indices share a prefix;
       - `sqrt`: the forward's computing ops in program order, cut into
         `segments` segments of equal op count (Chen et al. 2016; the
-        default is the square root of the op count).
+        default is the square root of the op count);
+      - `budget`: the least recompute cost whose activations fit `budget`
+        bytes, solved as a MILP with CBC (Checkmate, Jain et al. 2020) on
+        the step's op order: each value the backward reads is kept or
+        recomputed; a recomputed value is copied, with the ops between it
+        and the kept values it reads, at the first backward op that needs
+        it (for itself or for another copy) and lives until its last
+        reader. The cost of an op is its time on `hardware` (a machine
+        description) by the timeline's cost model, or its FLOPs without
+        one. Problems too large for the MILP, or not solved within
+        `time-limit` seconds, take the greedy choice (cheapest recompute
+        per byte first), and the report says so.
+
+    The function gets a `zero.remat` report: the activation bytes the
+    backward reads from the forward before and after, the FLOPs added,
+    the step's FLOPs, the saved values, and for `budget` the solver's
+    figures and problem.
   }];
   let options = [
     Option<"policy", "policy", "::mlir::zero::RematPolicy",
@@ -187,10 +203,22 @@ def ZeroRematerialize : Pass<"zero-rematerialize", "func::FuncOp"> {
              clEnumValN(::mlir::zero::RematPolicy::blocks, "blocks",
                         "keep the inputs of repeated blocks"),
              clEnumValN(::mlir::zero::RematPolicy::sqrt, "sqrt",
-                        "keep the inputs of sqrt(n) segments"))}]>,
+                        "keep the inputs of sqrt(n) segments"),
+             clEnumValN(::mlir::zero::RematPolicy::budget, "budget",
+                        "least recompute within a memory budget"))}]>,
     Option<"segments", "segments", "int64_t", "0",
            "sqrt: number of segments (0: the square root of the forward's "
-           "op count)">];
+           "op count)">,
+    Option<"budget", "budget", "int64_t", "-1",
+           "budget: bytes the activations may hold at once">,
+    Option<"hardware", "hardware", "std::string", "",
+           "budget: machine description whose op times are the cost "
+           "(empty: FLOPs)">,
+    Option<"timeLimit", "time-limit", "double", "60",
+           "budget: seconds the MILP may take">,
+    Option<"leastPeak", "least-peak", "int64_t", "-1",
+           "budget: the least peak of the step's activations when already "
+           "known (skips solving for it)">];
   let dependentDialects = ["mlir::zero::ZeroDialect"];
 }
 

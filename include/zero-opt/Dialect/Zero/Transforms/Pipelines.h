@@ -97,11 +97,26 @@ struct TrainingPipelineOptions
           clEnumValN(RematPolicy::blocks, "blocks",
                      "keep the inputs of repeated blocks"),
           clEnumValN(RematPolicy::sqrt, "sqrt",
-                     "keep the inputs of sqrt(n) segments"))};
+                     "keep the inputs of sqrt(n) segments"),
+          clEnumValN(RematPolicy::budget, "budget",
+                     "least recompute within remat-budget"))};
   PassOptions::Option<int64_t> rematSegments{
       *this, "remat-segments",
       llvm::cl::desc("sqrt: segments (0: sqrt of the forward's op count)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> rematBudget{
+      *this, "remat-budget",
+      llvm::cl::desc("budget: bytes the activations may hold at once"),
+      llvm::cl::init(-1)};
+  PassOptions::Option<int64_t> rematLeastPeak{
+      *this, "remat-least-peak",
+      llvm::cl::desc("budget: the activations' least peak, when known"),
+      llvm::cl::init(-1)};
+  PassOptions::Option<std::string> rematHardware{
+      *this, "remat-hardware",
+      llvm::cl::desc("budget: machine description costing the recompute "
+                     "(empty: FLOPs)"),
+      llvm::cl::init("")};
 };
 
 /// What every imported model goes through: the model's own ONNX Gradient
