@@ -32,20 +32,22 @@ static std::string humanBytes(int64_t v) {
   return llvm::formatv("{0:f1} {1}", x, units[u]).str();
 }
 
+/// An integer entry of a report dictionary (0 when absent).
+static int64_t intEntry(DictionaryAttr d, StringRef key) {
+  auto a = d ? d.getAs<IntegerAttr>(key) : IntegerAttr();
+  return a ? a.getInt() : 0;
+}
+
 /// zero-rematerialize's figures: what the backward reads from the
 /// forward before and after, the compute added, and the budget's solve.
 static void printRemat(llvm::raw_ostream &os, DictionaryAttr remat,
                        const CompileOptions &options) {
-  auto i64 = [](DictionaryAttr d, StringRef k) {
-    auto a = d.getAs<IntegerAttr>(k);
-    return a ? a.getInt() : int64_t(0);
-  };
   auto f64 = [](DictionaryAttr d, StringRef k) {
     auto a = d.getAs<FloatAttr>(k);
     return a ? a.getValueAsDouble() : 0.0;
   };
-  int64_t before = i64(remat, "activation_bytes_before"),
-          after = i64(remat, "activation_bytes_after");
+  int64_t before = intEntry(remat, "activation_bytes_before"),
+          after = intEntry(remat, "activation_bytes_after");
   double recompute = f64(remat, "recompute_flops"),
          step = f64(remat, "step_flops");
   auto saved = remat.getAs<ArrayAttr>("saved");
@@ -70,9 +72,9 @@ static void printRemat(llvm::raw_ostream &os, DictionaryAttr remat,
                       : method == "greedy" ? "greedy fallback"
                                            : "nothing recomputed",
                       optimal && optimal.getValue() ? ", optimal" : "",
-                      f64(solver, "seconds"), grouped(i64(solver, "peak")),
-                      grouped(i64(solver, "keep_all_peak")),
-                      grouped(i64(solver, "least_peak")));
+                      f64(solver, "seconds"), grouped(intEntry(solver, "peak")),
+                      grouped(intEntry(solver, "keep_all_peak")),
+                      grouped(intEntry(solver, "least_peak")));
   if (auto note = solver.getAs<StringAttr>("note"))
     os << "    (" << note.getValue() << ")\n";
 }
@@ -82,10 +84,6 @@ void mlir::zero::printMemoryReport(llvm::raw_ostream &os, ModuleOp planned,
   auto memory = planned->getAttrOfType<DictionaryAttr>("zero.memory");
   if (!memory)
     return;
-  auto i64 = [](DictionaryAttr d, StringRef k) {
-    auto a = d ? d.getAs<IntegerAttr>(k) : IntegerAttr();
-    return a ? a.getInt() : int64_t(0);
-  };
   for (auto fn : planned.getOps<func::FuncOp>()) {
     auto m = memory.getAs<DictionaryAttr>(fn.getName());
     if (!m)
@@ -107,12 +105,12 @@ void mlir::zero::printMemoryReport(llvm::raw_ostream &os, ModuleOp planned,
       auto cat = cats.getAs<DictionaryAttr>(name);
       std::string label = name.str();
       std::replace(label.begin(), label.end(), '_', ' ');
-      os << llvm::formatv("  {0,-16} {1,18} {2,18} {3,18} {4,11}\n", label,
-                          grouped(i64(cat, "arguments")),
-                          grouped(i64(cat, "peak")), grouped(i64(at, name)),
-                          humanBytes(i64(cat, "peak")));
+      os << llvm::formatv(
+          "  {0,-16} {1,18} {2,18} {3,18} {4,11}\n", label,
+          grouped(intEntry(cat, "arguments")), grouped(intEntry(cat, "peak")),
+          grouped(intEntry(at, name)), humanBytes(intEntry(cat, "peak")));
     }
-    int64_t peak = i64(m, "peak");
+    int64_t peak = intEntry(m, "peak");
     os << llvm::formatv("  step peak {0} B ({1})", grouped(peak),
                         humanBytes(peak));
     if (auto where = m.getAs<StringAttr>("peak_at");
@@ -124,8 +122,8 @@ void mlir::zero::printMemoryReport(llvm::raw_ostream &os, ModuleOp planned,
     os << "\n";
     if (auto ms = m.getAs<DictionaryAttr>("model_states");
         ms && fn.getName() == "train_step") {
-      int64_t p = i64(ms, "parameters"), g = i64(ms, "gradients"),
-              o = i64(ms, "optimizer_state");
+      int64_t p = intEntry(ms, "parameters"), g = intEntry(ms, "gradients"),
+              o = intEntry(ms, "optimizer_state");
       os << llvm::formatv("  model states {0} B ({1}): parameters {2}, "
                           "gradients {3}, optimizer state {4}\n",
                           grouped(p + g + o), humanBytes(p + g + o), grouped(p),

@@ -32,7 +32,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from remat import MODELS_DIR, ROOT, memory_matches, run, train  # noqa: E402
+from remat import (MODELS_DIR, ROOT, compare_ranks, memory_matches,  # noqa: E402
+                   run, train)
 
 NEVER = 2**63 - 1
 
@@ -173,27 +174,14 @@ def against_sqrt(bindir, tmp):
 
 def equivalence(bindir, tmp):
     name, micro_batches = "gpt_dropout", 6
-    ok = True
     results = {}
     for n in (1, 2, 3):
-        flags = ["--stage=3", "--persistence-threshold=0", f"--world-size={n}",
+        flags = ["--stage=3", "--persistence-threshold=0",
                  f"--gradient-accumulation-steps={micro_batches // n}"]
-        budget = halfway(bindir, tmp, name, flags)
+        budget = halfway(bindir, tmp, name, flags + [f"--world-size={n}"])
         results[n] = train(bindir, tmp, name, "budget", n,
-                           flags[:2] + flags[3:] + [f"--memory-budget={budget}"])
-    ref_l, ref_w = results[1][0], results[1][1]
-    for n in (1, 2, 3):
-        l, w, measured, planned = results[n]
-        rel = float(np.max(np.abs(l - ref_l) / np.abs(ref_l)))
-        err = max(float(np.max(np.abs(w[k] - ref_w[k]))) for k in ref_w.files)
-        plan_ok = memory_matches(measured, planned)
-        good = rel <= 1e-5 and err <= 1e-5 and plan_ok
-        ok &= good
-        print(f"{'ok  ' if good else 'FAIL'} {name} budget stage 3, {n} ranks vs "
-              f"1: loss max rel err {rel:.1e}, weight max abs err {err:.1e} "
-              f"(limits 1e-05); peak {measured['peak']} B = plan: {plan_ok}",
-              flush=True)
-    return ok
+                           flags + [f"--memory-budget={budget}"])
+    return compare_ranks(name, "budget", results)
 
 
 def main():

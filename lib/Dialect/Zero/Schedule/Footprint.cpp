@@ -86,7 +86,7 @@ LogicalResult zero::startEarlier(Operation *start, Operation *after,
   return success();
 }
 
-int64_t zero::bufferBytes(MemRefType t) {
+int64_t zero::shapedBytes(ShapedType t) {
   unsigned bits = t.getElementType().isInteger(1)
                       ? 8
                       : t.getElementType().getIntOrFloatBitWidth();

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Dialect/Zero/Schedule/RematSolver.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -27,24 +28,21 @@ using namespace mlir::zero;
 
 static constexpr int64_t kNever = RematProblem::kNever;
 
-/// The nodes reading each node.
-static std::vector<SmallVector<int, 4>> consumersOf(const RematProblem &p) {
-  std::vector<SmallVector<int, 4>> consumers(p.nodes.size());
-  for (auto [i, node] : llvm::enumerate(p.nodes))
-    for (int producer : node.producers)
-      consumers[producer].push_back(i);
-  return consumers;
+std::vector<bool> RematProblem::keepAll() const {
+  std::vector<bool> kept(nodes.size());
+  for (auto [i, n] : llvm::enumerate(nodes))
+    kept[i] = n.candidate();
+  return kept;
 }
 
 std::vector<int64_t>
 RematProblem::recomputeTimes(const std::vector<bool> &kept) const {
-  auto consumers = consumersOf(*this);
   std::vector<int64_t> at(nodes.size(), kNever);
   for (int i = int(nodes.size()) - 1; i >= 0; --i) {
     if (kept[i])
       continue;
     int64_t t = nodes[i].firstBackward;
-    for (int c : consumers[i])
+    for (int c : nodes[i].consumers)
       t = std::min(t, at[c]);
     at[i] = t;
   }
@@ -86,41 +84,61 @@ double RematProblem::cost(const std::vector<bool> &kept) const {
   return cost;
 }
 
-/// Keeps every candidate but the cheapest to recompute per byte, taking
-/// the shortest prefix of that order that fits (a binary search: the peak
-/// falls as more is recomputed, up to copies made earlier for later ones).
-static RematSolution greedy(const RematProblem &p, int64_t budget) {
+/// The candidates, cheapest to recompute per byte first: the greedy
+/// fallback recomputes a prefix of this order.
+static SmallVector<int> greedyOrder(const RematProblem &p) {
   SmallVector<int> order;
   for (auto [i, n] : llvm::enumerate(p.nodes))
     if (n.candidate())
       order.push_back(i);
-  // A candidate's cost includes the ops between it and the candidates it
-  // reads, which it alone needs.
-  std::vector<bool> none(p.nodes.size(), false);
   auto price = [&](int i) {
     return p.nodes[i].cost / double(std::max<int64_t>(1, p.nodes[i].bytes));
   };
   llvm::stable_sort(order, [&](int a, int b) { return price(a) < price(b); });
-  auto keptWith = [&](size_t recomputed) {
-    std::vector<bool> kept(p.nodes.size(), false);
-    for (size_t i = recomputed; i < order.size(); ++i)
-      kept[order[i]] = true;
-    return kept;
-  };
+  return order;
+}
+
+/// Kept: all but the first `recomputed` of `order`.
+static std::vector<bool> keptBut(const RematProblem &p, ArrayRef<int> order,
+                                 size_t recomputed) {
+  std::vector<bool> kept = p.keepAll();
+  for (int i : order.take_front(recomputed))
+    kept[i] = false;
+  return kept;
+}
+
+/// The shortest prefix of the greedy order that fits (a binary search: the
+/// peak falls as more is recomputed, up to copies made earlier for later
+/// ones); recomputes every candidate when none does.
+static RematSolution greedy(const RematProblem &p, int64_t budget) {
+  SmallVector<int> order = greedyOrder(p);
   size_t lo = 0, hi = order.size();
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (p.peak(keptWith(mid)) <= budget)
+    if (p.peak(keptBut(p, order, mid)) <= budget)
       hi = mid;
     else
       lo = mid + 1;
   }
   RematSolution s;
-  s.kept = keptWith(lo);
-  if (p.peak(s.kept) > budget)
-    s.kept = none;
+  s.kept = keptBut(p, order, lo);
   s.method = "greedy";
   return s;
+}
+
+/// The prefix of the greedy order with the least peak.
+static std::vector<bool> greedyLeast(const RematProblem &p) {
+  SmallVector<int> order = greedyOrder(p);
+  std::vector<bool> best = p.keepAll(), kept = best;
+  int64_t bestPeak = p.peak(best);
+  for (int i : order) {
+    kept[i] = false;
+    if (int64_t peak = p.peak(kept); peak < bestPeak) {
+      bestPeak = peak;
+      best = kept;
+    }
+  }
+  return best;
 }
 
 namespace {
@@ -206,13 +224,12 @@ bool Milp::build(size_t maxColumns) {
 
   // Windows: a copy can exist from the earliest first reader among the
   // node and what reads it, and counts until its last reader.
-  auto consumers = consumersOf(p);
   lo.assign(n, INT_MAX);
   hi.assign(n, -1);
   for (int i = int(n) - 1; i >= 0; --i) {
     int64_t first = nodes[i].firstBackward;
     int l = nodes[i].candidate() ? timeIndex(first) : INT_MAX;
-    for (int c : consumers[i])
+    for (int c : nodes[i].consumers)
       l = std::min(l, lo[c]);
     lo[i] = l;
     if (nodes[i].candidate())
@@ -314,7 +331,7 @@ std::optional<std::vector<bool>> Milp::solve(double timeLimit,
                                              const std::vector<bool> &start,
                                              bool &optimal, bool &timedOut) {
   Cbc_Model *model = Cbc_newModel();
-  auto release = llvm::make_scope_exit([&] { Cbc_deleteModel(model); });
+  llvm::scope_exit release([&] { Cbc_deleteModel(model); });
   for (size_t c = 0; c < numColumns; ++c)
     Cbc_addCol(model, "", 0, int(c) == peakCol ? 1e30 : 1, objective[c],
                integer[c], 0, nullptr, nullptr);
@@ -353,32 +370,6 @@ std::optional<std::vector<bool>> Milp::solve(double timeLimit,
   return kept;
 }
 
-/// The greedy order's prefix with the least peak.
-static std::vector<bool> greedyLeast(const RematProblem &p) {
-  std::vector<bool> best(p.nodes.size(), false);
-  for (size_t i = 0; i < p.nodes.size(); ++i)
-    best[i] = p.nodes[i].candidate();
-  int64_t bestPeak = p.peak(best);
-  SmallVector<int> order;
-  for (auto [i, n] : llvm::enumerate(p.nodes))
-    if (n.candidate())
-      order.push_back(i);
-  llvm::stable_sort(order, [&](int a, int b) {
-    return p.nodes[a].cost / double(std::max<int64_t>(1, p.nodes[a].bytes)) <
-           p.nodes[b].cost / double(std::max<int64_t>(1, p.nodes[b].bytes));
-  });
-  std::vector<bool> kept = best;
-  for (int i : order) {
-    kept[i] = false;
-    int64_t peak = p.peak(kept);
-    if (peak < bestPeak) {
-      bestPeak = peak;
-      best = kept;
-    }
-  }
-  return best;
-}
-
 // Past a few hundred thousand columns CBC's presolve alone takes minutes.
 static constexpr size_t kMaxColumns = 300000;
 
@@ -395,11 +386,7 @@ FailureOr<RematSolution> mlir::zero::solveRemat(const RematProblem &p,
             .count();
     return s;
   };
-  size_t n = p.nodes.size();
-  std::vector<bool> all(n, false);
-  for (size_t i = 0; i < n; ++i)
-    all[i] = p.nodes[i].candidate();
-
+  std::vector<bool> all = p.keepAll();
   // The least peak: its own MILP (recomputing everything is not it: every
   // copy would be made when the backward starts). It bounds the search
   // and names the least budget; a few seconds of CBC improve on the

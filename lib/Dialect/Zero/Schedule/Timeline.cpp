@@ -284,14 +284,9 @@ double HardwareModel::collectiveSeconds(int kind, double totalBytes,
 //===----------------------------------------------------------------------===//
 
 /// Bytes of a statically shaped buffer or tensor (0 for other values).
-static double shapedBytes(Value v) {
-  if (auto t = dyn_cast<MemRefType>(v.getType()))
-    return double(bufferBytes(t));
-  auto t = dyn_cast<RankedTensorType>(v.getType());
-  if (!t || !t.hasStaticShape())
-    return 0;
-  return double(t.getNumElements()) *
-         double((t.getElementTypeBitWidth() + 7) / 8);
+static double valueBytes(Value v) {
+  auto t = dyn_cast<ShapedType>(v.getType());
+  return t && t.hasRank() ? double(zero::shapedBytes(t)) : 0;
 }
 
 namespace {
@@ -331,9 +326,9 @@ struct CostModel {
     }
     double bytes = 0;
     for (OpOperand *in : op.getDpsInputOperands())
-      bytes += shapedBytes(in->get());
+      bytes += valueBytes(in->get());
     for (OpOperand &init : op.getDpsInitsMutable())
-      bytes += shapedBytes(init.get()) *
+      bytes += valueBytes(init.get()) *
                (op.payloadUsesValueFromOperand(&init) ? 2 : 1);
     double flops = iterations * (arithmetic + transcendental);
     double seconds =
@@ -351,7 +346,7 @@ struct CostModel {
       iterations *= size;
     double bytes = 0;
     for (Value v : op->getOperands())
-      bytes += shapedBytes(v);
+      bytes += valueBytes(v);
     return roofline(2 * iterations, bytes, matmulPeak);
   }
 
@@ -380,9 +375,9 @@ OpEstimate mlir::zero::estimateOp(Operation *op, const HardwareModel &hw,
     return {};
   double bytes = 0, elements = 0;
   for (Value v : op->getOperands())
-    bytes += shapedBytes(v);
+    bytes += valueBytes(v);
   for (Value v : op->getResults()) {
-    bytes += shapedBytes(v);
+    bytes += valueBytes(v);
     if (auto t = dyn_cast<RankedTensorType>(v.getType());
         t && t.hasStaticShape())
       elements += double(t.getNumElements());
@@ -526,7 +521,7 @@ private:
     // Packing into and out of a bucket is a copy.
     if (isa<BucketPackOp, BucketUnpackOp>(op))
       return compute(op, cost.roofline(0,
-                                       2 * shapedBytes(op->getOperand(
+                                       2 * valueBytes(op->getOperand(
                                                isa<BucketPackOp>(op) ? 0 : 1)),
                                        hw.loopFlops));
     // An allocation costs a call into the allocator.
@@ -537,7 +532,7 @@ private:
       return;
     }
     if (auto copy = dyn_cast<memref::CopyOp>(op))
-      return compute(op, cost.roofline(0, 2 * shapedBytes(copy.getSource()),
+      return compute(op, cost.roofline(0, 2 * valueBytes(copy.getSource()),
                                        hw.loopFlops));
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
       auto lb = getConstantIntValue(loop.getLowerBound());

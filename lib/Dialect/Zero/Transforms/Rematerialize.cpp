@@ -138,13 +138,6 @@ struct ZeroRematerializePass
     return held;
   }
 
-  static int64_t bytesOf(Value v) {
-    auto t = cast<RankedTensorType>(v.getType());
-    return t.hasStaticShape()
-               ? t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8)
-               : 0;
-  }
-
   /// `zero.remat` on the function: bytes held before and after, the
   /// recompute's and the step's FLOPs, the saved values.
   void report() {
@@ -243,7 +236,7 @@ struct ZeroRematerializePass
       forward.push_back(&op);
     }
     for (Value v : heldValues(block, forward))
-      bytesBefore += bytesOf(v);
+      bytesBefore += shapedBytes(cast<ShapedType>(v.getType()));
     if (policy == RematPolicy::budget) {
       if (failed(rematerializeToBudget(block, forward)))
         return failure();
@@ -251,7 +244,7 @@ struct ZeroRematerializePass
       rematerializeSegments(block, forward);
     }
     for (Value v : heldValues(block, forward)) {
-      bytesAfter += bytesOf(v);
+      bytesAfter += shapedBytes(cast<ShapedType>(v.getType()));
       StringRef name = nodeName(v.getDefiningOp()->getLoc());
       if (!name.empty())
         saved.insert(name);
@@ -342,15 +335,18 @@ struct ZeroRematerializePass
           }
         }
         if (read && isa<RankedTensorType>(result.getType()))
-          node.bytes += bytesOf(result);
+          node.bytes += shapedBytes(cast<ShapedType>(result.getType()));
       }
       op->walk([&](Operation *inner) {
         for (Value operand : inner->getOperands())
           if (Operation *def = operand.getDefiningOp()) {
             auto it = index.find(def);
             if (it != index.end() &&
-                !llvm::is_contained(node.producers, it->second))
+                !llvm::is_contained(node.producers, it->second)) {
               node.producers.push_back(it->second);
+              problem.nodes[it->second].consumers.push_back(
+                  problem.nodes.size());
+            }
           }
       });
       index[op] = problem.nodes.size();
@@ -361,16 +357,13 @@ struct ZeroRematerializePass
     int64_t least = leastPeak;
     FailureOr<RematSolution> solution =
         solveRemat(problem, budget, timeLimit, least);
-    std::vector<bool> keepAll(problem.nodes.size());
-    for (auto [i, node] : llvm::enumerate(problem.nodes))
-      keepAll[i] = node.candidate();
     if (failed(solution))
       return getOperation().emitError()
              << "zero-rematerialize: no choice of recomputed activations "
                 "fits "
              << int64_t(budget) << " bytes; the least peak of any choice is "
              << least;
-    recordSolution(problem, *solution, least, problem.peak(keepAll));
+    recordSolution(problem, *solution, least, problem.peak(problem.keepAll()));
 
     // Copies, grouped by the backward op they are made before.
     std::vector<int64_t> at = problem.recomputeTimes(solution->kept);
@@ -378,56 +371,22 @@ struct ZeroRematerializePass
     for (auto [i, t] : llvm::enumerate(at))
       if (t != RematProblem::kNever)
         groups[t].push_back(nodeOps[i]);
+    SmallVector<Operation *> recomputed;
+    for (auto &[t, group] : groups)
+      recomputed.append(group.begin(), group.end());
+    llvm::SmallPtrSet<Operation *, 32> isRecomputed(recomputed.begin(),
+                                                    recomputed.end());
     IRMapping copies;
-    DenseSet<Operation *> recomputed;
     for (auto &[t, group] : groups)
-      recomputed.insert(group.begin(), group.end());
-    for (auto &[t, group] : groups)
-      copyGroup(ops[t], group, recomputed, copies);
-    // The backward reads the copies.
-    for (Operation *op : recomputed)
-      for (Value result : op->getResults())
-        result.replaceUsesWithIf(copies.lookup(result), [&](OpOperand &use) {
-          Operation *top = backwardAncestor(block, use.getOwner());
-          return top && !top->hasAttr(kRecomputeAttr) &&
-                 !isa<RematBarrierOp>(top);
-        });
+      copyBefore(
+          ops[t], group,
+          [&](Value v) {
+            Operation *def = v.getDefiningOp();
+            return def && isRecomputed.contains(def);
+          },
+          copies);
+    readCopies(block, recomputed, copies);
     return success();
-  }
-
-  /// Copies `group` (in program order) before `before`: operands from
-  /// recomputed ops read their copies, the others pass through a barrier.
-  void copyGroup(Operation *before, ArrayRef<Operation *> group,
-                 const DenseSet<Operation *> &recomputed, IRMapping &copies) {
-    llvm::SetVector<Value> inputs;
-    for (Operation *op : group)
-      op->walk([&](Operation *inner) {
-        for (Value operand : inner->getOperands()) {
-          Operation *def = operand.getDefiningOp();
-          if (def && (op->isAncestor(def) || recomputed.contains(def) ||
-                      def->hasTrait<OpTrait::ConstantLike>()))
-            continue;
-          if (isa<RankedTensorType>(operand.getType()))
-            inputs.insert(operand);
-        }
-      });
-    OpBuilder b(before);
-    IRMapping map = copies;
-    if (!inputs.empty()) {
-      auto barrier = RematBarrierOp::create(
-          b, before->getLoc(), ValueRange(inputs.getArrayRef()).getTypes(),
-          inputs.getArrayRef());
-      barrier->setAttr(kBackwardAttr, b.getUnitAttr());
-      map.map(inputs.getArrayRef(), barrier.getResults());
-    }
-    for (Operation *op : group) {
-      Operation *copy = b.clone(*op, map);
-      copy->walk([&](Operation *inner) {
-        inner->setAttr(kBackwardAttr, b.getUnitAttr());
-        inner->setAttr(kRecomputeAttr, b.getUnitAttr());
-      });
-      copies.map(op->getResults(), copy->getResults());
-    }
   }
 
   /// The solver's figures and its problem, for the report.
@@ -478,7 +437,6 @@ struct ZeroRematerializePass
     // The ops to copy: the values' producers and, transitively, the
     // producers of the segment's own values they read.
     llvm::SmallPtrSet<Operation *, 32> cone;
-    llvm::SetVector<Value> inputs;
     SmallVector<Operation *> work;
     for (Value v : r.values)
       work.push_back(v.getDefiningOp());
@@ -487,42 +445,66 @@ struct ZeroRematerializePass
       if (!cone.insert(op).second)
         continue;
       op->walk([&](Operation *inner) {
-        for (Value operand : inner->getOperands()) {
-          Operation *def = operand.getDefiningOp();
-          if (def && op->isAncestor(def))
-            continue; // Defined inside `op`: copied with it.
-          if (own(operand))
+        for (Value operand : inner->getOperands())
+          if (Operation *def = operand.getDefiningOp();
+              def && !op->isAncestor(def) && own(operand))
             work.push_back(def);
-          else if (isa<RankedTensorType>(operand.getType()) &&
-                   !(def && def->hasTrait<OpTrait::ConstantLike>()))
-            inputs.insert(operand);
-        }
       });
     }
-
-    // The inputs through one barrier (in the order the walk met them).
-    OpBuilder b(r.first);
-    IRMapping map;
-    if (!inputs.empty()) {
-      auto barrier = RematBarrierOp::create(
-          b, r.first->getLoc(), ValueRange(inputs.getArrayRef()).getTypes(),
-          inputs.getArrayRef());
-      barrier->setAttr(kBackwardAttr, b.getUnitAttr());
-      map.map(inputs.getArrayRef(), barrier.getResults());
-    }
+    SmallVector<Operation *> ordered;
     for (Operation &op : block) {
       if (&op == r.first)
         break;
-      if (!cone.contains(&op))
-        continue;
-      Operation *copy = b.clone(op, map);
+      if (cone.contains(&op))
+        ordered.push_back(&op);
+    }
+    IRMapping map;
+    copyBefore(r.first, ordered, own, map);
+    readCopies(block, ordered, map);
+  }
+
+  /// Copies `ops` (in program order) before `before`, marked as recomputed
+  /// backward ops, into `map`. Operands that `computed` says are made by
+  /// copies read them from `map`; the others (but constants) pass through
+  /// one barrier, so that CSE cannot merge a copy with its original.
+  static void copyBefore(Operation *before, ArrayRef<Operation *> ops,
+                         llvm::function_ref<bool(Value)> computed,
+                         IRMapping &map) {
+    llvm::SetVector<Value> inputs;
+    for (Operation *op : ops)
+      op->walk([&](Operation *inner) {
+        for (Value operand : inner->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (def &&
+              (op->isAncestor(def) || def->hasTrait<OpTrait::ConstantLike>()))
+            continue;
+          if (!computed(operand) && isa<RankedTensorType>(operand.getType()))
+            inputs.insert(operand);
+        }
+      });
+    OpBuilder b(before);
+    IRMapping local = map;
+    if (!inputs.empty()) {
+      auto barrier = RematBarrierOp::create(
+          b, before->getLoc(), ValueRange(inputs.getArrayRef()).getTypes(),
+          inputs.getArrayRef());
+      barrier->setAttr(kBackwardAttr, b.getUnitAttr());
+      local.map(inputs.getArrayRef(), barrier.getResults());
+    }
+    for (Operation *op : ops) {
+      Operation *copy = b.clone(*op, local);
       copy->walk([&](Operation *inner) {
         inner->setAttr(kBackwardAttr, b.getUnitAttr());
         inner->setAttr(kRecomputeAttr, b.getUnitAttr());
       });
+      map.map(op->getResults(), copy->getResults());
     }
-    // The backward reads the copies.
-    for (Operation *op : cone)
+  }
+
+  /// Points the backward's reads of `ops`' results at their copies.
+  static void readCopies(Block &block, ArrayRef<Operation *> ops,
+                         IRMapping &map) {
+    for (Operation *op : ops)
       for (Value result : op->getResults())
         result.replaceUsesWithIf(map.lookup(result), [&](OpOperand &use) {
           Operation *top = backwardAncestor(block, use.getOwner());

@@ -41,8 +41,10 @@ struct CollectiveFootprint {
 LogicalResult startEarlier(Operation *start, Operation *after,
                            const CollectiveFootprint &fp);
 
-/// Bytes of a statically shaped buffer (i1 takes a byte).
-int64_t bufferBytes(MemRefType t);
+/// Bytes of a statically shaped buffer or tensor (i1 takes a byte; 0 when
+/// the shape is dynamic).
+int64_t shapedBytes(ShapedType t);
+inline int64_t bufferBytes(MemRefType t) { return shapedBytes(t); }
 /// The memory category of an allocation, from its location.
 MemoryCategory allocCategory(Operation *alloc);
 /// The ONNX node (or other name) a location carries; empty without one.

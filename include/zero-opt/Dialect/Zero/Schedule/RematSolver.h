@@ -35,12 +35,14 @@ struct RematProblem {
     /// Positions in the step: the op, its last forward reader (itself when
     /// none), its first and last backward readers (kNever and 0 when none).
     int64_t def = 0, lastForward = 0, firstBackward = kNever, last = 0;
-    /// The nodes whose results it reads.
-    SmallVector<int, 4> producers;
+    /// The nodes whose results it reads, and those that read its results.
+    SmallVector<int, 4> producers, consumers;
     bool candidate() const { return firstBackward != kNever; }
   };
   std::vector<Node> nodes;
 
+  /// Every candidate kept: nothing recomputed.
+  std::vector<bool> keepAll() const;
   /// When each node is recomputed (kNever: it is not), given which
   /// candidates are kept: a recomputed node is copied at the first backward
   /// op that reads it or that needs a copy reading it.
