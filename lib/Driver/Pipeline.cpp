@@ -267,7 +267,10 @@ LogicalResult mlir::zero::fitMemoryBudget(ModuleOp module,
            << " bytes (its activations at their least peak); raise the "
               "budget, or add ranks or a ZeRO stage";
   // fits: the largest budget seen to fit; fails: the smallest seen not to
-  // (within 1/128 of the range, or 8 more plans).
+  // (within 1/128 of the range, or 8 more plans). A failed trial whose
+  // activations peak at P below its budget fails for every budget from P
+  // up (the solver picks the same choice there), so the next trial goes
+  // below P by the overshoot.
   int64_t fits = least, fails = keepAll;
   int64_t next = keepAll - (all->peak - target);
   for (int round = 0; round < 8 && fails - fits > (keepAll - least) / 128;
@@ -281,8 +284,8 @@ LogicalResult mlir::zero::fitMemoryBudget(ModuleOp module,
       fits = next;
       next = fits + (fails - fits) / 2;
     } else {
-      fails = next;
-      next -= trial->peak - target;
+      fails = std::min(next, i64(trial->solver, "peak"));
+      next = fails - (trial->peak - target);
     }
   }
   c.activationBudget = fits;

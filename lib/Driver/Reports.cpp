@@ -196,6 +196,14 @@ void mlir::zero::printTimelineReport(llvm::raw_ostream &os, ModuleOp planned,
     os << "  compute                 " << ms(f("compute_seconds"))
        << llvm::formatv("   {0} ops, {1:e3} FLOP, MFU {2:f1}%\n",
                         i("compute_ops"), f("flops"), 100 * f("mfu"));
+    if (i("recompute_ops") > 0)
+      os << "  recompute               " << ms(f("recompute_seconds"))
+         << llvm::formatv("   {0} ops, {1:e3} FLOP, {2:f1}% of compute\n",
+                          i("recompute_ops"), f("recompute_flops"),
+                          f("compute_seconds") > 0
+                              ? 100 * f("recompute_seconds") /
+                                    f("compute_seconds")
+                              : 0.0);
     os << "  communication           " << ms(f("communication_seconds"))
        << llvm::formatv("   {0} collectives, {1} bytes sent\n",
                         i("collectives"), i("bytes_sent"));

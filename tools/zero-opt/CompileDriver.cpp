@@ -144,7 +144,6 @@ static bool parseAssignment(StringRef s, StringRef &name,
   return true;
 }
 
-/// Parses "a,b" into two doubles.
 /// "40G", "512M", "1000000": bytes, the suffixes in powers of 1024.
 static std::optional<int64_t> parseBytes(StringRef s) {
   s = s.trim();
@@ -166,6 +165,7 @@ static std::optional<int64_t> parseBytes(StringRef s) {
   return int64_t(v * double(scale));
 }
 
+/// Parses "a,b" into two doubles.
 static bool parsePair(StringRef s, double &a, double &b) {
   auto [x, y] = s.split(',');
   return !x.trim().getAsDouble(a) && !y.trim().getAsDouble(b);
@@ -454,8 +454,8 @@ int mlir::zero::compileMain(int argc, char **argv) {
     std::optional<int64_t> bytes = parseBytes(memoryBudget);
     if (!bytes || *bytes <= 0)
       return fail("--memory-budget=" + memoryBudget +
-                  ": expected a positive number of bytes, with an optional "
-                  "K, M, G or T suffix (e.g. 40G)");
+                  ": expected a positive number of bytes below 2^63, with an "
+                  "optional K, M, G or T suffix (e.g. 40G)");
     tc.memoryBudget = *bytes;
     if (!remat.getNumOccurrences())
       tc.remat = "budget";

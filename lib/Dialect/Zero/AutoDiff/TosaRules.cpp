@@ -160,12 +160,16 @@ template <> LogicalResult rule(tosa::ClampOp op, RuleBuilder &r) {
     return success();
   }
   Value loV = r.scalarLike(x, lo.getValueAsDouble());
-  Value hiV = r.scalarLike(x, hi.getValueAsDouble());
   Value mask;
+  // Unbounded above (ReLU): y > lo exactly when x > lo, so the backward
+  // reads the result, which the next layer keeps anyway, and the input
+  // need not live until the backward (PyTorch's threshold_backward).
   if (std::isinf(hi.getValueAsDouble()))
-    mask = r.greater(x, loV);
+    mask = r.greater(op.getResult(), loV);
   else
-    mask = r.logicalAnd(r.greaterEqual(x, loV), r.greaterEqual(hiV, x));
+    mask =
+        r.logicalAnd(r.greaterEqual(x, loV),
+                     r.greaterEqual(r.scalarLike(x, hi.getValueAsDouble()), x));
   r.set(0, r.select(mask, r.dy(), r.zerosLike(x)));
   return success();
 }

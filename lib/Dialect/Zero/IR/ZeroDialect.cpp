@@ -60,6 +60,22 @@ BufferClassAttr mlir::zero::getBufferClass(Location loc) {
   return found;
 }
 
+Location mlir::zero::recomputeLoc(Location loc) {
+  MLIRContext *ctx = loc->getContext();
+  return FusedLoc::get(ctx, {loc}, StringAttr::get(ctx, kRecomputeAttr));
+}
+
+bool mlir::zero::isRecomputeLoc(Location loc) {
+  bool found = false;
+  loc->walk([&](Location l) {
+    auto f = dyn_cast<FusedLoc>(l);
+    auto mark = f ? dyn_cast_or_null<StringAttr>(f.getMetadata()) : nullptr;
+    found = mark && mark.getValue() == kRecomputeAttr;
+    return found ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found;
+}
+
 std::optional<unsigned>
 mlir::zero::findPerReplicaArgument(Value v, FunctionOpInterface fn,
                                    llvm::function_ref<bool(Operation *)> stop) {

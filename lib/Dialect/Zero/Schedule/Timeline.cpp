@@ -443,10 +443,18 @@ private:
     tl.computeSeconds += c.seconds;
     tl.flops += c.flops;
     ++tl.computeOps;
+    bool recompute = isRecomputeLoc(op->getLoc());
+    if (recompute) {
+      tl.recomputeSeconds += c.seconds;
+      tl.recomputeFlops += c.flops;
+      ++tl.recomputeOps;
+    }
     if (opt.recordEvents) {
       StringRef name = nodeName(op->getLoc());
       std::string label =
           name.empty() ? op->getName().getStringRef().str() : name.str();
+      if (recompute)
+        label = "recompute " + label;
       // Consecutive ops of one node form one slice.
       Timeline::Event *last = tl.events.empty() ? nullptr : &tl.events.back();
       if (last && last->category == "compute" && last->name == label &&

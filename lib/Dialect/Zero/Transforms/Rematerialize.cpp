@@ -15,8 +15,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
@@ -55,6 +57,47 @@ static std::optional<std::pair<StringRef, StringRef>> blockOf(StringRef name) {
 static Operation *backwardAncestor(Block &block, Operation *user) {
   Operation *top = block.findAncestorOpInBlock(*user);
   return top && top->hasAttr(kBackwardAttr) ? top : nullptr;
+}
+
+/// Ops whose result, once bufferized, is a view of their operand's buffer.
+static bool isAliasingView(Operation *op) {
+  return isa<tosa::ReshapeOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+      op);
+}
+
+/// The value whose buffer `v` lives in: `v`, or for a view, its source's.
+static Value storageOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isAliasingView(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+/// The forward's values computed from parameters and constants alone (a
+/// weight's transpose): not activations. Stage 3 remakes such views from a
+/// fresh gather in the backward, and a transpose folds into its matmul.
+static llvm::DenseSet<Value> weightDerived(Block &block,
+                                           ArrayRef<Operation *> forward) {
+  llvm::DenseSet<Value> weights;
+  auto fn = dyn_cast<FunctionOpInterface>(block.getParentOp());
+  auto isWeight = [&](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (!fn || arg.getOwner() != &block)
+        return false;
+      auto role = fn.getArgAttrOfType<RoleAttr>(arg.getArgNumber(), kRoleAttr);
+      return role && role.getValue() == Role::parameter;
+    }
+    Operation *def = v.getDefiningOp();
+    return weights.contains(v) ||
+           (def && def->hasTrait<OpTrait::ConstantLike>());
+  };
+  for (Operation *op : forward)
+    if (op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+        llvm::all_of(op->getOperands(), isWeight))
+      weights.insert(op->result_begin(), op->result_end());
+  return weights;
 }
 
 namespace {
@@ -123,18 +166,24 @@ struct ZeroRematerializePass
     return estimateOp(op, flops, "fp32");
   }
 
-  /// The forward's results the backward reads: what the step holds from
-  /// one pass to the other.
-  static SmallVector<Value> heldValues(Block &block,
-                                       ArrayRef<Operation *> forward) {
-    SmallVector<Value> held;
+  /// The buffers the backward reads from the forward: what the step holds
+  /// from one pass to the other. Views count as their source; arguments
+  /// and weight-derived values are not activations.
+  static llvm::SetVector<Value> heldValues(Block &block,
+                                           ArrayRef<Operation *> forward) {
+    llvm::DenseSet<Value> weights = weightDerived(block, forward);
+    llvm::SetVector<Value> held;
     for (Operation *op : forward)
-      for (Value result : op->getResults())
+      for (Value result : op->getResults()) {
+        Value storage = storageOf(result);
         if (isa<RankedTensorType>(result.getType()) &&
+            storage.getDefiningOp() && !weights.contains(storage) &&
+            !storage.getDefiningOp()->hasTrait<OpTrait::ConstantLike>() &&
             llvm::any_of(result.getUsers(), [&](Operation *user) {
               return backwardAncestor(block, user);
             }))
-          held.push_back(result);
+          held.insert(storage);
+      }
     return held;
   }
 
@@ -293,10 +342,12 @@ struct ZeroRematerializePass
           }
       }
 
-    for (auto &[s, r] : recomputed)
-      recomputeSegment(block, r, [&](Value v) {
+    for (auto &entry : recomputed) {
+      int64_t s = entry.first;
+      recomputeSegment(block, entry.second, [&](Value v) {
         return segmentOf(v) == s && !kept.contains(v);
       });
+    }
   }
 
   /// The budget policy: the problem from the step's op order, solved,
@@ -309,49 +360,70 @@ struct ZeroRematerializePass
       position[&op] = ops.size();
       ops.push_back(&op);
     }
+    // One node per buffer: an op with the views of its results, which are
+    // kept or recomputed with it. Weight-derived values and views of
+    // arguments are not activations.
+    llvm::DenseSet<Value> weights = weightDerived(block, forward);
     RematProblem problem;
     DenseMap<Operation *, int> index;
-    SmallVector<Operation *> nodeOps;
+    SmallVector<SmallVector<Operation *, 2>> nodeOps;
     for (Operation *op : forward) {
       if (!isRecomputable(op))
         continue;
+      if (isAliasingView(op)) {
+        Operation *owner = storageOf(op->getResult(0)).getDefiningOp();
+        auto it = owner ? index.find(owner) : index.end();
+        if (it != index.end()) {
+          index[op] = it->second;
+          nodeOps[it->second].push_back(op);
+        }
+        continue;
+      }
+      if (llvm::all_of(op->getResults(),
+                       [&](Value r) { return weights.contains(r); }))
+        continue;
+      index[op] = problem.nodes.size();
+      nodeOps.push_back({op});
       RematProblem::Node node;
       node.name = nodeName(op->getLoc()).str();
-      node.cost = estimate(op).seconds;
       node.def = node.lastForward = position[op];
-      for (Value result : op->getResults()) {
-        bool read = false;
-        for (Operation *user : result.getUsers()) {
-          Operation *top = block.findAncestorOpInBlock(*user);
-          if (!top)
-            continue;
-          int64_t at = position[top];
-          if (top->hasAttr(kBackwardAttr)) {
-            read = true;
-            node.firstBackward = std::min(node.firstBackward, at);
-            node.last = std::max(node.last, at);
-          } else {
-            node.lastForward = std::max(node.lastForward, at);
-          }
-        }
-        if (read && isa<RankedTensorType>(result.getType()))
-          node.bytes += shapedBytes(cast<ShapedType>(result.getType()));
-      }
-      op->walk([&](Operation *inner) {
-        for (Value operand : inner->getOperands())
-          if (Operation *def = operand.getDefiningOp()) {
-            auto it = index.find(def);
-            if (it != index.end() &&
-                !llvm::is_contained(node.producers, it->second)) {
-              node.producers.push_back(it->second);
-              problem.nodes[it->second].consumers.push_back(
-                  problem.nodes.size());
+      problem.nodes.push_back(std::move(node));
+    }
+    for (int i = 0, e = nodeOps.size(); i < e; ++i) {
+      RematProblem::Node &node = problem.nodes[i];
+      ArrayRef<Operation *> group = nodeOps[i];
+      llvm::SmallPtrSet<Value, 4> read;
+      for (Operation *op : group) {
+        node.cost += estimate(op).seconds;
+        for (Value result : op->getResults())
+          for (Operation *user : result.getUsers()) {
+            Operation *top = block.findAncestorOpInBlock(*user);
+            if (!top)
+              continue;
+            int64_t at = position[top];
+            if (top->hasAttr(kBackwardAttr)) {
+              read.insert(storageOf(result));
+              node.firstBackward = std::min(node.firstBackward, at);
+              node.last = std::max(node.last, at);
+            } else {
+              node.lastForward = std::max(node.lastForward, at);
             }
           }
-      });
-      index[op] = problem.nodes.size();
-      nodeOps.push_back(op);
-      problem.nodes.push_back(std::move(node));
+        op->walk([&](Operation *inner) {
+          for (Value operand : inner->getOperands())
+            if (Operation *def = operand.getDefiningOp()) {
+              auto it = index.find(def);
+              if (it != index.end() && it->second != i &&
+                  !llvm::is_contained(node.producers, it->second)) {
+                node.producers.push_back(it->second);
+                problem.nodes[it->second].consumers.push_back(i);
+              }
+            }
+        });
+      }
+      for (Value v : read)
+        if (isa<RankedTensorType>(v.getType()))
+          node.bytes += shapedBytes(cast<ShapedType>(v.getType()));
     }
 
     int64_t least = leastPeak;
@@ -370,7 +442,12 @@ struct ZeroRematerializePass
     std::map<int64_t, SmallVector<Operation *>> groups;
     for (auto [i, t] : llvm::enumerate(at))
       if (t != RematProblem::kNever)
-        groups[t].push_back(nodeOps[i]);
+        groups[t].append(nodeOps[i].begin(), nodeOps[i].end());
+    // Copies are made in program order.
+    for (auto &[t, group] : groups)
+      llvm::sort(group, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
     SmallVector<Operation *> recomputed;
     for (auto &[t, group] : groups)
       recomputed.append(group.begin(), group.end());
@@ -496,6 +573,7 @@ struct ZeroRematerializePass
       copy->walk([&](Operation *inner) {
         inner->setAttr(kBackwardAttr, b.getUnitAttr());
         inner->setAttr(kRecomputeAttr, b.getUnitAttr());
+        inner->setLoc(recomputeLoc(inner->getLoc()));
       });
       map.map(op->getResults(), copy->getResults());
     }

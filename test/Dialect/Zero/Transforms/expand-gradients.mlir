@@ -87,3 +87,17 @@ func.func @no_rule(%x: tensor<4xf32>) -> tensor<4xf32> {
   %g = zero.gradient %r wrt %x : tensor<1xf32>, (tensor<4xf32>) -> tensor<4xf32>
   return %g : tensor<4xf32>
 }
+
+// -----
+
+// ReLU's gradient masks by its result (y > 0 exactly where x > 0), so the
+// backward reads the value the next layer keeps, not the input.
+// CHECK-LABEL: func.func @relu
+// CHECK: %[[Y:.*]] = tosa.clamp %arg0
+// CHECK: tosa.greater %[[Y]], %{{.*}} {zero.backward}
+func.func @relu(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = tosa.clamp %x {max_val = 0x7F800000 : f32, min_val = 0.000000e+00 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  %r = tosa.reduce_sum %y {axis = 0 : i32} : (tensor<4xf32>) -> tensor<1xf32>
+  %g = zero.gradient %r wrt %x : tensor<1xf32>, (tensor<4xf32>) -> tensor<4xf32>
+  return %g : tensor<4xf32>
+}

@@ -67,6 +67,11 @@ constexpr llvm::StringLiteral kShardAttr = "zero.shard";
 
 /// The buffer class a location carries (see BufferClassAttr), or null.
 BufferClassAttr getBufferClass(Location loc);
+/// `loc` marked as a recomputation's: the mark outlives the op's
+/// attributes through lowering, as ops take their source's location.
+Location recomputeLoc(Location loc);
+/// Whether a location carries the recomputation mark.
+bool isRecomputeLoc(Location loc);
 /// Memory category of a step argument with the given role.
 MemoryCategory memoryCategoryOf(Role role);
 /// The argument of `fn` that differs between data-parallel replicas (a

@@ -88,6 +88,11 @@ struct Timeline {
   double commSeconds = 0;    ///< sum of collective times
   double exposedSeconds = 0; ///< compute stream waiting on collectives
   double flops = 0;          ///< FLOPs of the step's compute ops
+  /// The part of the compute that recomputes activations in the backward
+  /// (ops whose location carries the recomputation mark; a copy fused
+  /// into a backward op's loop counts as that op).
+  double recomputeSeconds = 0, recomputeFlops = 0;
+  int64_t recomputeOps = 0;
   int64_t computeOps = 0, allocations = 0, collectives = 0, bytesSent = 0;
   /// The step time with every collective completing where it starts, and
   /// the bound max(compute, communication) no schedule can beat.
