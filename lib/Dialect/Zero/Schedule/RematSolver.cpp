@@ -41,7 +41,7 @@ RematProblem::recomputeTimes(const std::vector<bool> &kept) const {
   for (int i = int(nodes.size()) - 1; i >= 0; --i) {
     if (kept[i])
       continue;
-    int64_t t = nodes[i].firstBackward;
+    int64_t t = nodes[i].read ? nodes[i].firstBackward : kNever;
     for (int c : nodes[i].consumers)
       t = std::min(t, at[c]);
     at[i] = t;
@@ -122,7 +122,7 @@ static RematSolution greedy(const RematProblem &p, int64_t budget) {
   }
   RematSolution s;
   s.kept = keptBut(p, order, lo);
-  s.method = "greedy";
+  s.method = "heuristic";
   return s;
 }
 
@@ -139,6 +139,20 @@ static std::vector<bool> greedyLeast(const RematProblem &p) {
     }
   }
   return best;
+}
+
+/// Keeps again the recomputed candidates of `kept`, dearest to recompute
+/// per byte first, while the peak stays within `budget`.
+static void keepWhileFits(const RematProblem &p, std::vector<bool> &kept,
+                          int64_t budget) {
+  SmallVector<int> order = greedyOrder(p);
+  for (int i : llvm::reverse(order)) {
+    if (kept[i])
+      continue;
+    kept[i] = true;
+    if (p.peak(kept) > budget)
+      kept[i] = false;
+  }
 }
 
 namespace {
@@ -373,10 +387,13 @@ std::optional<std::vector<bool>> Milp::solve(double timeLimit,
 // Past a few hundred thousand columns CBC's presolve alone takes minutes.
 static constexpr size_t kMaxColumns = 300000;
 
-FailureOr<RematSolution> mlir::zero::solveRemat(const RematProblem &p,
-                                                int64_t budget,
-                                                double timeLimit,
-                                                int64_t &least) {
+bool mlir::zero::withinMilpLimit(const RematProblem &p) {
+  return Milp(p, 0).build(kMaxColumns);
+}
+
+FailureOr<RematSolution>
+mlir::zero::solveRemat(const RematProblem &p, int64_t budget, double timeLimit,
+                       int64_t &least, ArrayRef<std::vector<bool>> starts) {
   auto begin = std::chrono::steady_clock::now();
   auto finish = [&](RematSolution s) {
     s.peak = p.peak(s.kept);
@@ -394,6 +411,9 @@ FailureOr<RematSolution> mlir::zero::solveRemat(const RematProblem &p,
   std::vector<bool> leastKept;
   if (least < 0) {
     leastKept = greedyLeast(p);
+    for (const std::vector<bool> &start : starts)
+      if (p.peak(start) < p.peak(leastKept))
+        leastKept = start;
     Milp leastMilp(p, -1);
     if (leastMilp.build(kMaxColumns)) {
       bool leastProven = false, timedOut = false;
@@ -413,13 +433,24 @@ FailureOr<RematSolution> mlir::zero::solveRemat(const RematProblem &p,
   }
   if (budget < least)
     return failure();
+  // The heuristic: the cheapest choice that fits among the greedy one, the
+  // starts and the least peak's, then kept again where the budget allows.
   RematSolution fallback = greedy(p, budget);
+  auto consider = [&](const std::vector<bool> &kept) {
+    if (p.peak(kept) > budget)
+      return;
+    if (p.peak(fallback.kept) > budget || p.cost(kept) < p.cost(fallback.kept))
+      fallback.kept = kept;
+  };
+  for (const std::vector<bool> &start : starts)
+    consider(start);
   if (p.peak(fallback.kept) > budget) {
     if (leastKept.empty())
       leastKept = greedyLeast(p);
-    if (p.peak(leastKept) <= budget)
-      fallback.kept = leastKept;
+    consider(leastKept);
   }
+  if (p.peak(fallback.kept) <= budget)
+    keepWhileFits(p, fallback.kept, budget);
   Milp milp(p, budget);
   if (!milp.build(kMaxColumns)) {
     fallback.note = "the MILP has " + std::to_string(milp.columns()) +

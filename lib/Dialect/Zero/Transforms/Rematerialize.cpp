@@ -242,7 +242,9 @@ struct ZeroRematerializePass
   }
 
   /// The segment of each forward op (-1: none, its results are kept).
-  DenseMap<Operation *, int64_t> segmentsOf(ArrayRef<Operation *> forward) {
+  static DenseMap<Operation *, int64_t>
+  segmentsOf(ArrayRef<Operation *> forward, RematPolicy policy,
+             int64_t segments) {
     DenseMap<Operation *, int64_t> segment;
     if (policy == RematPolicy::blocks) {
       // Blocks count where at least two indices share a prefix.
@@ -301,30 +303,49 @@ struct ZeroRematerializePass
     return success();
   }
 
-  void rematerializeSegments(Block &block, ArrayRef<Operation *> forward) {
-    DenseMap<Operation *, int64_t> segment = segmentsOf(forward);
-    auto segmentOf = [&](Value v) -> int64_t {
+  /// A cut of the forward into segments and the values each keeps.
+  struct Segmentation {
+    Block *block;
+    DenseMap<Operation *, int64_t> segment;
+    /// Checkpoints: values read by another segment, or by an op outside
+    /// every segment in the forward.
+    llvm::DenseSet<Value> kept;
+
+    /// The segment of a recomputable value (-1: none, it is kept).
+    int64_t segmentOf(Value v) const {
       Operation *def = v.getDefiningOp();
-      if (!def || def->getBlock() != &block || !isRecomputable(def))
+      if (!def || def->getBlock() != block || !isRecomputable(def))
         return -1;
       auto it = segment.find(def);
       return it == segment.end() ? -1 : it->second;
-    };
-    // A value is recomputed when its segment's ops may read it from the
-    // segment itself: it is not a checkpoint (read by another segment, or
-    // by an op outside every segment in the forward).
-    llvm::DenseSet<Value> kept;
+    }
+    /// Whether the segments recompute `v` rather than keep it.
+    bool recomputes(Value v) const {
+      return segmentOf(v) >= 0 && !kept.contains(v);
+    }
+  };
+
+  static Segmentation segmentation(Block &block, ArrayRef<Operation *> forward,
+                                   RematPolicy policy, int64_t segments) {
+    Segmentation cut{&block, segmentsOf(forward, policy, segments), {}};
     for (Operation *op : forward) {
-      auto it = segment.find(op);
-      int64_t mine = it == segment.end() ? -1 : it->second;
+      auto it = cut.segment.find(op);
+      int64_t mine = it == cut.segment.end() ? -1 : it->second;
       op->walk([&](Operation *inner) {
         for (Value operand : inner->getOperands()) {
-          int64_t theirs = segmentOf(operand);
+          int64_t theirs = cut.segmentOf(operand);
           if (theirs >= 0 && theirs != mine)
-            kept.insert(operand);
+            cut.kept.insert(operand);
         }
       });
     }
+    return cut;
+  }
+
+  void rematerializeSegments(Block &block, ArrayRef<Operation *> forward) {
+    Segmentation cut = segmentation(block, forward, policy, segments);
+    auto segmentOf = [&](Value v) { return cut.segmentOf(v); };
+    const llvm::DenseSet<Value> &kept = cut.kept;
 
     // Per segment, the values the backward reads that are recomputed.
     std::map<int64_t, Recomputation> recomputed;
@@ -426,9 +447,40 @@ struct ZeroRematerializePass
           node.bytes += shapedBytes(cast<ShapedType>(v.getType()));
     }
 
+    // Beyond the MILP, the heuristic may also keep the repeated blocks'
+    // boundary values, which the backward does not read (a residual
+    // stream): without them a recomputed block would be recomputed from
+    // the start of the step.
+    Segmentation blocksCut =
+        segmentation(block, forward, RematPolicy::blocks, 0);
+    if (!blocksCut.segment.empty() && !withinMilpLimit(problem))
+      offerCheckpoints(problem, nodeOps, blocksCut);
+
+    // Cuts into segments the solver starts from, as blocks and sqrt would
+    // choose (so that it does no worse where the MILP is out of reach): the
+    // repeated blocks of the node names, and runs of a few lengths.
+    std::vector<std::vector<bool>> starts;
+    auto addCut = [&](RematPolicy cutPolicy, int64_t count) {
+      Segmentation cut = segmentation(block, forward, cutPolicy, count);
+      if (cut.segment.empty())
+        return;
+      std::vector<bool> kept = problem.keepAll();
+      for (auto [i, group] : llvm::enumerate(nodeOps))
+        if (kept[i])
+          kept[i] = !llvm::all_of(group, [&](Operation *op) {
+            return llvm::all_of(op->getResults(),
+                                [&](Value r) { return cut.recomputes(r); });
+          });
+      starts.push_back(std::move(kept));
+    };
+    addCut(RematPolicy::blocks, 0);
+    double root = std::sqrt(double(llvm::count_if(forward, isRecomputable)));
+    for (double f : {0.5, 1.0, 2.0, 4.0})
+      addCut(RematPolicy::sqrt, std::max<int64_t>(1, std::llround(f * root)));
+
     int64_t least = leastPeak;
     FailureOr<RematSolution> solution =
-        solveRemat(problem, budget, timeLimit, least);
+        solveRemat(problem, budget, timeLimit, least, starts);
     if (failed(solution))
       return getOperation().emitError()
              << "zero-rematerialize: no choice of recomputed activations "
@@ -466,6 +518,41 @@ struct ZeroRematerializePass
     return success();
   }
 
+  /// Makes the nodes holding `cut`'s checkpoints candidates, kept until
+  /// the last backward reader of what reads them.
+  static void offerCheckpoints(RematProblem &problem,
+                               ArrayRef<SmallVector<Operation *, 2>> nodeOps,
+                               const Segmentation &cut) {
+    size_t n = problem.nodes.size();
+    std::vector<int64_t> first(n), last(n);
+    for (int i = int(n) - 1; i >= 0; --i) {
+      const RematProblem::Node &node = problem.nodes[i];
+      first[i] = node.firstBackward;
+      last[i] = node.last;
+      for (int c : node.consumers) {
+        first[i] = std::min(first[i], first[c]);
+        last[i] = std::max(last[i], last[c]);
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      RematProblem::Node &node = problem.nodes[i];
+      if (node.candidate() || first[i] == RematProblem::kNever)
+        continue;
+      llvm::SmallPtrSet<Value, 4> storages;
+      for (Operation *op : nodeOps[i])
+        for (Value r : op->getResults())
+          if (cut.kept.contains(r) && isa<RankedTensorType>(r.getType()))
+            storages.insert(storageOf(r));
+      if (storages.empty())
+        continue;
+      for (Value v : storages)
+        node.bytes += shapedBytes(cast<ShapedType>(v.getType()));
+      node.read = false;
+      node.firstBackward = first[i];
+      node.last = last[i];
+    }
+  }
+
   /// The solver's figures and its problem, for the report.
   void recordSolution(const RematProblem &problem, const RematSolution &s,
                       int64_t least, int64_t keepAll) {
@@ -487,6 +574,8 @@ struct ZeroRematerializePass
                                    b.getI64IntegerAttr(n.firstBackward)));
         e.push_back(b.getNamedAttr("last", b.getI64IntegerAttr(n.last)));
         e.push_back(b.getNamedAttr("kept", b.getBoolAttr(s.kept[i])));
+        if (!n.read)
+          e.push_back(b.getNamedAttr("read", b.getBoolAttr(false)));
       }
       nodes.push_back(b.getDictionaryAttr(e));
     }

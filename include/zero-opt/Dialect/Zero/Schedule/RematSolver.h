@@ -15,6 +15,7 @@
 #define ZERO_OPT_DIALECT_ZERO_SCHEDULE_REMATSOLVER_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -37,6 +38,11 @@ struct RematProblem {
     int64_t def = 0, lastForward = 0, firstBackward = kNever, last = 0;
     /// The nodes whose results it reads, and those that read its results.
     SmallVector<int, 4> producers, consumers;
+    /// Whether the backward reads it itself. A candidate it does not read
+    /// (a segment's checkpoint, offered to the heuristic) is copied only
+    /// for the copies that read it; its first and last backward times are
+    /// its readers'.
+    bool read = true;
     bool candidate() const { return firstBackward != kNever; }
   };
   std::vector<Node> nodes;
@@ -57,7 +63,7 @@ struct RematSolution {
   std::vector<bool> kept;
   int64_t peak = 0;
   double cost = 0;
-  /// "milp" (CBC), "greedy" (the stated fallback) or "keep-all".
+  /// "milp" (CBC), "heuristic" (the stated fallback) or "keep-all".
   std::string method;
   /// Whether the cost is proven least for the budget.
   bool optimal = false;
@@ -68,12 +74,20 @@ struct RematSolution {
 
 /// The least-cost choice of kept candidates whose peak fits `budget`, from
 /// the MILP with CBC within `timeLimit` seconds; larger problems or a
-/// solver out of time fall back to the greedy choice (cheapest recompute
-/// per byte first). `least` is the least peak any choice reaches: when
-/// negative, it is set, from a MILP of its own (within a few seconds) or
-/// the greedy order's best prefix. Fails when `budget` is below it.
+/// solver out of time fall back to the heuristic: the cheapest of the
+/// greedy choice (cheapest recompute per byte first) and the `starts`
+/// (kept vectors, e.g. segment cuts) that fit, with as many recomputed
+/// candidates kept again, dearest per byte first, as the budget allows.
+/// `least` is the least peak any choice reaches: when negative, it is set,
+/// from the best of the greedy order's prefixes and the starts, improved
+/// by a MILP of its own within a few seconds. Fails when `budget` is below
+/// it.
+/// Whether the MILP of `problem` is within the size CBC is given.
+bool withinMilpLimit(const RematProblem &problem);
+
 FailureOr<RematSolution> solveRemat(const RematProblem &problem, int64_t budget,
-                                    double timeLimit, int64_t &least);
+                                    double timeLimit, int64_t &least,
+                                    ArrayRef<std::vector<bool>> starts = {});
 
 } // namespace mlir::zero
 
