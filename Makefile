@@ -67,7 +67,7 @@ test-runtime: build
 
 ONNX_TESTS := /usr/share/libonnx-testdata/data
 # Node tests that an accepted capability rests on: skipping one fails.
-REQUIRED_NODE_TESTS := node/test_batchnorm_epsilon_training_mode,node/test_batchnorm_example_training_mode,node/test_training_dropout_zero_ratio,node/test_training_dropout_zero_ratio_mask,node/test_dropout_default,node/test_dropout_default_mask,node/test_dropout_default_ratio,node/test_dropout_default_mask_ratio,node/test_dropout_default_old,node/test_dropout_random_old
+REQUIRED_NODE_TESTS := node/test_batchnorm_epsilon_training_mode,node/test_batchnorm_example_training_mode,node/test_training_dropout_zero_ratio,node/test_training_dropout_zero_ratio_mask,node/test_dropout_default,node/test_dropout_default_mask,node/test_dropout_default_ratio,node/test_dropout_default_mask_ratio,node/test_dropout_default_old,node/test_dropout_random_old,node/test_cast_FLOAT_to_BFLOAT16,node/test_cast_BFLOAT16_to_FLOAT,node/test_cast_FLOAT_to_FLOAT16,node/test_cast_FLOAT16_to_FLOAT
 REQUIRED_CONV_TESTS := pytorch-converted/test_Conv2d_depthwise,pytorch-converted/test_Conv2d_depthwise_padded,pytorch-converted/test_Conv2d_depthwise_strided,pytorch-converted/test_Conv2d_depthwise_with_multiplier,pytorch-converted/test_Conv2d_groups,pytorch-converted/test_Conv2d_groups_thnn,pytorch-converted/test_Conv1d_groups
 test-conformance: build
 	$(PYTHON) test/conformance/reference_overrides.py $(ONNX_TESTS)/node \

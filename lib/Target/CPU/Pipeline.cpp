@@ -81,6 +81,7 @@ void cpu::buildCPULowering(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createZeroCPUExpandStridedCopies());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createZeroCPUApproximateMath());
+  pm.addPass(createZeroCPUExpandBF16());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

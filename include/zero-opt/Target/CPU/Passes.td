@@ -152,7 +152,6 @@ def ZeroCPUApproximateMath
                            "mlir::vector::VectorDialect"];
 }
 
-#endif
 
 def ZeroCPUReassociateReductions
     : Pass<"zero-cpu-reassociate-reductions", "func::FuncOp"> {
@@ -202,3 +201,18 @@ def ZeroCPUApplyNoAlias : Pass<"zero-cpu-apply-noalias", "ModuleOp"> {
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
+
+def ZeroCPUExpandBF16 : Pass<"zero-cpu-expand-bf16"> {
+  let summary = "bf16 conversions as integer arithmetic";
+  let description = [{
+    `arith.extf` from bf16 becomes a shift and `arith.truncf` to bf16 a
+    round to nearest even on the bits (upstream's bf16 expansion), so
+    that a step with bf16 values runs on any x86-64: LLVM lowers an
+    `fptrunc` to bfloat to `vcvtneps2bf16` only where the CPU has
+    AVX512-BF16 and to `__truncsfbf2` elsewhere, which the system's
+    libgcc lacks. Only these two ops are rewritten.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
+#endif
