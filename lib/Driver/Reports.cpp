@@ -38,18 +38,20 @@ static int64_t intEntry(DictionaryAttr d, StringRef key) {
   return a ? a.getInt() : 0;
 }
 
+/// A floating-point entry of a report dictionary (0 when absent).
+static double floatEntry(DictionaryAttr d, StringRef key) {
+  auto a = d ? d.getAs<FloatAttr>(key) : FloatAttr();
+  return a ? a.getValueAsDouble() : 0.0;
+}
+
 /// zero-rematerialize's figures: what the backward reads from the
 /// forward before and after, the compute added, and the budget's solve.
 static void printRemat(llvm::raw_ostream &os, DictionaryAttr remat,
                        const CompileOptions &options) {
-  auto f64 = [](DictionaryAttr d, StringRef k) {
-    auto a = d.getAs<FloatAttr>(k);
-    return a ? a.getValueAsDouble() : 0.0;
-  };
   int64_t before = intEntry(remat, "activation_bytes_before"),
           after = intEntry(remat, "activation_bytes_after");
-  double recompute = f64(remat, "recompute_flops"),
-         step = f64(remat, "step_flops");
+  double recompute = floatEntry(remat, "recompute_flops"),
+         step = floatEntry(remat, "step_flops");
   auto saved = remat.getAs<ArrayAttr>("saved");
   os << llvm::formatv("  rematerialization ({0}): activations the backward "
                       "reads {1} B -> {2} B ({3:f1}%); recompute {4:e2} "
@@ -68,11 +70,12 @@ static void printRemat(llvm::raw_ostream &os, DictionaryAttr remat,
                       "least {7})\n",
                       grouped(options.training.memoryBudget),
                       humanBytes(options.training.memoryBudget),
-                      method == "milp"     ? "CBC MILP"
-                      : method == "greedy" ? "greedy fallback"
-                                           : "nothing recomputed",
+                      method == "milp"        ? "CBC MILP"
+                      : method == "heuristic" ? "heuristic"
+                                              : "nothing recomputed",
                       optimal && optimal.getValue() ? ", optimal" : "",
-                      f64(solver, "seconds"), grouped(intEntry(solver, "peak")),
+                      floatEntry(solver, "seconds"),
+                      grouped(intEntry(solver, "peak")),
                       grouped(intEntry(solver, "keep_all_peak")),
                       grouped(intEntry(solver, "least_peak")));
   if (auto note = solver.getAs<StringAttr>("note"))
@@ -179,14 +182,8 @@ void mlir::zero::printTimelineReport(llvm::raw_ostream &os, ModuleOp planned,
     auto t = timeline.getAs<DictionaryAttr>(fn.getName());
     if (!t)
       continue;
-    auto f = [&](StringRef k) {
-      auto a = t.getAs<FloatAttr>(k);
-      return a ? a.getValueAsDouble() : 0.0;
-    };
-    auto i = [&](StringRef k) {
-      auto a = t.getAs<IntegerAttr>(k);
-      return a ? a.getInt() : int64_t(0);
-    };
+    auto f = [&](StringRef k) { return floatEntry(t, k); };
+    auto i = [&](StringRef k) { return intEntry(t, k); };
     auto ms = [](double s) { return llvm::formatv("{0,12:f3} ms", s * 1e3); };
     os << llvm::formatv("{0}: predicted step on {1} ({2} ranks, ZeRO stage "
                         "{3}, matmuls at the {4} peak), per rank\n",

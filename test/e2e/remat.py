@@ -117,16 +117,19 @@ def compare_ranks(name, label, results):
     return ok
 
 
+def stage3_flags(n, micro_batches=6):
+    """Stage 3 on N ranks at the same global batch of MICRO_BATCHES
+    micro-batches (accumulated MICRO_BATCHES / N times per rank)."""
+    return ["--stage=3", "--persistence-threshold=0",
+            f"--gradient-accumulation-steps={micro_batches // n}"]
+
+
 def equivalence(bindir, tmp):
-    name, micro_batches = "gpt_dropout", 6
+    name = "gpt_dropout"
     ok = True
     for policy in ("blocks", "sqrt"):
-        results = {}
-        for n in (1, 2, 3):
-            results[n] = train(
-                bindir, tmp, name, policy, n,
-                ["--stage=3", "--persistence-threshold=0",
-                 f"--gradient-accumulation-steps={micro_batches // n}"])
+        results = {n: train(bindir, tmp, name, policy, n, stage3_flags(n))
+                   for n in (1, 2, 3)}
         ok &= compare_ranks(name, policy, results)
     return ok
 

@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from remat import (MODELS_DIR, ROOT, compare_ranks, memory_matches,  # noqa: E402
-                   run, train)
+                   run, stage3_flags, train)
 
 NEVER = 2**63 - 1
 
@@ -173,10 +173,17 @@ def optimal(bindir, tmp):
     return ok
 
 
+def at_policy_peak(bindir, tmp, name, policy, flags=()):
+    """Plans NAME with --remat=POLICY, then with its planned peak as the
+    memory budget; returns both plans and that budget."""
+    other = plan_of(bindir, tmp, name, list(flags) + [f"--remat={policy}"])
+    budget = peak(other)
+    bu = plan_of(bindir, tmp, name, list(flags) + [f"--memory-budget={budget}"])
+    return other, bu, budget
+
+
 def against_sqrt(bindir, tmp):
-    sq = plan_of(bindir, tmp, "gpt", ["--remat=sqrt"])
-    budget = peak(sq)
-    bu = plan_of(bindir, tmp, "gpt", [f"--memory-budget={budget}"])
+    sq, bu, budget = at_policy_peak(bindir, tmp, "gpt", "sqrt")
     s_flops = sq["training"]["remat"]["recompute_flops"]
     b_flops = bu["training"]["remat"]["recompute_flops"]
     ok = b_flops <= s_flops and peak(bu) <= budget
@@ -191,10 +198,8 @@ def beyond_milp(bindir, tmp):
     run(["/usr/bin/python3", os.path.join(ROOT, "bench", "gpt2_model.py"),
          os.path.join(tmp, f"{name}.onnx"), "--layers", "48", "--d", "32",
          "--heads", "4", "--vocab", "64", "--seq", "16", "--batch", "2"])
-    flags = ["--stage=3", "--world-size=8"]
-    blocks = plan_of(bindir, tmp, name, flags + ["--remat=blocks"])
-    budget = peak(blocks)
-    bu = plan_of(bindir, tmp, name, flags + [f"--memory-budget={budget}"])
+    blocks, bu, budget = at_policy_peak(bindir, tmp, name, "blocks",
+                                        ["--stage=3", "--world-size=8"])
     b_flops = blocks["training"]["remat"]["recompute_flops"]
     remat = bu["training"]["remat"]
     solver = remat["solver"]
@@ -208,14 +213,13 @@ def beyond_milp(bindir, tmp):
 
 
 def equivalence(bindir, tmp):
-    name, micro_batches = "gpt_dropout", 6
+    name = "gpt_dropout"
     results = {}
     for n in (1, 2, 3):
-        flags = ["--stage=3", "--persistence-threshold=0",
-                 f"--gradient-accumulation-steps={micro_batches // n}"]
-        budget = halfway(bindir, tmp, name, flags + [f"--world-size={n}"])
+        budget = halfway(bindir, tmp, name,
+                         stage3_flags(n) + [f"--world-size={n}"])
         results[n] = train(bindir, tmp, name, "budget", n,
-                           flags + [f"--memory-budget={budget}"])
+                           stage3_flags(n) + [f"--memory-budget={budget}"])
     return compare_ranks(name, "budget", results)
 
 

@@ -138,21 +138,20 @@ class GPT(nn.Module):
         return loss, logits
 
 
-def mlp_spec(gen):
-    B = 4
+def mlp_data(gen, B):
+    """16 features and one of 10 classes per sample, NUM_BATCHES of B."""
     n = NUM_BATCHES * B
-    data = {"x": torch.randn(n, 16, generator=gen),
+    return {"x": torch.randn(n, 16, generator=gen),
             "y": torch.randint(0, 10, (n,), generator=gen)}
-    return MLP(), B, data
+
+
+def mlp_spec(gen):
+    return MLP(), 4, mlp_data(gen, 4)
 
 
 def chain16_spec(gen):
     """Sixteen layers at a batch of 64: activations outweigh the weights."""
-    B = 64
-    n = NUM_BATCHES * B
-    data = {"x": torch.randn(n, 16, generator=gen),
-            "y": torch.randint(0, 10, (n,), generator=gen)}
-    return Chain(), B, data
+    return Chain(), 64, mlp_data(gen, 64)
 
 
 def mlp64_spec(gen):

@@ -2,6 +2,8 @@
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
@@ -9,12 +11,19 @@
 using namespace mlir;
 using namespace mlir::zero;
 
+bool zero::isReshape(Operation *op) {
+  return isa<tosa::ReshapeOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+             tensor::ReshapeOp>(op);
+}
+
 Value zero::rootBuffer(Value v) {
   while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      v = view.getViewSource();
+    else if (isReshape(def))
+      v = def->getOperand(0);
+    else
       break;
-    v = view.getViewSource();
   }
   return v;
 }

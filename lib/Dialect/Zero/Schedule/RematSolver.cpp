@@ -162,7 +162,9 @@ public:
   /// Least cost within `budget`, or (budget < 0) the least peak.
   Milp(const RematProblem &p, int64_t budget) : p(p), budget(budget) {}
 
-  /// Builds the model; false when it is over `maxColumns`.
+  /// Lays out the columns; false when there are over `maxColumns`.
+  bool layOut(size_t maxColumns);
+  /// Lays out and builds the model; false when it is over `maxColumns`.
   bool build(size_t maxColumns);
   size_t columns() const { return numColumns; }
   /// Solves within `timeLimit`; the kept candidates, or none.
@@ -214,7 +216,7 @@ public:
 };
 } // namespace
 
-bool Milp::build(size_t maxColumns) {
+bool Milp::layOut(size_t maxColumns) {
   const auto &nodes = p.nodes;
   size_t n = nodes.size();
   for (const auto &node : nodes)
@@ -222,19 +224,6 @@ bool Milp::build(size_t maxColumns) {
       times.push_back(node.firstBackward);
   llvm::sort(times);
   times.erase(std::unique(times.begin(), times.end()), times.end());
-
-  // Scaled so that the solver's tolerances are far below a byte and a
-  // cost's smallest step.
-  double totalCost = 0;
-  int64_t maxBytes = 1;
-  for (const auto &node : nodes) {
-    totalCost += node.cost;
-    maxBytes = std::max(maxBytes, node.bytes);
-  }
-  double costScale = totalCost > 0 ? 1e6 / totalCost : 1;
-  if (minimizePeak())
-    costScale = 0;
-  byteScale = 1.0 / double(maxBytes);
 
   // Windows: a copy can exist from the earliest first reader among the
   // node and what reads it, and counts until its last reader.
@@ -256,10 +245,28 @@ bool Milp::build(size_t maxColumns) {
   for (size_t i = 0; i < n; ++i)
     if (nodes[i].candidate() && lo[i] <= hi[i])
       copies += hi[i] - lo[i] + 1;
-  if (copies + n > maxColumns) {
-    numColumns = copies + n;
+  numColumns = copies + n;
+  return numColumns <= maxColumns;
+}
+
+bool Milp::build(size_t maxColumns) {
+  if (!layOut(maxColumns))
     return false;
+  const auto &nodes = p.nodes;
+  size_t n = nodes.size();
+  // Scaled so that the solver's tolerances are far below a byte and a
+  // cost's smallest step.
+  double totalCost = 0;
+  int64_t maxBytes = 1;
+  for (const auto &node : nodes) {
+    totalCost += node.cost;
+    maxBytes = std::max(maxBytes, node.bytes);
   }
+  double costScale = totalCost > 0 ? 1e6 / totalCost : 1;
+  if (minimizePeak())
+    costScale = 0;
+  byteScale = 1.0 / double(maxBytes);
+  numColumns = 0;
   if (minimizePeak())
     peakCol = addColumn(1, false);
   for (size_t i = 0; i < n; ++i) {
@@ -388,7 +395,7 @@ std::optional<std::vector<bool>> Milp::solve(double timeLimit,
 static constexpr size_t kMaxColumns = 300000;
 
 bool mlir::zero::withinMilpLimit(const RematProblem &p) {
-  return Milp(p, 0).build(kMaxColumns);
+  return Milp(p, 0).layOut(kMaxColumns);
 }
 
 FailureOr<RematSolution>

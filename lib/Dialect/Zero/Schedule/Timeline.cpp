@@ -290,21 +290,17 @@ static double valueBytes(Value v) {
 }
 
 namespace {
-struct OpCost {
-  double seconds = 0, flops = 0;
-};
-
 /// Op costs against a roofline; the same for buffers and tensors.
 struct CostModel {
   const HardwareModel &hw;
   double matmulPeak;
 
-  OpCost roofline(double flops, double bytes, double peak) const {
-    return {hw.opOverhead + std::max(flops / peak, bytes / hw.memoryBandwidth),
-            flops};
+  OpEstimate roofline(double flops, double bytes, double peak) const {
+    return {flops,
+            hw.opOverhead + std::max(flops / peak, bytes / hw.memoryBandwidth)};
   }
 
-  OpCost linalgCost(linalg::LinalgOp op) const {
+  OpEstimate linalgCost(linalg::LinalgOp op) const {
     double iterations = 1;
     for (int64_t r : op.getStaticLoopRanges())
       iterations *= ShapedType::isDynamic(r) ? 1 : r;
@@ -333,13 +329,13 @@ struct CostModel {
     double flops = iterations * (arithmetic + transcendental);
     double seconds =
         iterations * (arithmetic / hw.loopFlops + transcendentalSeconds);
-    return {hw.opOverhead + std::max(seconds, bytes / hw.memoryBandwidth),
-            flops};
+    return {flops,
+            hw.opOverhead + std::max(seconds, bytes / hw.memoryBandwidth)};
   }
 
   /// A matmul or batch matmul: 2bmnk FLOPs at the matmul peak, against its
   /// operands' bytes.
-  OpCost gemmCost(linalg::LinalgOp op) const {
+  OpEstimate gemmCost(linalg::LinalgOp op) const {
     // The loops are (batch,) m, n, k, whichever operand is read transposed.
     double iterations = 1;
     for (int64_t size : op.getStaticLoopRanges())
@@ -348,6 +344,11 @@ struct CostModel {
     for (Value v : op->getOperands())
       bytes += valueBytes(v);
     return roofline(2 * iterations, bytes, matmulPeak);
+  }
+
+  /// A linalg op: a GEMM at the matmul peak, else its loop body's cost.
+  OpEstimate linalg(linalg::LinalgOp op) const {
+    return getGemmLoops(op) ? gemmCost(op) : linalgCost(op);
   }
 
   /// Seconds of one evaluation of a math function.
@@ -362,16 +363,10 @@ struct CostModel {
 OpEstimate mlir::zero::estimateOp(Operation *op, const HardwareModel &hw,
                                   StringRef precision) {
   CostModel cost{hw, hw.peakFlops.lookup(precision)};
-  OpCost c;
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-    c = getGemmLoops(linalgOp) ? cost.gemmCost(linalgOp)
-                               : cost.linalgCost(linalgOp);
-    return {c.flops, c.seconds};
-  }
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return cost.linalg(linalgOp);
   // Reshapes and slices move no data once bufferized.
-  if (isa<ViewLikeOpInterface, tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-          tensor::ReshapeOp, tosa::ReshapeOp>(op) ||
-      op->getNumResults() == 0)
+  if (isa<ViewLikeOpInterface>(op) || isReshape(op) || op->getNumResults() == 0)
     return {};
   double bytes = 0, elements = 0;
   for (Value v : op->getOperands())
@@ -387,16 +382,14 @@ OpEstimate mlir::zero::estimateOp(Operation *op, const HardwareModel &hw,
   };
   if (auto mm = dyn_cast<tosa::MatMulOp>(op)) {
     // [N, H, C] x [N, C, W]: 2NHWC.
-    c = cost.roofline(2 * elements * double(shape(mm.getA())[2]), bytes,
-                      cost.matmulPeak);
-    return {c.flops, c.seconds};
+    return cost.roofline(2 * elements * double(shape(mm.getA())[2]), bytes,
+                         cost.matmulPeak);
   }
   if (auto conv = dyn_cast<tosa::Conv2DOp>(op)) {
     // Each output element: a dot product over [KH, KW, C_in].
     ArrayRef<int64_t> w = shape(conv.getWeight());
-    c = cost.roofline(2 * elements * double(w[1] * w[2] * w[3]), bytes,
-                      cost.matmulPeak);
-    return {c.flops, c.seconds};
+    return cost.roofline(2 * elements * double(w[1] * w[2] * w[3]), bytes,
+                         cost.matmulPeak);
   }
   // Elementwise: one evaluation per result element, a library call for
   // the math functions.
@@ -407,8 +400,7 @@ OpEstimate mlir::zero::estimateOp(Operation *op, const HardwareModel &hw,
     return {elements,
             hw.opOverhead + std::max(seconds, bytes / hw.memoryBandwidth)};
   }
-  c = cost.roofline(elements, bytes, hw.loopFlops);
-  return {c.flops, c.seconds};
+  return cost.roofline(elements, bytes, hw.loopFlops);
 }
 
 namespace {
@@ -437,7 +429,7 @@ private:
   double tc = 0, tq = 0; ///< compute and communication clocks
   DenseMap<Value, double> pending;
 
-  void compute(Operation *op, OpCost c) {
+  void compute(Operation *op, OpEstimate c) {
     if (c.seconds <= 0)
       return;
     tl.computeSeconds += c.seconds;
@@ -524,8 +516,7 @@ private:
       return;
     }
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-      return compute(op, getGemmLoops(linalgOp) ? cost.gemmCost(linalgOp)
-                                                : cost.linalgCost(linalgOp));
+      return compute(op, cost.linalg(linalgOp));
     // Packing into and out of a bucket is a copy.
     if (isa<BucketPackOp, BucketUnpackOp>(op))
       return compute(op, cost.roofline(0,

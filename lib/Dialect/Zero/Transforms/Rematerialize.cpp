@@ -15,7 +15,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -57,22 +56,6 @@ static std::optional<std::pair<StringRef, StringRef>> blockOf(StringRef name) {
 static Operation *backwardAncestor(Block &block, Operation *user) {
   Operation *top = block.findAncestorOpInBlock(*user);
   return top && top->hasAttr(kBackwardAttr) ? top : nullptr;
-}
-
-/// Ops whose result, once bufferized, is a view of their operand's buffer.
-static bool isAliasingView(Operation *op) {
-  return isa<tosa::ReshapeOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
-      op);
-}
-
-/// The value whose buffer `v` lives in: `v`, or for a view, its source's.
-static Value storageOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isAliasingView(def))
-      break;
-    v = def->getOperand(0);
-  }
-  return v;
 }
 
 /// The forward's values computed from parameters and constants alone (a
@@ -169,13 +152,13 @@ struct ZeroRematerializePass
   /// The buffers the backward reads from the forward: what the step holds
   /// from one pass to the other. Views count as their source; arguments
   /// and weight-derived values are not activations.
-  static llvm::SetVector<Value> heldValues(Block &block,
-                                           ArrayRef<Operation *> forward) {
-    llvm::DenseSet<Value> weights = weightDerived(block, forward);
+  static llvm::SetVector<Value>
+  heldValues(Block &block, ArrayRef<Operation *> forward,
+             const llvm::DenseSet<Value> &weights) {
     llvm::SetVector<Value> held;
     for (Operation *op : forward)
       for (Value result : op->getResults()) {
-        Value storage = storageOf(result);
+        Value storage = rootBuffer(result);
         if (isa<RankedTensorType>(result.getType()) &&
             storage.getDefiningOp() && !weights.contains(storage) &&
             !storage.getDefiningOp()->hasTrait<OpTrait::ConstantLike>() &&
@@ -286,15 +269,18 @@ struct ZeroRematerializePass
         break;
       forward.push_back(&op);
     }
-    for (Value v : heldValues(block, forward))
+    // The forward's ops stay as they are: what they compute from weights
+    // alone is the same before and after.
+    llvm::DenseSet<Value> weights = weightDerived(block, forward);
+    for (Value v : heldValues(block, forward, weights))
       bytesBefore += shapedBytes(cast<ShapedType>(v.getType()));
     if (policy == RematPolicy::budget) {
-      if (failed(rematerializeToBudget(block, forward)))
+      if (failed(rematerializeToBudget(block, forward, weights)))
         return failure();
     } else {
       rematerializeSegments(block, forward);
     }
-    for (Value v : heldValues(block, forward)) {
+    for (Value v : heldValues(block, forward, weights)) {
       bytesAfter += shapedBytes(cast<ShapedType>(v.getType()));
       StringRef name = nodeName(v.getDefiningOp()->getLoc());
       if (!name.empty())
@@ -344,16 +330,13 @@ struct ZeroRematerializePass
 
   void rematerializeSegments(Block &block, ArrayRef<Operation *> forward) {
     Segmentation cut = segmentation(block, forward, policy, segments);
-    auto segmentOf = [&](Value v) { return cut.segmentOf(v); };
-    const llvm::DenseSet<Value> &kept = cut.kept;
-
     // Per segment, the values the backward reads that are recomputed.
     std::map<int64_t, Recomputation> recomputed;
     for (Operation *op : forward)
       for (Value result : op->getResults()) {
-        int64_t s = segmentOf(result);
-        if (s < 0 || kept.contains(result))
+        if (!cut.recomputes(result))
           continue;
+        int64_t s = cut.segmentOf(result);
         for (Operation *user : result.getUsers())
           if (Operation *top = backwardAncestor(block, user)) {
             Recomputation &r = recomputed[s];
@@ -366,7 +349,7 @@ struct ZeroRematerializePass
     for (auto &entry : recomputed) {
       int64_t s = entry.first;
       recomputeSegment(block, entry.second, [&](Value v) {
-        return segmentOf(v) == s && !kept.contains(v);
+        return cut.segmentOf(v) == s && cut.recomputes(v);
       });
     }
   }
@@ -374,7 +357,8 @@ struct ZeroRematerializePass
   /// The budget policy: the problem from the step's op order, solved,
   /// and each recomputed op copied where the solution says.
   LogicalResult rematerializeToBudget(Block &block,
-                                      ArrayRef<Operation *> forward) {
+                                      ArrayRef<Operation *> forward,
+                                      const llvm::DenseSet<Value> &weights) {
     DenseMap<Operation *, int64_t> position;
     SmallVector<Operation *> ops;
     for (Operation &op : block) {
@@ -384,15 +368,14 @@ struct ZeroRematerializePass
     // One node per buffer: an op with the views of its results, which are
     // kept or recomputed with it. Weight-derived values and views of
     // arguments are not activations.
-    llvm::DenseSet<Value> weights = weightDerived(block, forward);
     RematProblem problem;
     DenseMap<Operation *, int> index;
     SmallVector<SmallVector<Operation *, 2>> nodeOps;
     for (Operation *op : forward) {
       if (!isRecomputable(op))
         continue;
-      if (isAliasingView(op)) {
-        Operation *owner = storageOf(op->getResult(0)).getDefiningOp();
+      if (isReshape(op)) {
+        Operation *owner = rootBuffer(op->getResult(0)).getDefiningOp();
         auto it = owner ? index.find(owner) : index.end();
         if (it != index.end()) {
           index[op] = it->second;
@@ -423,7 +406,7 @@ struct ZeroRematerializePass
               continue;
             int64_t at = position[top];
             if (top->hasAttr(kBackwardAttr)) {
-              read.insert(storageOf(result));
+              read.insert(rootBuffer(result));
               node.firstBackward = std::min(node.firstBackward, at);
               node.last = std::max(node.last, at);
             } else {
@@ -460,8 +443,7 @@ struct ZeroRematerializePass
     // choose (so that it does no worse where the MILP is out of reach): the
     // repeated blocks of the node names, and runs of a few lengths.
     std::vector<std::vector<bool>> starts;
-    auto addCut = [&](RematPolicy cutPolicy, int64_t count) {
-      Segmentation cut = segmentation(block, forward, cutPolicy, count);
+    auto addCut = [&](const Segmentation &cut) {
       if (cut.segment.empty())
         return;
       std::vector<bool> kept = problem.keepAll();
@@ -473,10 +455,11 @@ struct ZeroRematerializePass
           });
       starts.push_back(std::move(kept));
     };
-    addCut(RematPolicy::blocks, 0);
+    addCut(blocksCut);
     double root = std::sqrt(double(llvm::count_if(forward, isRecomputable)));
     for (double f : {0.5, 1.0, 2.0, 4.0})
-      addCut(RematPolicy::sqrt, std::max<int64_t>(1, std::llround(f * root)));
+      addCut(segmentation(block, forward, RematPolicy::sqrt,
+                          std::max<int64_t>(1, std::llround(f * root))));
 
     int64_t least = leastPeak;
     FailureOr<RematSolution> solution =
@@ -542,7 +525,7 @@ struct ZeroRematerializePass
       for (Operation *op : nodeOps[i])
         for (Value r : op->getResults())
           if (cut.kept.contains(r) && isa<RankedTensorType>(r.getType()))
-            storages.insert(storageOf(r));
+            storages.insert(rootBuffer(r));
       if (storages.empty())
         continue;
       for (Value v : storages)

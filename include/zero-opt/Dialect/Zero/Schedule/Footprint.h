@@ -15,7 +15,11 @@
 
 namespace mlir::zero {
 
-/// The buffer `v` views, through view-like ops.
+/// Ops that only reshape a tensor: once bufferized, views of their
+/// operand's buffer.
+bool isReshape(Operation *op);
+/// The buffer `v` views, through view-like ops and, before bufferization,
+/// reshapes; `v` itself when it is no view.
 Value rootBuffer(Value v);
 /// Adds `root` and every view of it to `views`.
 void collectViews(Value root, DenseSet<Value> &views);

@@ -186,8 +186,12 @@ def ZeroRematerialize : Pass<"zero-rematerialize", "func::FuncOp"> {
         reader. The cost of an op is its time on `hardware` (a machine
         description) by the timeline's cost model, or its FLOPs without
         one. Problems too large for the MILP, or not solved within
-        `time-limit` seconds, take the greedy choice (cheapest recompute
-        per byte first), and the report says so.
+        `time-limit` seconds, take a heuristic (the cheapest fitting
+        choice among the greedy one, cheapest recompute per byte first,
+        and the cuts `blocks` and `sqrt` would make, then values kept
+        again while the budget allows; past the MILP the blocks'
+        boundary values the backward does not read are candidates too),
+        and the report says so.
 
     The function gets a `zero.remat` report: the activation bytes the
     backward reads from the forward before and after, the FLOPs added,
