@@ -376,10 +376,12 @@ struct ZeroRematerializePass
         continue;
       if (isReshape(op)) {
         Operation *owner = rootBuffer(op->getResult(0)).getDefiningOp();
+        // The owner's node, read before inserting: that may rehash `index`.
         auto it = owner ? index.find(owner) : index.end();
         if (it != index.end()) {
-          index[op] = it->second;
-          nodeOps[it->second].push_back(op);
+          int node = it->second;
+          index[op] = node;
+          nodeOps[node].push_back(op);
         }
         continue;
       }
