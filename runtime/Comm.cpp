@@ -1,5 +1,6 @@
 //===- Comm.cpp - MPI communicator with counters and a watchdog -*- C++ -*-===//
 #include "zero-rt/Comm.h"
+#include "zero-rt/Float16.h"
 #include "zero-rt/Runtime.h"
 
 #include <mpi.h>
@@ -65,10 +66,35 @@ void record(TraceEvent e) {
   g.trace.push_back(std::move(e));
 }
 
+bool is16(int32_t dtype) {
+  return dtype == ZERO_RT_F16 || dtype == ZERO_RT_BF16;
+}
 MPI_Datatype mpiType(int32_t dtype) {
+  if (is16(dtype))
+    return MPI_UINT16_T;
   return dtype == ZERO_RT_F64 ? MPI_DOUBLE : MPI_FLOAT;
 }
-size_t elemSize(int32_t dtype) { return dtype == ZERO_RT_F64 ? 8 : 4; }
+size_t elemSize(int32_t dtype) {
+  return dtype == ZERO_RT_F64 ? 8 : is16(dtype) ? 2 : 4;
+}
+
+/// MPI has no 16-bit floats: their sums are user operations, each addition
+/// rounded to the format as a 16-bit NCCL sum is.
+template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
+void sum16(void *in, void *inout, int *len, MPI_Datatype *) {
+  auto *a = static_cast<const uint16_t *>(in);
+  auto *b = static_cast<uint16_t *>(inout);
+  for (int i = 0; i < *len; ++i)
+    b[i] = Narrow(Widen(a[i]) + Widen(b[i]));
+}
+MPI_Op sumOps[2] = {MPI_OP_NULL, MPI_OP_NULL};
+MPI_Op sumOp(int32_t dtype) {
+  if (dtype == ZERO_RT_F16)
+    return sumOps[0];
+  if (dtype == ZERO_RT_BF16)
+    return sumOps[1];
+  return MPI_SUM;
+}
 
 bool launchedByMpirun() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") ||
@@ -95,6 +121,8 @@ bool zero::rt::commInit(int *argc, char ***argv, int64_t expected,
       MPI_Comm_dup(MPI_COMM_WORLD, &g.worker.comm);
       MPI_Comm_set_errhandler(g.worker.comm, MPI_ERRORS_RETURN);
     }
+    MPI_Op_create(&sum16<f16ToFloat, floatToF16>, /*commute=*/1, &sumOps[0]);
+    MPI_Op_create(&sum16<bf16ToFloat, floatToBF16>, /*commute=*/1, &sumOps[1]);
     int r, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -129,6 +157,9 @@ void zero::rt::commFinalize() {
   if (g.mpi) {
     if (g.worker.comm != MPI_COMM_NULL)
       MPI_Comm_free(&g.worker.comm);
+    for (MPI_Op &op : sumOps)
+      if (op != MPI_OP_NULL)
+        MPI_Op_free(&op);
     MPI_Finalize();
   }
   g.mpi = false;
@@ -224,9 +255,10 @@ static int runBlocking(const Job &j, MPI_Comm comm) {
   MPI_Datatype t = mpiType(j.dtype);
   if (j.kind == ZERO_RT_ALL_REDUCE)
     return MPI_Allreduce(j.send == j.recv ? MPI_IN_PLACE : j.send, j.recv,
-                         j.count, t, MPI_SUM, comm);
+                         j.count, t, sumOp(j.dtype), comm);
   if (j.kind == ZERO_RT_REDUCE_SCATTER)
-    return MPI_Reduce_scatter_block(j.send, j.recv, j.count, t, MPI_SUM, comm);
+    return MPI_Reduce_scatter_block(j.send, j.recv, j.count, t, sumOp(j.dtype),
+                                    comm);
   return MPI_Allgather(j.send, j.count, t, j.recv, j.count, t, comm);
 }
 
@@ -289,9 +321,9 @@ extern "C" int64_t zero_rt_comm_start(int32_t kind, int32_t dtype, int64_t send,
   int rc = MPI_SUCCESS;
   if (kind == ZERO_RT_ALL_REDUCE)
     rc = MPI_Iallreduce(s == r ? MPI_IN_PLACE : s, r, count, mpiType(dtype),
-                        MPI_SUM, MPI_COMM_WORLD, &req);
+                        sumOp(dtype), MPI_COMM_WORLD, &req);
   else if (kind == ZERO_RT_REDUCE_SCATTER)
-    rc = MPI_Ireduce_scatter_block(s, r, count, mpiType(dtype), MPI_SUM,
+    rc = MPI_Ireduce_scatter_block(s, r, count, mpiType(dtype), sumOp(dtype),
                                    MPI_COMM_WORLD, &req);
   else
     rc = MPI_Iallgather(s, count, mpiType(dtype), r, count, mpiType(dtype),

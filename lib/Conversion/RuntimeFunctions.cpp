@@ -25,6 +25,8 @@ StringRef mlir::zero::runtimeFunctionName(RuntimeFunction fn) {
   switch (fn) {
   case RuntimeFunction::Sgemm:
     return "zero_rt_sgemm";
+  case RuntimeFunction::Gemm16:
+    return "zero_rt_gemm16";
   case RuntimeFunction::CommStart:
     return "zero_rt_comm_start";
   case RuntimeFunction::CommWait:
@@ -44,6 +46,11 @@ static FunctionType runtimeFunctionType(Builder &b, RuntimeFunction fn) {
   switch (fn) {
   case RuntimeFunction::Sgemm:
     return b.getFunctionType(SmallVector<Type>(24, i64), {});
+  case RuntimeFunction::Gemm16: {
+    SmallVector<Type> args = {i32};
+    args.append(24, i64);
+    return b.getFunctionType(args, {});
+  }
   case RuntimeFunction::CommStart:
     return b.getFunctionType({i32, i32, i64, i64, i64, i64}, {i64});
   case RuntimeFunction::CommWait:
@@ -105,5 +112,9 @@ int32_t mlir::zero::runtimeDataType(Type elementType) {
     return ZERO_RT_F32;
   if (d == ::zero::rt::DType::F64)
     return ZERO_RT_F64;
+  if (d == ::zero::rt::DType::F16)
+    return ZERO_RT_F16;
+  if (d == ::zero::rt::DType::BF16)
+    return ZERO_RT_BF16;
   return -1;
 }

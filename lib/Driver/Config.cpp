@@ -463,18 +463,63 @@ static bool parseActivationCheckpointing(Reader &r, const json::Object &o,
   return true;
 }
 
+/// The fp16 and bf16 blocks: `enabled` turns the precision on; fp16's
+/// loss-scaling keys are DeepSpeed's (bf16 has no scaling).
+static bool parsePrecision(Reader &r, const std::string &block,
+                           const json::Object &o, TrainingConfig &c,
+                           bool &enabled) {
+  enabled = false;
+  for (const auto &kv : o) {
+    llvm::StringRef k = kv.first;
+    std::string key = block + "." + k.str();
+    bool ok = true;
+    if (k == "enabled") {
+      ok = r.boolean(kv.second, key, enabled);
+    } else if (block == "fp16" && k == "loss_scale") {
+      ok = r.number(kv.second, key, c.lossScale);
+      if (ok && c.lossScale < 0)
+        ok = r.fail(key, "must be 0 (dynamic) or a positive scale");
+    } else if (block == "fp16" && k == "initial_scale_power") {
+      ok = r.integer(kv.second, key, c.initialScalePower);
+      if (ok && (c.initialScalePower < 0 || c.initialScalePower > 127))
+        ok = r.fail(key, "must be in [0, 127]");
+    } else if (block == "fp16" && k == "loss_scale_window") {
+      ok = r.integer(kv.second, key, c.lossScaleWindow);
+      if (ok && c.lossScaleWindow < 1)
+        ok = r.fail(key, "must be at least 1");
+    } else if (block == "fp16" && k == "hysteresis") {
+      ok = r.integer(kv.second, key, c.hysteresis);
+      if (ok && c.hysteresis < 1)
+        ok = r.fail(key, "must be at least 1");
+    } else if (block == "fp16" && k == "consecutive_hysteresis") {
+      ok = r.boolean(kv.second, key, c.consecutiveHysteresis);
+    } else if (block == "fp16" && k == "min_loss_scale") {
+      ok = r.number(kv.second, key, c.minLossScale);
+      if (ok && c.minLossScale <= 0)
+        ok = r.fail(key, "must be positive");
+    } else if (k == "auto_cast" || k == "fp16_master_weights_and_grads" ||
+               k == "immediate_grad_update") {
+      r.warn(key, "is not implemented; it has no effect (master weights "
+                  "and gradients: fp32 masters in the optimizer state, "
+                  "16-bit gradients)");
+    } else {
+      return r.fail(key, "is not a DeepSpeed " + block + " setting");
+    }
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
 /// DeepSpeed keys that zero-opt reads elsewhere or does not implement yet.
 static const llvm::StringSet<> &notYetImplemented() {
-  static const llvm::StringSet<> keys = {"fp16",
-                                         "bf16",
-                                         "amp",
+  static const llvm::StringSet<> keys = {"amp",
                                          "steps_per_print",
                                          "wall_clock_breakdown",
                                          "zero_allow_untested_optimizer",
                                          "prescale_gradients",
                                          "gradient_predivide_factor",
                                          "sparse_gradients",
-                                         "communication_data_type",
                                          "flops_profiler",
                                          "tensorboard",
                                          "wandb",
@@ -510,6 +555,7 @@ bool mlir::zero::parseDeepSpeedConfig(llvm::StringRef path,
     error = path.str() + ": the config must be a JSON object";
     return false;
   }
+  bool fp16 = false, bf16 = false;
   for (const auto &kv : *top) {
     std::string key = kv.first.str();
     bool ok = true;
@@ -534,6 +580,18 @@ bool mlir::zero::parseDeepSpeedConfig(llvm::StringRef path,
     } else if (key == "activation_checkpointing") {
       const json::Object *o = r.object(kv.second, key);
       ok = o && parseActivationCheckpointing(r, *o, config);
+    } else if (key == "fp16" || key == "bf16") {
+      const json::Object *o = r.object(kv.second, key);
+      ok = o && parsePrecision(r, key, *o, config, key == "fp16" ? fp16 : bf16);
+    } else if (key == "communication_data_type") {
+      std::string t;
+      ok = r.string(kv.second, key, t);
+      if (ok && t != "fp32" && t != "fp16" && t != "bf16")
+        ok = r.fail(key, "must be fp32, fp16 or bf16");
+      if (ok)
+        r.warn(key, "is accepted but not implemented yet; gradients are "
+                    "reduced in the compute precision");
+      config.gradCommType = t;
     } else if (key == "train_micro_batch_size_per_gpu") {
       ok = r.integer(kv.second, key, config.microBatch);
       if (ok && config.microBatch < 1)
@@ -552,6 +610,17 @@ bool mlir::zero::parseDeepSpeedConfig(llvm::StringRef path,
       return false;
     }
   }
+  if (fp16 && bf16) {
+    error = path.str() + ": the fp16 and bf16 blocks are both enabled; "
+                         "enable one";
+    return false;
+  }
+  if (bf16)
+    config.precision = "bf16";
+  // Without dynamic loss scaling fp16 gradients underflow.
+  if (fp16)
+    r.warn("fp16", "is accepted but not implemented yet (dynamic loss "
+                   "scaling); the step computes in fp32 (bf16 is implemented)");
   return validateTrainingConfig(config, error);
 }
 
@@ -577,6 +646,11 @@ bool mlir::zero::validateTrainingConfig(const TrainingConfig &c,
                "initial accumulator must be >= 0");
   if (c.nesterov && (c.momentum <= 0 || c.dampening != 0))
     return bad("Nesterov momentum needs momentum > 0 and dampening 0");
+  if (c.precision != "fp32" && c.precision != "bf16" && c.precision != "fp16")
+    return bad("--precision=" + c.precision + ": expected fp32, bf16 or fp16");
+  if (c.precision == "fp16")
+    return bad("--precision=fp16 needs dynamic loss scaling, which is not "
+               "implemented yet; use --precision=bf16");
   if (c.accumulation < 1)
     return bad("gradient accumulation steps must be at least 1");
   if (c.clip < 0)

@@ -117,6 +117,8 @@ static void writeTraining(llvm::json::OStream &j, const TrainingConfig &c,
     j.attribute("gradient_accumulation_steps", c.accumulation);
     j.attribute("micro_batch_size", microBatch);
     j.attribute("gradient_clipping", c.clip);
+    // Compute precision; 16-bit parameters train fp32 master weights.
+    j.attribute("precision", c.precision);
     j.attributeObject("remat", [&] {
       j.attribute("policy", c.remat);
       if (c.remat == "sqrt")

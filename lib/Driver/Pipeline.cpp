@@ -108,6 +108,7 @@ void mlir::zero::trainingPipelineOptions(const CompileOptions &options,
   o.rematBudget = c.activationBudget;
   o.rematLeastPeak = c.leastActivationPeak;
   o.rematHardware = options.hardware;
+  o.precision = c.precision;
 }
 
 void mlir::zero::cpuLoweringOptions(const CompileOptions &options,

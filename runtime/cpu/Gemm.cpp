@@ -1,4 +1,5 @@
-//===- Gemm.cpp - f32 GEMM through OpenBLAS ---------------------*- C++ -*-===//
+//===- Gemm.cpp - GEMMs through OpenBLAS ------------------------*- C++ -*-===//
+#include "zero-rt/Float16.h"
 #include "zero-rt/Runtime.h"
 
 #include <cblas.h>
@@ -87,5 +88,50 @@ zero_rt_sgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n, int64_t k,
       for (int64_t r = 0; r < m; ++r)
         for (int64_t col = 0; col < n; ++col)
           Ci[r * cSM + col * cSN] = pc[r * n + col];
+    }
+}
+
+namespace {
+/// A strided 16-bit matrix widened into a dense row-major f32 buffer.
+void widen(const uint16_t *src, int32_t type, int64_t rows, int64_t cols,
+           int64_t sRow, int64_t sCol, std::vector<float> &dst) {
+  dst.resize(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      uint16_t x = src[i * sRow + j * sCol];
+      dst[i * cols + j] = type == ZERO_RT_BF16 ? zero::rt::bf16ToFloat(x)
+                                               : zero::rt::f16ToFloat(x);
+    }
+}
+} // namespace
+
+// Debian's OpenBLAS 0.3.21 exports no sbgemm, so bf16 goes through sgemm.
+extern "C" void zero_rt_gemm16(int32_t abType, int64_t batch0, int64_t batch1,
+                               int64_t m, int64_t n, int64_t k, int64_t a,
+                               int64_t aOff, int64_t aSB0, int64_t aSB1,
+                               int64_t aSM, int64_t aSK, int64_t b,
+                               int64_t bOff, int64_t bSB0, int64_t bSB1,
+                               int64_t bSK, int64_t bSN, int64_t c,
+                               int64_t cOff, int64_t cSB0, int64_t cSB1,
+                               int64_t cSM, int64_t cSN, int64_t accumulate) {
+  const uint16_t *A = reinterpret_cast<const uint16_t *>(a) + aOff;
+  const uint16_t *B = reinterpret_cast<const uint16_t *>(b) + bOff;
+  std::vector<float> pa, pb;
+  const uint16_t *lastA = nullptr, *lastB = nullptr;
+  for (int64_t i = 0; i < batch0; ++i)
+    for (int64_t j = 0; j < batch1; ++j) {
+      // A broadcast operand is widened once.
+      const uint16_t *Ai = A + i * aSB0 + j * aSB1;
+      const uint16_t *Bi = B + i * bSB0 + j * bSB1;
+      if (Ai != lastA)
+        widen(Ai, abType, m, k, aSM, aSK, pa);
+      if (Bi != lastB)
+        widen(Bi, abType, k, n, bSK, bSN, pb);
+      lastA = Ai;
+      lastB = Bi;
+      zero_rt_sgemm(1, 1, m, n, k, reinterpret_cast<int64_t>(pa.data()), 0, 0,
+                    0, k, 1, reinterpret_cast<int64_t>(pb.data()), 0, 0, 0, n,
+                    1, c, cOff + i * cSB0 + j * cSB1, 0, 0, cSM, cSN,
+                    accumulate);
     }
 }

@@ -1,5 +1,6 @@
 //===- Step.cpp - loading and calling a compiled program -------*- C++ -*-===//
 #include "zero-rt/Step.h"
+#include "zero-rt/Float16.h"
 #include "zero-rt/Memory.h"
 #include "zero-rt/Runtime.h"
 
@@ -212,6 +213,62 @@ const Function *Program::function(const std::string &name) const {
   return it == functions.end() ? nullptr : &it->second;
 }
 
+static bool isFloat(DType t) {
+  return t == DType::F32 || t == DType::F64 || t == DType::F16 ||
+         t == DType::BF16;
+}
+
+static double floatAt(const Array &a, int64_t i) {
+  const unsigned char *p = a.data.data() + i * a.itemSize();
+  uint16_t h;
+  switch (a.dtype) {
+  case DType::F64:
+    return reinterpret_cast<const double *>(p)[0];
+  case DType::F16:
+    std::memcpy(&h, p, 2);
+    return f16ToFloat(h);
+  case DType::BF16:
+    std::memcpy(&h, p, 2);
+    return bf16ToFloat(h);
+  default:
+    return reinterpret_cast<const float *>(p)[0];
+  }
+}
+
+/// `a` as floats of type `to`, rounded to nearest even: the 16-bit copy of
+/// an fp32 initializer, or an fp32 master weight of a stored 16-bit one.
+static bool convertFloats(const Array &a, DType to, Array &out) {
+  out.name = a.name;
+  out.dtype = to;
+  out.shape = a.shape;
+  int64_t n = a.numel();
+  out.data.assign(n * itemSize(to), 0);
+  unsigned char *p = out.data.data();
+  for (int64_t i = 0; i < n; ++i) {
+    double x = floatAt(a, i);
+    uint16_t h;
+    switch (to) {
+    case DType::F64:
+      reinterpret_cast<double *>(p)[i] = x;
+      break;
+    case DType::F32:
+      reinterpret_cast<float *>(p)[i] = float(x);
+      break;
+    case DType::F16:
+      h = floatToF16(float(x));
+      std::memcpy(p + 2 * i, &h, 2);
+      break;
+    case DType::BF16:
+      h = floatToBF16(float(x));
+      std::memcpy(p + 2 * i, &h, 2);
+      break;
+    default:
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
                              std::string &error, const std::string &file,
                              int64_t rank) const {
@@ -221,14 +278,21 @@ bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
   if (!readNpz(path, stored, error))
     return false;
   for (const BufferSpec &spec : fn.arguments) {
-    if (!spec.fromModel())
+    if (!spec.initialized())
       continue;
-    auto it = std::find_if(stored.begin(), stored.end(),
-                           [&](const Array &a) { return a.name == spec.name; });
-    if (it == stored.end()) {
-      error = path + ": no array for " + spec.role + " '" + spec.name + "'";
+    // A master weight starts from its parameter's stored value.
+    const std::string &name = spec.isMaster() ? spec.stateOf : spec.name;
+    auto found = std::find_if(stored.begin(), stored.end(),
+                              [&](const Array &a) { return a.name == name; });
+    if (found == stored.end()) {
+      error = path + ": no array for " + spec.role + " '" + name + "'";
       return false;
     }
+    Array converted;
+    const Array *it = &*found;
+    if (found->dtype != spec.dtype && isFloat(found->dtype) &&
+        isFloat(spec.dtype) && convertFloats(*found, spec.dtype, converted))
+      it = &converted;
     if (spec.sharded() && it->dtype == spec.dtype &&
         it->shape == spec.fullShape) {
       // This rank's shard of the flat tensor, zero past its end.
@@ -244,12 +308,14 @@ bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
       continue;
     }
     if (it->dtype != spec.dtype || it->shape != spec.shape) {
-      error = path + ": " + spec.role + " '" + spec.name + "' is " +
+      error = path + ": " + spec.role + " '" + name + "' is " +
               dtypeName(it->dtype) + " of a different shape than the " +
               dtypeName(spec.dtype) + " the model expects";
       return false;
     }
-    params.push_back(std::move(*it));
+    Array a = *it;
+    a.name = spec.name;
+    params.push_back(std::move(a));
   }
   return true;
 }

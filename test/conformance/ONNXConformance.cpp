@@ -337,7 +337,7 @@ Result runDataSet(const onnx::ModelProto &original, const std::string &dataDir,
   std::vector<rt::Array> bufs;
   size_t nextParam = 0;
   for (const rt::BufferSpec &spec : fn->arguments) {
-    if (spec.fromModel()) {
+    if (spec.initialized()) {
       bufs.push_back(std::move(params[nextParam++]));
       continue;
     }

@@ -286,6 +286,12 @@ int mlir::zero::compileMain(int argc, char **argv) {
                "inputs of sqrt(n) segments of the forward), budget (the "
                "least recompute that fits --memory-budget)"),
       cl::cat(tcat));
+  cl::opt<std::string> precisionFlag(
+      "precision",
+      cl::desc("Compute precision: fp32 (default), bf16 or fp16; 16-bit "
+               "compute keeps fp32 master weights and optimizer states "
+               "(DeepSpeed's bf16 / fp16 blocks)"),
+      cl::cat(tcat));
   cl::opt<std::string> memoryBudget(
       "memory-budget",
       cl::desc("Per-rank peak the planned step must fit, in bytes with an "
@@ -444,6 +450,13 @@ int mlir::zero::compileMain(int argc, char **argv) {
   }
   if (overlapComm.getNumOccurrences())
     tc.overlapComm = overlapComm;
+  if (precisionFlag.getNumOccurrences()) {
+    if (precisionFlag != "fp32" && precisionFlag != "bf16" &&
+        precisionFlag != "fp16")
+      return fail("--precision=" + precisionFlag +
+                  ": expected fp32, bf16 or fp16");
+    tc.precision = precisionFlag;
+  }
   if (remat.getNumOccurrences()) {
     if (!symbolizeRematPolicy(remat))
       return fail("--remat=" + remat +

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstring>
 #include <malloc.h>
+#include <map>
 
 using namespace zero::rt;
 namespace cl = llvm::cl;
@@ -167,8 +168,8 @@ static int infer(const Program &prog, const Options &o) {
   std::vector<Array> outs;
   size_t nextParam = 0;
   for (const BufferSpec &spec : fn->arguments)
-    buf.arrays.push_back(spec.fromModel() ? std::move(params[nextParam++])
-                                          : makeArray(spec));
+    buf.arrays.push_back(spec.initialized() ? std::move(params[nextParam++])
+                                            : makeArray(spec));
   for (const BufferSpec &spec : fn->results) {
     buf.arrays.push_back(makeArray(spec));
     Array a = makeArray(spec);
@@ -233,9 +234,14 @@ static int train(const Program &prog, const Options &o) {
   size_t nextParam = 0;
   std::vector<size_t> paramIdx;
   int lrIdx = -1, stepIdx = -1;
+  // The fp32 master weight of each 16-bit parameter, by parameter name.
+  std::map<std::string, size_t> masterIdx;
   for (const BufferSpec &spec : fn->arguments) {
-    if (spec.fromModel()) {
-      paramIdx.push_back(buf.arrays.size());
+    if (spec.initialized()) {
+      if (spec.isMaster())
+        masterIdx[spec.stateOf] = buf.arrays.size();
+      else
+        paramIdx.push_back(buf.arrays.size());
       buf.arrays.push_back(std::move(params[nextParam++]));
       continue;
     }
@@ -341,9 +347,14 @@ static int train(const Program &prog, const Options &o) {
   if (!o.saveWeights.empty()) {
     std::vector<Array> weights;
     for (size_t i : paramIdx) {
-      const BufferSpec &spec = fn->arguments[i];
-      weights.push_back(spec.sharded() ? gatherFull(spec, buf.arrays[i])
-                                       : buf.arrays[i]);
+      // A 16-bit parameter is saved as its fp32 master weight.
+      auto m = masterIdx.find(fn->arguments[i].name);
+      size_t from = m == masterIdx.end() ? i : m->second;
+      const BufferSpec &spec = fn->arguments[from];
+      Array w = spec.sharded() ? gatherFull(spec, buf.arrays[from])
+                               : buf.arrays[from];
+      w.name = fn->arguments[i].name;
+      weights.push_back(std::move(w));
     }
     // Frozen initializers are saved too, unchanged, so the file holds the
     // whole model.

@@ -15,6 +15,7 @@ namespace mlir::zero {
 
 enum class RuntimeFunction {
   Sgemm,     ///< zero_rt_sgemm(batch, m, n, k, 3 x (ptr, off, 3 strides))
+  Gemm16,    ///< zero_rt_gemm16(abType, the arguments of zero_rt_sgemm)
   CommStart, ///< zero_rt_comm_start(kind, dtype, send, recv, count, stream)
   CommWait,  ///< zero_rt_comm_wait(handle)
   Rank,      ///< zero_rt_rank()
@@ -28,7 +29,8 @@ StringRef runtimeFunctionName(RuntimeFunction fn);
 func::FuncOp lookupOrDeclareRuntimeFunction(ModuleOp module,
                                             RuntimeFunction fn);
 /// The communication ABI's code for a collective's element type
-/// (ZERO_RT_F32, ZERO_RT_F64), or -1 when collectives cannot carry it.
+/// (ZERO_RT_F32, ZERO_RT_F64, ZERO_RT_F16, ZERO_RT_BF16), or -1 when
+/// collectives cannot carry it.
 int32_t runtimeDataType(Type elementType);
 
 } // namespace mlir::zero

@@ -73,6 +73,17 @@ struct TrainingConfig {
   /// compile found to meet it (-1: keep every activation).
   int64_t memoryBudget = 0;
   int64_t activationBudget = -1, leastActivationPeak = -1;
+  /// Compute precision: fp32, bf16 or fp16 (--precision; the fp16 and bf16
+  /// blocks), and the precision gradients are reduced in
+  /// (communication_data_type; empty: the compute precision).
+  std::string precision = "fp32";
+  std::string gradCommType;
+  /// fp16 loss scaling, DeepSpeed's keys and defaults: loss_scale 0 is
+  /// dynamic, starting at 2^initial_scale_power.
+  double lossScale = 0;
+  int64_t initialScalePower = 16, lossScaleWindow = 1000, hysteresis = 2;
+  bool consecutiveHysteresis = false;
+  double minLossScale = 1;
 
   /// The learning rate, with the optimizer's default when unset.
   double learningRate() const;

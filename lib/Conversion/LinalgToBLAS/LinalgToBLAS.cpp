@@ -1,4 +1,4 @@
-//===- LinalgToBLAS.cpp - f32 matmuls as runtime BLAS calls ----*- C++ -*-===//
+//===- LinalgToBLAS.cpp - matmuls as runtime BLAS calls --------*- C++ -*-===//
 //
 // A GEMM written as loops runs far below the core's peak; the runtime calls
 // an optimized BLAS instead. Each operand is passed as its aligned base
@@ -70,9 +70,25 @@ static linalg::FillOp zeroFillBefore(Operation *op, Value c) {
   return {};
 }
 
-static bool isStaticF32Memref(Value v) {
+/// The element type of a static memref, or null.
+static Type staticElementType(Value v) {
   auto t = dyn_cast<MemRefType>(v.getType());
-  return t && t.getElementType().isF32() && t.hasStaticShape();
+  return t && t.hasStaticShape() ? t.getElementType() : Type();
+}
+
+/// The runtime function for a GEMM's operand types: f32 throughout, or
+/// 16-bit A and B (bf16, f16) accumulating into f32 C.
+static std::optional<zero::RuntimeFunction> gemmFunction(Operation *op) {
+  Type a = staticElementType(op->getOperand(0));
+  Type b = staticElementType(op->getOperand(1));
+  Type c = staticElementType(op->getOperand(2));
+  if (!a || a != b || !c || !c.isF32())
+    return std::nullopt;
+  if (a.isF32())
+    return zero::RuntimeFunction::Sgemm;
+  if (a.isBF16() || a.isF16())
+    return zero::RuntimeFunction::Gemm16;
+  return std::nullopt;
 }
 
 namespace {
@@ -83,8 +99,8 @@ struct ZeroLinalgToBLASPass
     SmallVector<std::pair<linalg::LinalgOp, zero::GemmLoops>> gemms;
     module.walk([&](linalg::LinalgOp op) {
       std::optional<zero::GemmLoops> loops = zero::getGemmLoops(op);
-      if (loops && op.hasPureBufferSemantics() &&
-          llvm::all_of(op->getOperands(), isStaticF32Memref))
+      if (loops && op.hasPureBufferSemantics() && op->getNumOperands() == 3 &&
+          gemmFunction(op))
         gemms.push_back({op, *loops});
     });
     if (gemms.empty())
@@ -92,18 +108,21 @@ struct ZeroLinalgToBLASPass
 
     OpBuilder b(module.getBodyRegion());
     auto i64 = b.getI64Type();
-    func::FuncOp callee =
-        zero::lookupOrDeclareRuntimeFunction(module,
-                                             zero::RuntimeFunction::Sgemm);
 
     for (auto [op, gemm] : gemms) {
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
+      zero::RuntimeFunction fn = *gemmFunction(op);
+      func::FuncOp callee = zero::lookupOrDeclareRuntimeFunction(module, fn);
       // Two batch loops, outer first; a missing one has extent 1.
       SmallVector<unsigned> batch(2 - gemm.batch.size(), kNoLoop);
       batch.append(gemm.batch.begin(), gemm.batch.end());
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       SmallVector<Value> args;
+      if (fn == zero::RuntimeFunction::Gemm16)
+        args.push_back(arith::ConstantIntOp::create(
+            b, loc, b.getI32Type(),
+            zero::runtimeDataType(staticElementType(op->getOperand(0)))));
       for (unsigned loop : {batch[0], batch[1], gemm.m, gemm.n, gemm.k})
         args.push_back(arith::ConstantIntOp::create(
             b, loc, i64, loop == kNoLoop ? 1 : ranges[loop]));

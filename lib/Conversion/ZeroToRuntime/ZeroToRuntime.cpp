@@ -53,7 +53,8 @@ FailureOr<Value> startCollective(ConversionPatternRewriter &rewriter,
   Type elt = cast<MemRefType>(send.getType()).getElementType();
   int32_t dtype = runtimeDataType(elt);
   if (dtype < 0)
-    return rewriter.notifyMatchFailure(op, "the runtime carries f32 or f64");
+    return rewriter.notifyMatchFailure(
+        op, "the runtime carries 32/64/16-bit floats");
   auto sendAddr = address(rewriter, loc, send);
   auto recvAddr = address(rewriter, loc, recv);
   if (failed(sendAddr) || failed(recvAddr))
@@ -214,8 +215,8 @@ struct ConvertZeroToRuntimePass
                      .getElementType();
       if (runtimeDataType(elt) >= 0)
         return WalkResult::advance();
-      op->emitError() << "the runtime's collectives carry f32 or f64 data, "
-                         "not "
+      op->emitError() << "the runtime's collectives carry f32, f64, bf16 or "
+                         "f16 data, not "
                       << elt;
       return WalkResult::interrupt();
     });

@@ -6,11 +6,13 @@
 #include "zero-opt/Target/CPU/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
-#include "mlir/Dialect/Tosa/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Tosa/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -80,6 +82,14 @@ void cpu::buildCPULowering(OpPassManager &pm,
   pm.addPass(createZeroCPUEntryPoint());
   pm.addNestedPass<func::FuncOp>(createZeroCPUExpandStridedCopies());
   pm.addPass(createConvertLinalgToLoopsPass());
+  // 16-bit floats compute in f32, one rounding per op (x86 has no bf16
+  // arithmetic, and fp16 only with AVX512-FP16); the math functions then
+  // take the f32 approximations.
+  math::MathExtendToSupportedTypesOptions extend;
+  pm.addPass(math::createMathExtendToSupportedTypes(extend));
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"bf16", "f16"};
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   pm.addNestedPass<func::FuncOp>(createZeroCPUApproximateMath());
   pm.addPass(createZeroCPUExpandBF16());
   pm.addPass(memref::createExpandStridedMetadataPass());

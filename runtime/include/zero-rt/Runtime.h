@@ -16,7 +16,7 @@ extern "C" {
 
 /* Version of this interface; a compiled step records the one it was built
  * for, and hosts refuse to run a step built for another. */
-#define ZERO_RT_ABI_VERSION 4
+#define ZERO_RT_ABI_VERSION 5
 int32_t zero_rt_abi_version(void);
 
 /* C[i][j] = A[i][j] * B[i][j] (+ C[i][j] when `accumulate`) for i in
@@ -30,6 +30,16 @@ void zero_rt_sgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n,
                    int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
                    int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate);
 
+/* The same GEMM with A and B of `abType` (ZERO_RT_BF16 or ZERO_RT_F16)
+ * and C f32: the operands are widened to f32 (exactly) and multiplied in
+ * f32, so products accumulate in f32 as on tensor cores. */
+void zero_rt_gemm16(int32_t abType, int64_t batch0, int64_t batch1, int64_t m,
+                    int64_t n, int64_t k, int64_t a, int64_t aOff, int64_t aSB0,
+                    int64_t aSB1, int64_t aSM, int64_t aSK, int64_t b,
+                    int64_t bOff, int64_t bSB0, int64_t bSB1, int64_t bSK,
+                    int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
+                    int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate);
+
 /* Collectives over the data-parallel group. `send` and `recv` are byte
  * addresses; `count` is the number of elements each rank contributes
  * (all_reduce: the whole buffer; reduce_scatter: what each rank receives;
@@ -41,7 +51,8 @@ enum {
   ZERO_RT_ALL_GATHER = 2,
   ZERO_RT_NUM_COLLECTIVES = 3
 };
-enum { ZERO_RT_F32 = 0, ZERO_RT_F64 = 1 };
+/* Element types; 16-bit sums are rounded to nearest even per addition. */
+enum { ZERO_RT_F32 = 0, ZERO_RT_F64 = 1, ZERO_RT_F16 = 2, ZERO_RT_BF16 = 3 };
 int64_t zero_rt_comm_start(int32_t kind, int32_t dtype, int64_t send,
                            int64_t recv, int64_t count, int64_t stream);
 void zero_rt_comm_wait(int64_t handle);

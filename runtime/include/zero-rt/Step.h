@@ -33,6 +33,11 @@ struct BufferSpec {
   /// Model state read from params.npz and saved with the weights:
   /// parameters and buffers (BatchNorm running statistics).
   bool fromModel() const { return role == "parameter" || role == "buffer"; }
+  /// The fp32 master weight of the (16-bit) parameter `stateOf`: it starts
+  /// from that parameter's value in params.npz and is what is saved.
+  bool isMaster() const { return role == "master_weight"; }
+  /// Read from params.npz (or --load-weights) at the start.
+  bool initialized() const { return fromModel() || isMaster(); }
   int64_t numel() const;
   size_t bytes() const { return numel() * itemSize(dtype); }
 };
@@ -86,8 +91,10 @@ public:
   bool overlapComm() const { return overlapComm_; }
 
   /// The initial parameters from OUT/params.npz (or `file` when given),
-  /// one per parameter or buffer argument of `fn`, in argument order.
-  /// Sharded parameters get rank `rank`'s shard.
+  /// one per parameter, buffer or master weight argument of `fn`
+  /// (`initialized()`), in argument order, converted to the argument's
+  /// float type (16-bit copies round to nearest even). Sharded arguments
+  /// get rank `rank`'s shard.
   bool loadParameters(const Function &fn, std::vector<Array> &params,
                       std::string &error, const std::string &file = "",
                       int64_t rank = 0) const;

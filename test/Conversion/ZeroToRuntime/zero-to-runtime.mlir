@@ -71,10 +71,30 @@ func.func @bucket(%m: memref<4xf32>, %stage: memref<6xf32>, %w: memref<1x2xf32>)
 
 // -----
 
-// The runtime carries f32 and f64 only.
+// 16-bit floats travel with their own codes (ZERO_RT_BF16 = 3, F16 = 2).
+// CHECK-LABEL: func.func @bf16
+// CHECK: %[[T:.*]] = arith.constant 3 : i32
+// CHECK: call @zero_rt_comm_start(%{{.*}}, %[[T]],
+// CHECK-LABEL: func.func @f16
+// CHECK: %[[T:.*]] = arith.constant 2 : i32
+// CHECK: call @zero_rt_comm_start(%{{.*}}, %[[T]],
 func.func @bf16(%g: memref<4xbf16>) {
-  // expected-error @+1 {{the runtime's collectives carry f32 or f64 data, not 'bf16'}}
   %r = zero.all_reduce_start %g into %g {world_size = 2 : i64} : memref<4xbf16>, memref<4xbf16>
+  zero.wait %r
+  return
+}
+func.func @f16(%g: memref<4xf16>) {
+  %r = zero.all_reduce_start %g into %g {world_size = 2 : i64} : memref<4xf16>, memref<4xf16>
+  zero.wait %r
+  return
+}
+
+// -----
+
+// Other element types have no code.
+func.func @f8(%g: memref<4xf8E4M3FN>) {
+  // expected-error @+1 {{the runtime's collectives carry f32, f64, bf16 or f16 data, not 'f8E4M3FN'}}
+  %r = zero.all_reduce_start %g into %g {world_size = 2 : i64} : memref<4xf8E4M3FN>, memref<4xf8E4M3FN>
   zero.wait %r
   return
 }

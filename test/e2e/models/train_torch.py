@@ -5,6 +5,7 @@ Usage: /usr/bin/python3 train_torch.py NAME MODEL.onnx DATA.npz OUT.npz
            --steps N [--optimizer adamw|adam|sgd|adagrad] [--lr LR]
            [--weight-decay WD] [--momentum M] [--nesterov] [--eps E]
            [--accumulation G] [--clip C] [--freeze a,b] [--world-size N]
+           [--autocast bf16]
 
 The model NAME is rebuilt from export_models.py and loaded with the ONNX
 file's initializers, so both sides start from identical weights. Step s
@@ -14,6 +15,9 @@ which is what N ranks together process). Each micro-batch loss is divided
 by g before backward, as DeepSpeed does; the logged loss is their mean.
 OUT.npz gets `losses`, `grad_norms`, the final parameters by name
 (`param:NAME`) and the buffers the graph holds (`buffer:NAME`).
+With --autocast bf16 the forward runs under torch.autocast("cpu",
+bfloat16): fp32 master weights, cast to bf16 where autocast computes in
+bf16 (matmuls and what follows them).
 """
 import argparse
 import os
@@ -45,6 +49,7 @@ def main():
     ap.add_argument("--clip", type=float, default=0.0)
     ap.add_argument("--freeze", default="")
     ap.add_argument("--world-size", type=int, default=1)
+    ap.add_argument("--autocast", choices=["bf16"], default=None)
     a = ap.parse_args()
     torch.set_num_threads(1)
 
@@ -59,6 +64,14 @@ def main():
         for name, b in model.named_buffers():
             if name in inits:
                 b.copy_(torch.from_numpy(inits[name].copy()))
+    if a.autocast:
+        # torch 1.13's CPU layer_norm rejects a bf16 input with fp32 weights
+        # under autocast; it runs in fp32 instead (statistics in fp32, as
+        # the bf16 kernels of later versions compute them).
+        for m in model.modules():
+            if isinstance(m, torch.nn.LayerNorm):
+                m.register_forward_pre_hook(
+                    lambda _, inp: tuple(x.float() for x in inp))
     frozen = set(filter(None, a.freeze.split(",")))
     params = []
     for name, p in model.named_parameters():
@@ -92,7 +105,12 @@ def main():
         for j in range(a.accumulation):
             rows = [(s * G + j * mb + i) % n for i in range(mb)]
             args = [data[k][rows] for k in names]
-            loss = model(*args)[0]
+            if a.autocast:
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    loss = model(*args)[0]
+                loss = loss.float()
+            else:
+                loss = model(*args)[0]
             total += loss.item()
             (loss / a.accumulation).backward()
         if a.clip > 0:

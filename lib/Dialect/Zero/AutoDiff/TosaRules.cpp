@@ -375,10 +375,15 @@ template <> LogicalResult rule(tosa::GatherOp op, RuleBuilder &r) {
 
 template <> LogicalResult rule(tosa::MatMulOp op, RuleBuilder &r) {
   Value a = op.getA(), bm = op.getB(), dy = r.dy();
+  // Mixed precision: bf16/fp16 operands with an fp32 result. The backward
+  // GEMMs read operands of the forward's input type and accumulate in the
+  // result's (`set` rounds their results to the operand's type).
+  Type in = r.typeOf(a).getElementType();
+  Type acc = r.typeOf(op.getResult()).getElementType();
+  dy = r.castTo(dy, in);
   auto mm = [&](Value x, Value y) {
     ArrayRef<int64_t> xs = r.shapeOf(x), ys = r.shapeOf(y);
-    auto t = RankedTensorType::get({std::max(xs[0], ys[0]), xs[1], ys[2]},
-                                   r.typeOf(x).getElementType());
+    auto t = RankedTensorType::get({std::max(xs[0], ys[0]), xs[1], ys[2]}, acc);
     return tosa::MatMulOp::create(r.b, r.loc, t, x, y).getResult();
   };
   if (r.need(0))

@@ -119,14 +119,46 @@ MemoryCategory mlir::zero::memoryCategoryOf(Role role) {
   }
 }
 
-/// Parameter, gradient and state tensors of an update must agree in type.
-static LogicalResult verifySameTypes(Operation *op, ValueRange values) {
-  Type t = values.front().getType();
-  for (Value v : values)
-    if (v.getType() != t)
-      return op->emitOpError() << "expects parameter, gradient and state of "
-                                  "the same type, got "
-                               << t << " and " << v.getType();
+/// Parameter, gradient and state tensors of an update must agree in type;
+/// with a master weight, the states and the master agree, the parameter is
+/// a narrower float of the same shape, and the gradient has that shape.
+static LogicalResult verifyUpdateTypes(Operation *op, Value param, Value grad,
+                                       Value newParam, Value master,
+                                       Value newMaster, ValueRange states) {
+  auto pt = cast<RankedTensorType>(param.getType());
+  if (newParam.getType() != pt)
+    return op->emitOpError("updated parameter type differs from the "
+                           "parameter's");
+  if (!master) {
+    SmallVector<Value> same = {grad};
+    llvm::append_range(same, states);
+    for (Value v : same)
+      if (v.getType() != pt)
+        return op->emitOpError() << "expects parameter, gradient and state of "
+                                    "the same type, got "
+                                 << pt << " and " << v.getType();
+    if (newMaster)
+      return op->emitOpError("returns a master weight without taking one");
+    return success();
+  }
+  auto mt = cast<RankedTensorType>(master.getType());
+  if (!newMaster || newMaster.getType() != mt)
+    return op->emitOpError("returns the updated master weight, of the "
+                           "master's type");
+  for (Value v : states)
+    if (v.getType() != mt)
+      return op->emitOpError() << "expects the master weight and the states "
+                                  "of one type, got "
+                               << mt << " and " << v.getType();
+  auto gt = cast<RankedTensorType>(grad.getType());
+  if (pt.getShape() != mt.getShape() || gt.getShape() != mt.getShape())
+    return op->emitOpError("expects parameter, gradient and master weight of "
+                           "one shape");
+  unsigned w = mt.getElementType().getIntOrFloatBitWidth();
+  if (pt.getElementTypeBitWidth() >= w || gt.getElementTypeBitWidth() > w)
+    return op->emitOpError() << "expects a parameter narrower than its master "
+                                "weight and a gradient no wider, got "
+                             << pt << " and " << gt << " for " << mt;
   return success();
 }
 
@@ -135,11 +167,12 @@ static LogicalResult verifySameTypes(Operation *op, ValueRange values) {
 //===----------------------------------------------------------------------===//
 
 void AdamOp::build(OpBuilder &b, OperationState &state, Value param, Value grad,
-                   Value expAvg, Value expAvgSq, Value lr, Value step,
-                   double beta1, double beta2, double eps, double weightDecay,
-                   bool decoupled) {
-  Type t = param.getType();
-  build(b, state, {t, t, t}, param, grad, expAvg, expAvgSq, lr, step,
+                   Value expAvg, Value expAvgSq, Value master, Value lr,
+                   Value step, double beta1, double beta2, double eps,
+                   double weightDecay, bool decoupled) {
+  Type s = expAvg.getType();
+  build(b, state, param.getType(), s, s, master ? master.getType() : Type(),
+        param, grad, expAvg, expAvgSq, master, lr, step,
         b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
         b.getF64FloatAttr(eps), b.getF64FloatAttr(weightDecay),
         decoupled ? b.getUnitAttr() : nullptr);
@@ -149,67 +182,90 @@ LogicalResult AdamOp::verify() {
   if (getBeta1().convertToDouble() < 0 || getBeta1().convertToDouble() >= 1 ||
       getBeta2().convertToDouble() < 0 || getBeta2().convertToDouble() >= 1)
     return emitOpError("expects betas in [0, 1)");
-  return verifySameTypes(*this,
-                         {getParam(), getGrad(), getExpAvg(), getExpAvgSq(),
-                          getNewParam(), getNewExpAvg(), getNewExpAvgSq()});
+  return verifyUpdateTypes(
+      *this, getParam(), getGrad(), getNewParam(), getMaster(), getNewMaster(),
+      {getExpAvg(), getExpAvgSq(), getNewExpAvg(), getNewExpAvgSq()});
 }
 
 Value AdamOp::getParameter() { return getParam(); }
 Value AdamOp::getGradient() { return getGrad(); }
 OperandRange AdamOp::getStateOperands() {
-  return getOperation()->getOperands().slice(2, 2);
+  return getOperation()->getOperands().slice(2, getMaster() ? 3 : 2);
 }
 Value AdamOp::getUpdatedParameter() { return getNewParam(); }
 ResultRange AdamOp::getUpdatedStates() {
   return getOperation()->getResults().drop_front();
 }
+Value AdamOp::getMasterWeight() { return getMaster(); }
 
 //===----------------------------------------------------------------------===//
 // SGDOp
 //===----------------------------------------------------------------------===//
 
+Value SGDOp::getMomentumBuffer() {
+  return getMomentum().convertToDouble() != 0.0 && !getStates().empty()
+             ? getStates().front()
+             : Value();
+}
+Value SGDOp::getMasterWeightState() {
+  return getMaster() && !getStates().empty() ? getStates().back() : Value();
+}
+Value SGDOp::getNewMomentumBuffer() {
+  return getMomentum().convertToDouble() != 0.0 && !getNewStates().empty()
+             ? getNewStates().front()
+             : Value();
+}
+Value SGDOp::getNewMaster() {
+  return getMaster() && !getNewStates().empty() ? getNewStates().back()
+                                                : Value();
+}
+
 LogicalResult SGDOp::verify() {
   bool hasMomentum = getMomentum().convertToDouble() != 0.0;
-  if (hasMomentum != (getMomentumBuffer() != nullptr))
-    return emitOpError("takes a momentum buffer iff momentum is nonzero");
-  if (getNewMomentumBuffer().size() != (hasMomentum ? 1u : 0u))
-    return emitOpError("returns a momentum buffer iff it takes one");
+  size_t expected = (hasMomentum ? 1 : 0) + (getMaster() ? 1 : 0);
+  if (getStates().size() != expected)
+    return emitOpError("takes a momentum buffer iff momentum is nonzero, then "
+                       "the master weight iff `master` is set");
+  if (getNewStates().size() != expected)
+    return emitOpError("returns one updated state per state");
   if (getNesterov() && (!hasMomentum || getDampening().convertToDouble() != 0))
     return emitOpError("nesterov needs momentum and zero dampening");
-  SmallVector<Value> vals = {getParam(), getGrad(), getNewParam()};
+  SmallVector<Value> states;
   if (hasMomentum) {
-    vals.push_back(getMomentumBuffer());
-    vals.push_back(getNewMomentumBuffer()[0]);
+    states.push_back(getMomentumBuffer());
+    states.push_back(getNewMomentumBuffer());
   }
-  return verifySameTypes(*this, vals);
+  return verifyUpdateTypes(*this, getParam(), getGrad(), getNewParam(),
+                           getMasterWeightState(), getNewMaster(), states);
 }
 
 Value SGDOp::getParameter() { return getParam(); }
 Value SGDOp::getGradient() { return getGrad(); }
-OperandRange SGDOp::getStateOperands() {
-  return getOperation()->getOperands().slice(4, getMomentumBuffer() ? 1 : 0);
-}
+OperandRange SGDOp::getStateOperands() { return getStates(); }
 Value SGDOp::getUpdatedParameter() { return getNewParam(); }
-ResultRange SGDOp::getUpdatedStates() { return getNewMomentumBuffer(); }
+ResultRange SGDOp::getUpdatedStates() { return getNewStates(); }
+Value SGDOp::getMasterWeight() { return getMasterWeightState(); }
 
 //===----------------------------------------------------------------------===//
 // AdagradOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult AdagradOp::verify() {
-  return verifySameTypes(
-      *this, {getParam(), getGrad(), getSum(), getNewParam(), getNewSum()});
+  return verifyUpdateTypes(*this, getParam(), getGrad(), getNewParam(),
+                           getMaster(), getNewMaster(),
+                           {getSum(), getNewSum()});
 }
 
 Value AdagradOp::getParameter() { return getParam(); }
 Value AdagradOp::getGradient() { return getGrad(); }
 OperandRange AdagradOp::getStateOperands() {
-  return getOperation()->getOperands().slice(2, 1);
+  return getOperation()->getOperands().slice(2, getMaster() ? 2 : 1);
 }
 Value AdagradOp::getUpdatedParameter() { return getNewParam(); }
 ResultRange AdagradOp::getUpdatedStates() {
   return getOperation()->getResults().drop_front();
 }
+Value AdagradOp::getMasterWeight() { return getMaster(); }
 
 //===----------------------------------------------------------------------===//
 // GradientOp

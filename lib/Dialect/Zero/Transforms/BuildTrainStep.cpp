@@ -205,16 +205,35 @@ void ZeroBuildTrainStepPass::runOnOperation() {
     argTypes.push_back(fn.getArgumentTypes()[i]);
     argAttrs.push_back(attrs(argName(i), Role::parameter));
   }
+  // Mixed precision: a parameter narrower than f32 is the rounded copy of
+  // an f32 master weight, which the optimizer updates with f32 states.
+  auto stateType = [&](unsigned i) -> Type {
+    auto t = cast<RankedTensorType>(fn.getArgumentTypes()[i]);
+    if (t.getElementTypeBitWidth() < 32)
+      return t.clone(bld.getF32Type());
+    return t;
+  };
   unsigned firstState = argTypes.size();
   for (StringRef st : stateNames)
     for (unsigned i : params) {
-      argTypes.push_back(fn.getArgumentTypes()[i]);
+      argTypes.push_back(stateType(i));
       double init = st == "sum" ? initialAccumulator.getValue() : 0.0;
       argAttrs.push_back(
           attrs(argName(i) + "/" + st.str(), Role::optimizer_state,
                 {bld.getNamedAttr(kStateOfAttr, bld.getStringAttr(argName(i))),
                  bld.getNamedAttr("zero.init", bld.getF64FloatAttr(init))}));
     }
+  // Master weights start from the model's values of their parameters.
+  SmallVector<int> masterArg(params.size(), -1);
+  for (auto [k, i] : llvm::enumerate(params)) {
+    if (stateType(i) == fn.getArgumentTypes()[i])
+      continue;
+    masterArg[k] = argTypes.size();
+    argTypes.push_back(stateType(i));
+    argAttrs.push_back(
+        attrs(argName(i) + "/master", Role::master_weight,
+              {bld.getNamedAttr(kStateOfAttr, bld.getStringAttr(argName(i)))}));
+  }
   unsigned lrArg = argTypes.size();
   argTypes.push_back(f64);
   argAttrs.push_back(attrs("lr", Role::hyperparameter));
@@ -388,33 +407,45 @@ void ZeroBuildTrainStepPass::runOnOperation() {
   SmallVector<Value> newParams, newStates(stateVals.size());
   for (unsigned k = 0; k < np; ++k) {
     Value p = paramVals[k], gk = grads[k];
+    Value master = masterArg[k] < 0 ? Value() : body->getArgument(masterArg[k]);
+    Type st = master ? master.getType() : p.getType();
+    Type masterType = master ? st : Type();
+    Operation *upd;
     if (opt == "adamw" || opt == "adam") {
       auto op = AdamOp::create(b, loc, p, gk, stateVals[k], stateVals[np + k],
-                               lr, stepCount, beta1, beta2, eps, weightDecay,
-                               opt == "adamw");
-      newParams.push_back(op.getNewParam());
+                               master, lr, stepCount, beta1, beta2, eps,
+                               weightDecay, opt == "adamw");
       newStates[k] = op.getNewExpAvg();
       newStates[np + k] = op.getNewExpAvgSq();
+      upd = op;
     } else if (opt == "sgd") {
-      SmallVector<Type> rt = {p.getType()};
+      SmallVector<Value> states;
       if (momentum != 0.0)
-        rt.push_back(p.getType());
-      auto op = SGDOp::create(
-          b, loc, rt, p, gk, lr, stepCount,
-          momentum != 0.0 ? stateVals[k] : Value(), b.getF64FloatAttr(momentum),
-          b.getF64FloatAttr(dampening), b.getF64FloatAttr(weightDecay),
-          nesterov ? b.getUnitAttr() : UnitAttr());
-      newParams.push_back(op.getNewParam());
+        states.push_back(stateVals[k]);
+      if (master)
+        states.push_back(master);
+      SmallVector<Type> stateTypes(states.size(), st);
+      auto op = SGDOp::create(b, loc, p.getType(), stateTypes, p, gk, lr,
+                              stepCount, states, b.getF64FloatAttr(momentum),
+                              b.getF64FloatAttr(dampening),
+                              b.getF64FloatAttr(weightDecay),
+                              nesterov ? b.getUnitAttr() : UnitAttr(),
+                              master ? b.getUnitAttr() : UnitAttr());
       if (momentum != 0.0)
-        newStates[k] = op.getNewMomentumBuffer()[0];
+        newStates[k] = op.getNewMomentumBuffer();
+      upd = op;
     } else {
       auto op = AdagradOp::create(
-          b, loc, TypeRange{p.getType(), p.getType()}, p, gk, stateVals[k], lr,
+          b, loc, p.getType(), st, masterType, p, gk, stateVals[k], master, lr,
           stepCount, b.getF64FloatAttr(lrDecay), b.getF64FloatAttr(eps),
           b.getF64FloatAttr(weightDecay));
-      newParams.push_back(op.getNewParam());
       newStates[k] = op.getNewSum();
+      upd = op;
     }
+    auto ou = cast<OptimizerOpInterface>(upd);
+    newParams.push_back(ou.getUpdatedParameter());
+    if (master)
+      newStates[masterArg[k] - firstState] = ou.getUpdatedStates().back();
   }
   // Scalar losses of any shape ([1], [1, 1]) are reported as 0-d.
   SmallVector<Value> results = {

@@ -66,10 +66,61 @@ Value buildElementwise(
   return g.getResult(0);
 }
 
+/// The tensor the update applies to: the master weight when there is one.
+Value updated(OptimizerOpInterface op) {
+  Value m = op.getMasterWeight();
+  return m ? m : op.getParameter();
+}
+
+Type elementOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+/// The update of `op` as one generic: `grad` in, the updated tensor and
+/// `states` out, and with a master weight the parameter too, written as the
+/// rounded master. `body` maps (gradient, updated tensor, states) at the
+/// update's precision to their new values.
+void lowerUpdate(
+    OptimizerOpInterface op, OpBuilder &b, ValueRange states,
+    function_ref<SmallVector<Value>(Scalars &, Value, Value, ValueRange)>
+        body) {
+  Value master = op.getMasterWeight();
+  Type elt = elementOf(updated(op));
+  SmallVector<Value> outs = {updated(op)};
+  llvm::append_range(outs, states);
+  if (master)
+    outs.push_back(op.getParameter());
+  SmallVector<Value> results;
+  buildElementwise(
+      b, op->getLoc(), ValueRange{op.getGradient()}, outs,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> SmallVector<Value> {
+        Scalars e{nb, nl};
+        Value g = a[0];
+        if (g.getType() != elt)
+          g = arith::ExtFOp::create(nb, nl, elt, g);
+        SmallVector<Value> out = body(e, g, a[1], a.slice(2, states.size()));
+        if (master)
+          out.push_back(arith::TruncFOp::create(
+              nb, nl, elementOf(op.getParameter()), out.front()));
+        return out;
+      },
+      results);
+  // The op's results: parameter, states, then the master.
+  SmallVector<Value> repl;
+  if (master) {
+    repl.push_back(results.back());
+    repl.append(results.begin() + 1, results.end() - 1);
+    repl.push_back(results.front());
+  } else {
+    repl = results;
+  }
+  op->replaceAllUsesWith(repl);
+}
+
 LogicalResult lowerAdam(AdamOp op, OpBuilder &b) {
   Location loc = op.getLoc();
   Scalars s{b, loc};
-  Type elt = cast<RankedTensorType>(op.getParam().getType()).getElementType();
+  Type elt = elementOf(updated(op));
   double b1 = op.getBeta1().convertToDouble(),
          b2 = op.getBeta2().convertToDouble();
   double eps = op.getEps().convertToDouble(),
@@ -85,36 +136,31 @@ LogicalResult lowerAdam(AdamOp op, OpBuilder &b) {
   Value cb2 = s.to(s.f64(b2), elt), c1mb2 = s.to(s.f64(1.0 - b2), elt);
   Value cEps = s.to(s.f64(eps), elt), cWd = s.to(s.f64(wd), elt);
 
-  SmallVector<Value> results;
-  buildElementwise(
-      b, loc, ValueRange{op.getGrad()},
-      ValueRange{op.getParam(), op.getExpAvg(), op.getExpAvgSq()},
-      [&](OpBuilder &nb, Location nl, ValueRange a) -> SmallVector<Value> {
-        Scalars e{nb, nl};
-        Value g = a[0], p = a[1], m = a[2], v = a[3];
+  lowerUpdate(
+      op, b, ValueRange{op.getExpAvg(), op.getExpAvgSq()},
+      [&](Scalars &e, Value g, Value p, ValueRange st) -> SmallVector<Value> {
+        Value m = st[0], v = st[1];
         if (wd != 0.0) {
           if (decoupled)
             p = e.mul(p, shrink);
           else
             g = e.add(g, e.mul(p, cWd));
         }
-        // addcmul / addcdiv evaluate value * t1 * t2 and value * t1 / t2
-        // left to right.
+        // addcmul / addcdiv evaluate value * t1 * t2 and
+        // value * t1 / t2 left to right.
         m = e.add(e.mul(m, cb1), e.mul(c1mb1, g));
         v = e.add(e.mul(v, cb2), e.mul(e.mul(c1mb2, g), g));
         Value denom = e.add(e.div(e.sqrt(v), bc2Sqrt), cEps);
         p = e.add(p, e.div(e.mul(negStepSize, m), denom));
         return {p, m, v};
-      },
-      results);
-  op->replaceAllUsesWith(results);
+      });
   return success();
 }
 
 LogicalResult lowerSGD(SGDOp op, OpBuilder &b) {
   Location loc = op.getLoc();
   Scalars s{b, loc};
-  Type elt = cast<RankedTensorType>(op.getParam().getType()).getElementType();
+  Type elt = elementOf(updated(op));
   double mu = op.getMomentum().convertToDouble(),
          tau = op.getDampening().convertToDouble(),
          wd = op.getWeightDecay().convertToDouble();
@@ -126,38 +172,32 @@ LogicalResult lowerSGD(SGDOp op, OpBuilder &b) {
   // PyTorch starts the buffer as a copy of the first gradient.
   Value first = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, step,
                                       s.f64(1.0));
-  SmallVector<Value> outs = {op.getParam()};
+  SmallVector<Value> states;
   if (op.getMomentumBuffer())
-    outs.push_back(op.getMomentumBuffer());
-  SmallVector<Value> results;
-  buildElementwise(
-      b, loc, ValueRange{op.getGrad()}, outs,
-      [&](OpBuilder &nb, Location nl, ValueRange a) -> SmallVector<Value> {
-        Scalars e{nb, nl};
-        Value d = a[0], p = a[1];
+    states.push_back(op.getMomentumBuffer());
+  lowerUpdate(
+      op, b, states,
+      [&](Scalars &e, Value d, Value p, ValueRange st) -> SmallVector<Value> {
         if (wd != 0.0)
           d = e.add(d, e.mul(p, cWd));
-        SmallVector<Value> out;
         Value buf;
         if (mu != 0.0) {
-          Value upd = e.add(e.mul(a[2], cMu), e.mul(d, c1mTau));
-          buf = arith::SelectOp::create(nb, nl, first, d, upd);
+          Value upd = e.add(e.mul(st[0], cMu), e.mul(d, c1mTau));
+          buf = arith::SelectOp::create(e.b, e.loc, first, d, upd);
           d = nesterov ? e.add(d, e.mul(buf, cMu)) : buf;
         }
-        out.push_back(e.add(p, e.mul(d, negLr)));
+        SmallVector<Value> out = {e.add(p, e.mul(d, negLr))};
         if (buf)
           out.push_back(buf);
         return out;
-      },
-      results);
-  op->replaceAllUsesWith(results);
+      });
   return success();
 }
 
 LogicalResult lowerAdagrad(AdagradOp op, OpBuilder &b) {
   Location loc = op.getLoc();
   Scalars s{b, loc};
-  Type elt = cast<RankedTensorType>(op.getParam().getType()).getElementType();
+  Type elt = elementOf(updated(op));
   double decay = op.getLrDecay().convertToDouble(),
          eps = op.getEps().convertToDouble(),
          wd = op.getWeightDecay().convertToDouble();
@@ -167,21 +207,16 @@ LogicalResult lowerAdagrad(AdagradOp op, OpBuilder &b) {
       lr, s.add(s.f64(1.0), s.mul(s.sub(step, s.f64(1.0)), s.f64(decay))));
   Value negClr = s.to(s.sub(s.f64(0.0), clr), elt);
   Value cEps = s.to(s.f64(eps), elt), cWd = s.to(s.f64(wd), elt);
-  SmallVector<Value> results;
-  buildElementwise(
-      b, loc, ValueRange{op.getGrad()}, ValueRange{op.getParam(), op.getSum()},
-      [&](OpBuilder &nb, Location nl, ValueRange a) -> SmallVector<Value> {
-        Scalars e{nb, nl};
-        Value g = a[0], p = a[1], sum = a[2];
+  lowerUpdate(
+      op, b, ValueRange{op.getSum()},
+      [&](Scalars &e, Value g, Value p, ValueRange st) -> SmallVector<Value> {
         if (wd != 0.0)
           g = e.add(g, e.mul(p, cWd));
-        sum = e.add(sum, e.mul(g, g));
+        Value sum = e.add(st[0], e.mul(g, g));
         Value std = e.add(e.sqrt(sum), cEps);
         p = e.add(p, e.div(e.mul(negClr, g), std));
         return {p, sum};
-      },
-      results);
-  op->replaceAllUsesWith(results);
+      });
   return success();
 }
 
@@ -190,11 +225,11 @@ struct NormBuilder : TosaBuilder {
   using TosaBuilder::TosaBuilder;
   /// sum(v * v) as a tensor<1x`acc`>.
   Value sumSquares(Value v, Type acc) {
-    Value flat = reshape(v, {typeOf(v).getNumElements()});
-    Value s =
-        tosa::ReduceSumOp::create(b, loc, typeOf(flat).clone({1}),
-                                  mul(flat, flat), b.getI32IntegerAttr(0));
-    return castTo(s, acc);
+    // Squared and summed at the norm's precision: squares of fp16
+    // gradients overflow fp16.
+    Value flat = castTo(reshape(v, {typeOf(v).getNumElements()}), acc);
+    return tosa::ReduceSumOp::create(b, loc, typeOf(flat).clone({1}),
+                                     mul(flat, flat), b.getI32IntegerAttr(0));
   }
 };
 

@@ -101,7 +101,11 @@ void ZeroPartitionOptimizerStatesPass::runOnOperation() {
         Operation *op = opt.getOperation();
         auto full = fullTypes[k];
         int64_t s = partition::shardSize(full.getNumElements(), n);
-        auto shardTy = full.clone({s});
+        // Each value keeps its element type: an fp32 master weight and its
+        // states shard alike next to a bf16 parameter.
+        auto shardOf = [&](Type t) {
+          return cast<RankedTensorType>(t).clone(ArrayRef<int64_t>{s});
+        };
         b.setInsertionPoint(op);
         partition::Builder ob{b, op->getLoc()};
         IRMapping map;
@@ -118,13 +122,13 @@ void ZeroPartitionOptimizerStatesPass::runOnOperation() {
             op->emitError("optimizer state is not a step argument");
             return signalPassFailure();
           }
-          arg.setType(shardTy);
+          arg.setType(shardOf(arg.getType()));
           fn.setArgAttr(arg.getArgNumber(), kShardAttr, shardInfo(b, full, s));
           map.map(st, arg);
         }
         Operation *upd = b.clone(*op, map);
         for (Value r : upd->getResults())
-          r.setType(shardTy);
+          r.setType(shardOf(r.getType()));
         auto updI = cast<OptimizerOpInterface>(upd);
         // The full parameter is gathered back from every rank's shard.
         Value gathered = ob.allGather(updI.getUpdatedParameter(), n);

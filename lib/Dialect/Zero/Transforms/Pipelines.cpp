@@ -30,6 +30,13 @@ void zero::buildAlgorithmPipeline(OpPassManager &pm, int64_t worldSize) {
 void zero::buildTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options) {
   buildImportCleanup(pm);
+  if (options.precision != "fp32") {
+    ZeroMixedPrecisionOptions mp;
+    mp.precision = options.precision;
+    pm.addNestedPass<func::FuncOp>(createZeroMixedPrecision(mp));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
 
   ZeroBuildTrainStepOptions step;
   step.funcName = options.funcName;

@@ -102,6 +102,17 @@ Value TosaBuilder::logicalNot(Value x) {
 Value TosaBuilder::castTo(Value v, Type elt) {
   if (typeOf(v).getElementType() == elt)
     return v;
+  // A float widened and narrowed back is itself: the round trip is exact.
+  if (auto c = v.getDefiningOp<tosa::CastOp>()) {
+    Value x = c.getInput();
+    Type mid = typeOf(v).getElementType();
+    if (typeOf(x).getElementType() == elt && isa<FloatType>(elt) &&
+        isa<FloatType>(mid) &&
+        cast<FloatType>(mid).getFPMantissaWidth() >=
+            cast<FloatType>(elt).getFPMantissaWidth() &&
+        mid.getIntOrFloatBitWidth() > elt.getIntOrFloatBitWidth())
+      return x;
+  }
   return tosa::CastOp::create(b, loc, typeOf(v).clone(elt), v);
 }
 

@@ -1,8 +1,9 @@
-//===- PrepareEntries.cpp - step functions ahead of bufferization -*- C++
-//-*-===//
+//===- PrepareEntries.cpp - step functions ahead of bufferization -------===//
 #include "zero-opt/Target/CPU/Passes.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 namespace mlir::zero::cpu {
 #define GEN_PASS_DEF_ZEROCPUPREPAREENTRIES
@@ -10,6 +11,45 @@ namespace mlir::zero::cpu {
 } // namespace mlir::zero::cpu
 
 using namespace mlir;
+
+/// Makes the argument an update is returned into the destination of the op
+/// computing it. Fusion gives a destination the op does not read (the
+/// 16-bit copy of a master weight) a tensor.empty, through which
+/// bufferization would write a fresh buffer and copy it back; with the
+/// argument as destination it writes in place where that is safe.
+static void writeIntoArgument(Value result, BlockArgument arg) {
+  if (result.getType() != arg.getType())
+    return;
+  SmallVector<Operation *> reshapes;
+  Value v = result;
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+      break;
+    reshapes.push_back(def);
+    v = def->getOperand(0);
+  }
+  auto dps = v.getDefiningOp<DestinationStyleOpInterface>();
+  if (!dps)
+    return;
+  OpOperand *init = dps.getTiedOpOperand(cast<OpResult>(v));
+  if (!init || !init->get().getDefiningOp<tensor::EmptyOp>())
+    return;
+  OpBuilder b(dps);
+  Location loc = dps->getLoc();
+  Value d = arg;
+  for (Operation *op : reshapes) {
+    if (auto c = dyn_cast<tensor::CollapseShapeOp>(op))
+      d = tensor::ExpandShapeOp::create(b, loc, c.getSrcType(), d,
+                                        c.getReassociationIndices());
+    else if (auto e = dyn_cast<tensor::ExpandShapeOp>(op))
+      d = tensor::CollapseShapeOp::create(b, loc, e.getSrcType(), d,
+                                          e.getReassociationIndices());
+  }
+  if (d.getType() == init->get().getType())
+    init->set(d);
+  else if (d != arg)
+    d.getDefiningOp()->erase();
+}
 
 namespace {
 struct ZeroCPUPrepareEntriesPass
@@ -20,11 +60,14 @@ struct ZeroCPUPrepareEntriesPass
         continue;
       int64_t buffers = fn.getNumArguments();
       SmallVector<int64_t> inPlace;
+      auto ret = cast<func::ReturnOp>(fn.getBody().back().getTerminator());
       for (unsigned i = 0; i < fn.getNumResults(); ++i) {
-        if (fn.getResultAttr(i, "zero.updates"))
+        if (auto upd = fn.getResultAttrOfType<IntegerAttr>(i, "zero.updates")) {
           inPlace.push_back(i);
-        else
+          writeIntoArgument(ret.getOperand(i), fn.getArgument(upd.getInt()));
+        } else {
           ++buffers;
+        }
       }
       fn->setAttr("zero.inplace_results",
                   DenseI64ArrayAttr::get(&getContext(), inPlace));

@@ -2,7 +2,7 @@
 
 func.func @betas(%p: tensor<4xf32>, %lr: tensor<f64>) {
   // expected-error @+1 {{expects betas in [0, 1)}}
-  %a, %b, %c = zero.adam %p, %p, %p, %p, %lr, %lr {beta1 = 1.0, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0} : tensor<4xf32>
+  %a, %b, %c = zero.adam %p, %p, %p, %p, %lr, %lr {beta1 = 1.0, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f64>, tensor<f64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return
 }
 
@@ -18,7 +18,7 @@ func.func @buffer(%p: tensor<4xf32>, %lr: tensor<f64>) {
 
 func.func @nesterov(%p: tensor<4xf32>, %lr: tensor<f64>) {
   // expected-error @+1 {{nesterov needs momentum and zero dampening}}
-  %a, %b = zero.sgd %p, %p, %lr, %lr, momentum_buffer %p {momentum = 0.9, dampening = 0.5, weight_decay = 0.0, nesterov} : (tensor<4xf32>, tensor<4xf32>, tensor<f64>, tensor<f64>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  %a, %b = zero.sgd %p, %p, %lr, %lr, states %p {momentum = 0.9, dampening = 0.5, weight_decay = 0.0, nesterov} : (tensor<4xf32>, tensor<4xf32>, tensor<f64>, tensor<f64>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
   return
 }
 

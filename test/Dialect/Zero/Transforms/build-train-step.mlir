@@ -43,7 +43,7 @@ func.func @main(%x: tensor<4x3xf32> {zero.name = "x", zero.role = #zero.role<inp
 // ADAMW-SAME: attributes {zero.entry}
 // ADAMW: %[[R:.*]]:2 = call @main_grad(%[[X]], %[[W]], %[[MASK]])
 // ADAMW: %[[NORM:.*]], %[[GC:.*]] = zero.clip_grad_norm %[[R]]#1 {max_norm = 0.000000e+00 : f64} : (tensor<3x2xf32>) -> (tensor<f32>, tensor<3x2xf32>)
-// ADAMW: %[[P:.*]], %[[M1:.*]], %[[V1:.*]] = zero.adam %[[W]], %[[GC]], %[[M]], %[[V]], %[[LR]], %[[STEP]] {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, decoupled, eps = 1.000000e-08 : f64, weight_decay = 0.000000e+00 : f64} : tensor<3x2xf32>
+// ADAMW: %[[P:.*]], %[[M1:.*]], %[[V1:.*]] = zero.adam %[[W]], %[[GC]], %[[M]], %[[V]], %[[LR]], %[[STEP]] {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, decoupled, eps = 1.000000e-08 : f64, weight_decay = 0.000000e+00 : f64} : (tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<f64>, tensor<f64>) -> (tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>)
 // ADAMW: return %{{.*}}, %[[NORM]], %[[P]], %[[M1]], %[[V1]]
 
 // Two micro-batches of 4 rows each: inputs double their batch dimension,
@@ -57,7 +57,7 @@ func.func @main(%x: tensor<4x3xf32> {zero.name = "x", zero.role = #zero.role<inp
 // SGD: linalg.add
 // SGD: bufferization.materialize_in_destination
 // SGD: zero.clip_grad_norm %{{.*}} {max_norm = 5.000000e-01 : f64}
-// SGD: zero.sgd %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, momentum_buffer %{{.*}} {dampening = 0.000000e+00 : f64, momentum = 9.000000e-01 : f64, nesterov, weight_decay = 0.000000e+00 : f64}
+// SGD: zero.sgd %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, states %{{.*}} {dampening = 0.000000e+00 : f64, momentum = 9.000000e-01 : f64, nesterov, weight_decay = 0.000000e+00 : f64}
 
 // ADAGRAD: zero.init = 1.000000e-01 : f64, zero.name = "w/sum"
 // ADAGRAD: zero.adagrad

@@ -15,7 +15,7 @@
 // CHECK: linalg.yield
 // CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
 func.func @adamw(%p: tensor<8xf32>, %g: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %lr: tensor<f64>, %t: tensor<f64>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
-  %a, %b, %c = zero.adam %p, %g, %m, %v, %lr, %t {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01, decoupled} : tensor<8xf32>
+  %a, %b, %c = zero.adam %p, %g, %m, %v, %lr, %t {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01, decoupled} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f64>, tensor<f64>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
   return %a, %b, %c : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
 }
 
@@ -27,7 +27,7 @@ func.func @adamw(%p: tensor<8xf32>, %g: tensor<8xf32>, %m: tensor<8xf32>, %v: te
 // CHECK: linalg.generic
 // CHECK: arith.select %[[FIRST]]
 func.func @sgd(%p: tensor<2x3xf32>, %g: tensor<2x3xf32>, %b: tensor<2x3xf32>, %lr: tensor<f64>, %t: tensor<f64>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
-  %a, %nb = zero.sgd %p, %g, %lr, %t, momentum_buffer %b {momentum = 0.9, dampening = 0.0, weight_decay = 0.0} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<f64>, tensor<f64>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
+  %a, %nb = zero.sgd %p, %g, %lr, %t, states %b {momentum = 0.9, dampening = 0.0, weight_decay = 0.0} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<f64>, tensor<f64>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
   return %a, %nb : tensor<2x3xf32>, tensor<2x3xf32>
 }
 
@@ -37,6 +37,6 @@ func.func @sgd(%p: tensor<2x3xf32>, %g: tensor<2x3xf32>, %b: tensor<2x3xf32>, %l
 // CHECK: linalg.generic
 // CHECK-SAME: outs(%arg0, %arg2 : tensor<4xf32>, tensor<4xf32>)
 func.func @adagrad(%p: tensor<4xf32>, %g: tensor<4xf32>, %s: tensor<4xf32>, %lr: tensor<f64>, %t: tensor<f64>) -> (tensor<4xf32>, tensor<4xf32>) {
-  %a, %b = zero.adagrad %p, %g, %s, %lr, %t {lr_decay = 0.0, eps = 1.0e-10, weight_decay = 0.0} : tensor<4xf32>
+  %a, %b = zero.adagrad %p, %g, %s, %lr, %t {lr_decay = 0.0, eps = 1.0e-10, weight_decay = 0.0} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f64>, tensor<f64>) -> (tensor<4xf32>, tensor<4xf32>)
   return %a, %b : tensor<4xf32>, tensor<4xf32>
 }

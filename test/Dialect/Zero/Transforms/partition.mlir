@@ -51,7 +51,7 @@ func.func @main(%x: tensor<4x3xf32> {zero.name = "x", zero.role = #zero.role<inp
 // OS: %[[R:.*]] = zero.rank
 // OS: %[[OFF:.*]] = arith.muli %[[R]], %{{.*}} : index
 // OS: tensor.extract_slice %{{.*}}[%[[OFF]]] [2] [1] {zero.param_shard} : tensor<8xf32> to tensor<2xf32>
-// OS: zero.adam {{.*}} : tensor<2xf32>
+// OS: zero.adam {{.*}} : (tensor<2xf32>, {{.*}}) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
 // OS: zero.all_gather %{{.*}} into %{{.*}} {world_size = 4 : i64, zero.param_gather} : tensor<2xf32>, tensor<8xf32> -> tensor<8xf32>
 // OS: bufferization.materialize_in_destination
 // OS-NOT: zero.all_reduce %{{.*}} : tensor<3x2xf32>
@@ -72,7 +72,7 @@ func.func @main(%x: tensor<4x3xf32> {zero.name = "x", zero.role = #zero.role<inp
 // PARAM: zero.all_gather %[[WS]] into {{.*}} : tensor<2xf32>, tensor<8xf32> -> tensor<8xf32>
 // PARAM: tosa.matmul
 // PARAM-NOT: zero.all_gather %[[WS]]
-// PARAM: %[[NW:.*]], %{{.*}}, %{{.*}} = zero.adam %[[WS]], {{.*}} : tensor<2xf32>
+// PARAM: %[[NW:.*]], %{{.*}}, %{{.*}} = zero.adam %[[WS]], {{.*}} : (tensor<2xf32>, {{.*}}) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
 // PARAM: return {{.*}}%[[NW]]
 
 // A persistence threshold of 4 elements keeps the 2-element bias whole.

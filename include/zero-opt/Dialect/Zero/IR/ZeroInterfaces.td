@@ -31,7 +31,8 @@ def Zero_OptimizerOpInterface : OpInterface<"OptimizerOpInterface"> {
   let description = [{
     An optimizer update of one parameter. Partitioning passes use it to
     find the parameter, its gradient and its state, which are sharded
-    alike.
+    alike. With mixed precision the state includes an fp32 master weight,
+    and the parameter is its rounded copy.
   }];
   let methods = [
     InterfaceMethod<"The parameter before the update.", "::mlir::Value",
@@ -43,6 +44,9 @@ def Zero_OptimizerOpInterface : OpInterface<"OptimizerOpInterface"> {
                     "getUpdatedParameter">,
     InterfaceMethod<"State tensors after the update, in the same order.",
                     "::mlir::ResultRange", "getUpdatedStates">,
+    InterfaceMethod<[{The master weight the update applies to (one of the
+                      states), or null: then the parameter itself.}],
+                    "::mlir::Value", "getMasterWeight">,
   ];
 }
 

@@ -128,8 +128,7 @@ class Zero_OptimizerOp<string mnemonic, list<Trait> traits = []>
   let hasVerifier = 1;
 }
 
-def Zero_AdamOp : Zero_OptimizerOp<"adam", [AllTypesMatch<["param", "grad",
-    "exp_avg", "exp_avg_sq", "new_param", "new_exp_avg", "new_exp_avg_sq"]>]> {
+def Zero_AdamOp : Zero_OptimizerOp<"adam"> {
   let summary = "Adam / AdamW update of one parameter (PyTorch semantics)";
   let description = [{
     One step of Adam with bias correction, as PyTorch computes it. `step` is
@@ -137,59 +136,83 @@ def Zero_AdamOp : Zero_OptimizerOp<"adam", [AllTypesMatch<["param", "grad",
     parameter by `lr * weight_decay` first (AdamW); otherwise it is added to
     the gradient (Adam with L2).
 
+    With `master` (mixed precision), the update applies to the master
+    weight, of the states' type, and `new_param` is the updated master
+    rounded to the parameter's narrower type; `param` is then only the
+    destination of that copy. The gradient may be narrower than the states:
+    it is widened element by element.
+
     ```mlir
     %p1, %m1, %v1 = zero.adam %p, %g, %m, %v, %lr, %t
         {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01,
-         decoupled} : tensor<16xf32>
+         decoupled} : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>,
+         tensor<16xf32>, tensor<f64>, tensor<f64>)
+         -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
     ```
   }];
   let arguments = (ins Zero_FloatTensor:$param, Zero_FloatTensor:$grad,
                    Zero_FloatTensor:$exp_avg, Zero_FloatTensor:$exp_avg_sq,
+                   Optional<Zero_FloatTensor>:$master,
                    Zero_ScalarF64:$lr, Zero_ScalarF64:$step,
                    F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
                    F64Attr:$weight_decay, UnitAttr:$decoupled);
   let results = (outs Zero_FloatTensor:$new_param,
                       Zero_FloatTensor:$new_exp_avg,
-                      Zero_FloatTensor:$new_exp_avg_sq);
+                      Zero_FloatTensor:$new_exp_avg_sq,
+                      Optional<Zero_FloatTensor>:$new_master);
   let assemblyFormat = [{
-    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step attr-dict
-    `:` type($param)
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step
+    (`master` $master^)? attr-dict `:` functional-type(operands, results)
   }];
   let builders = [OpBuilder<(ins "Value":$param, "Value":$grad,
-      "Value":$exp_avg, "Value":$exp_avg_sq, "Value":$lr, "Value":$step,
-      "double":$beta1, "double":$beta2, "double":$eps, "double":$weightDecay,
-      "bool":$decoupled)>];
+      "Value":$exp_avg, "Value":$exp_avg_sq, "Value":$master, "Value":$lr,
+      "Value":$step, "double":$beta1, "double":$beta2, "double":$eps,
+      "double":$weightDecay, "bool":$decoupled)>];
 }
 
 def Zero_SGDOp : Zero_OptimizerOp<"sgd"> {
   let summary = "SGD update with optional momentum (PyTorch semantics)";
   let description = [{
-    `momentum_buffer` is present iff `momentum` is nonzero. At step 1 the
-    buffer becomes the gradient, as in PyTorch.
+    `states` are the momentum buffer, present iff `momentum` is nonzero,
+    then, with `master`, the master weight (as for `zero.adam`); `new_states`
+    are their updates. At step 1 the buffer becomes the gradient, as in
+    PyTorch.
   }];
   let arguments = (ins Zero_FloatTensor:$param, Zero_FloatTensor:$grad,
                    Zero_ScalarF64:$lr, Zero_ScalarF64:$step,
-                   Optional<Zero_FloatTensor>:$momentum_buffer,
+                   Variadic<Zero_FloatTensor>:$states,
                    F64Attr:$momentum, F64Attr:$dampening,
-                   F64Attr:$weight_decay, UnitAttr:$nesterov);
+                   F64Attr:$weight_decay, UnitAttr:$nesterov,
+                   UnitAttr:$master);
   let results = (outs Zero_FloatTensor:$new_param,
-                      Variadic<Zero_FloatTensor>:$new_momentum_buffer);
+                      Variadic<Zero_FloatTensor>:$new_states);
   let assemblyFormat = [{
-    $param `,` $grad `,` $lr `,` $step (`,` `momentum_buffer` $momentum_buffer^)?
-    attr-dict `:` functional-type(operands, results)
+    $param `,` $grad `,` $lr `,` $step (`,` `states` $states^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The momentum buffer and the master weight, or null.
+    ::mlir::Value getMomentumBuffer();
+    ::mlir::Value getMasterWeightState();
+    ::mlir::Value getNewMomentumBuffer();
+    ::mlir::Value getNewMaster();
   }];
 }
 
-def Zero_AdagradOp : Zero_OptimizerOp<"adagrad", [AllTypesMatch<["param",
-    "grad", "sum", "new_param", "new_sum"]>]> {
+def Zero_AdagradOp : Zero_OptimizerOp<"adagrad"> {
   let summary = "Adagrad update (PyTorch semantics)";
+  let description = [{
+    `master`: as for `zero.adam`.
+  }];
   let arguments = (ins Zero_FloatTensor:$param, Zero_FloatTensor:$grad,
-                   Zero_FloatTensor:$sum, Zero_ScalarF64:$lr,
-                   Zero_ScalarF64:$step, F64Attr:$lr_decay, F64Attr:$eps,
-                   F64Attr:$weight_decay);
-  let results = (outs Zero_FloatTensor:$new_param, Zero_FloatTensor:$new_sum);
+                   Zero_FloatTensor:$sum, Optional<Zero_FloatTensor>:$master,
+                   Zero_ScalarF64:$lr, Zero_ScalarF64:$step,
+                   F64Attr:$lr_decay, F64Attr:$eps, F64Attr:$weight_decay);
+  let results = (outs Zero_FloatTensor:$new_param, Zero_FloatTensor:$new_sum,
+                      Optional<Zero_FloatTensor>:$new_master);
   let assemblyFormat = [{
-    $param `,` $grad `,` $sum `,` $lr `,` $step attr-dict `:` type($param)
+    $param `,` $grad `,` $sum `,` $lr `,` $step (`master` $master^)? attr-dict
+    `:` functional-type(operands, results)
   }];
 }
 

@@ -4,6 +4,40 @@
 
 include "mlir/Pass/PassBase.td"
 
+def ZeroMixedPrecision : Pass<"zero-mixed-precision", "func::FuncOp"> {
+  let summary = "Compute a forward function in bf16 or fp16, with fp32 "
+                "where precision needs it";
+  let description = [{
+    Parameters (arguments with `zero.role<parameter>`) become `precision`
+    arguments; zero-build-train-step then keeps an fp32 master weight for
+    each. Ops compute by one rule list (`ruleFor` in MixedPrecision.cpp):
+
+      - GEMMs (`tosa.matmul`, which convolutions lower to) read 16-bit
+        operands and accumulate in fp32; the result is rounded to 16 bits
+        unless only the loss's ops read it;
+      - reductions compute in fp32 (softmax and log-softmax sums and
+        maxima, layer-norm and batch-norm statistics);
+      - elementwise ops compute in 16 bits when their operands are 16-bit,
+        in fp32 when they are fp32 (a chain of statistics), and in fp32
+        rounded to 16 bits when they mix the two (`x - mean`,
+        `e * (1 / sum)`); constants take the precision of their user;
+      - data movement (reshape, transpose, slice, concat, pad, gather,
+        select) keeps its operands' precision;
+      - the loss, and everything else that no GEMM reads after it,
+        computes in fp32;
+      - any other op computes in fp32 (its 16-bit operands are widened),
+        and the function's results keep their types.
+
+    Autodiff follows the forward's types: the backward of a 16-bit op is
+    16-bit, a GEMM's backward GEMMs accumulate in fp32.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "Compute precision: bf16 or fp16">,
+  ];
+  let dependentDialects = ["mlir::tosa::TosaDialect"];
+}
+
 def ZeroBuildTrainStep : Pass<"zero-build-train-step", "ModuleOp"> {
   let summary = "Build the training step from a forward function with a loss";
   let description = [{

@@ -117,6 +117,11 @@ struct TrainingPipelineOptions
       llvm::cl::desc("budget: machine description costing the recompute "
                      "(empty: FLOPs)"),
       llvm::cl::init("")};
+  PassOptions::Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("Compute precision: fp32, bf16 or fp16 (fp32 master "
+                     "weights)"),
+      llvm::cl::init("fp32")};
 };
 
 /// What every imported model goes through: the model's own ONNX Gradient
