@@ -159,6 +159,12 @@ public:
     }
     return fail(key, "must be an integer");
   }
+  /// An integer of at least 1.
+  bool positive(const json::Value &v, const std::string &key, int64_t &out) {
+    if (!integer(v, key, out))
+      return false;
+    return out >= 1 || fail(key, "must be at least 1");
+  }
   bool boolean(const json::Value &v, const std::string &key, bool &out) {
     if (auto b = v.getAsBoolean()) {
       out = *b;
@@ -484,13 +490,9 @@ static bool parsePrecision(Reader &r, const std::string &block,
       if (ok && (c.initialScalePower < 0 || c.initialScalePower > 127))
         ok = r.fail(key, "must be in [0, 127]");
     } else if (block == "fp16" && k == "loss_scale_window") {
-      ok = r.integer(kv.second, key, c.lossScaleWindow);
-      if (ok && c.lossScaleWindow < 1)
-        ok = r.fail(key, "must be at least 1");
+      ok = r.positive(kv.second, key, c.lossScaleWindow);
     } else if (block == "fp16" && k == "hysteresis") {
-      ok = r.integer(kv.second, key, c.hysteresis);
-      if (ok && c.hysteresis < 1)
-        ok = r.fail(key, "must be at least 1");
+      ok = r.positive(kv.second, key, c.hysteresis);
     } else if (block == "fp16" && k == "consecutive_hysteresis") {
       ok = r.boolean(kv.second, key, c.consecutiveHysteresis);
     } else if (block == "fp16" && k == "min_loss_scale") {
@@ -566,9 +568,7 @@ bool mlir::zero::parseDeepSpeedConfig(llvm::StringRef path,
       const json::Object *o = r.object(kv.second, key);
       ok = o && parseScheduler(r, *o, config);
     } else if (key == "gradient_accumulation_steps") {
-      ok = r.integer(kv.second, key, config.accumulation);
-      if (ok && config.accumulation < 1)
-        ok = r.fail(key, "must be at least 1");
+      ok = r.positive(kv.second, key, config.accumulation);
       config.accumulationSet = true;
     } else if (key == "gradient_clipping") {
       ok = r.number(kv.second, key, config.clip);
@@ -591,15 +591,10 @@ bool mlir::zero::parseDeepSpeedConfig(llvm::StringRef path,
       if (ok)
         r.warn(key, "is accepted but not implemented yet; gradients are "
                     "reduced in the compute precision");
-      config.gradCommType = t;
     } else if (key == "train_micro_batch_size_per_gpu") {
-      ok = r.integer(kv.second, key, config.microBatch);
-      if (ok && config.microBatch < 1)
-        ok = r.fail(key, "must be at least 1");
+      ok = r.positive(kv.second, key, config.microBatch);
     } else if (key == "train_batch_size") {
-      ok = r.integer(kv.second, key, config.trainBatch);
-      if (ok && config.trainBatch < 1)
-        ok = r.fail(key, "must be at least 1");
+      ok = r.positive(kv.second, key, config.trainBatch);
     } else if (notYetImplemented().contains(key)) {
       r.warn(key, "is accepted but not implemented yet; it has no effect");
     } else {

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <dlfcn.h>
+#include <map>
 
 using namespace zero::rt;
 namespace json = llvm::json;
@@ -235,9 +236,11 @@ static double floatAt(const Array &a, int64_t i) {
   }
 }
 
-/// `a` as floats of type `to`, rounded to nearest even: the 16-bit copy of
-/// an fp32 initializer, or an fp32 master weight of a stored 16-bit one.
-static bool convertFloats(const Array &a, DType to, Array &out) {
+/// `a` (floats) as floats of type `to`, rounded to nearest even: the 16-bit
+/// copy of an fp32 initializer, or an fp32 master weight of a stored 16-bit
+/// one.
+static Array convertFloats(const Array &a, DType to) {
+  Array out;
   out.name = a.name;
   out.dtype = to;
   out.shape = a.shape;
@@ -251,9 +254,6 @@ static bool convertFloats(const Array &a, DType to, Array &out) {
     case DType::F64:
       reinterpret_cast<double *>(p)[i] = x;
       break;
-    case DType::F32:
-      reinterpret_cast<float *>(p)[i] = float(x);
-      break;
     case DType::F16:
       h = floatToF16(float(x));
       std::memcpy(p + 2 * i, &h, 2);
@@ -262,11 +262,29 @@ static bool convertFloats(const Array &a, DType to, Array &out) {
       h = floatToBF16(float(x));
       std::memcpy(p + 2 * i, &h, 2);
       break;
-    default:
-      return false;
+    default: // F32
+      reinterpret_cast<float *>(p)[i] = float(x);
+      break;
     }
   }
-  return true;
+  return out;
+}
+
+/// Rank `rank`'s flat shard of `full` as `spec` lays it out, in `full`'s
+/// element type, zero past the tensor's end.
+static Array shardOf(const Array &full, const BufferSpec &spec, int64_t rank) {
+  Array shard;
+  shard.name = spec.name;
+  shard.dtype = full.dtype;
+  shard.shape = spec.shape;
+  size_t es = full.itemSize();
+  shard.data.assign(spec.numel() * es, 0);
+  int64_t size = spec.numel(), first = rank * size;
+  int64_t count =
+      std::max<int64_t>(0, std::min<int64_t>(size, spec.fullNumel - first));
+  if (count > 0)
+    std::memcpy(shard.data.data(), full.data.data() + first * es, count * es);
+  return shard;
 }
 
 bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
@@ -277,43 +295,49 @@ bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
   std::string path = file.empty() ? dir_ + "/" + paramsFile : file;
   if (!readNpz(path, stored, error))
     return false;
+  // A master weight starts from its parameter's stored value.
+  auto source = [](const BufferSpec &spec) -> const std::string & {
+    return spec.isMaster() ? spec.stateOf : spec.name;
+  };
+  // Readers left per stored array: the last one takes it without a copy.
+  std::map<std::string, int> readers;
+  for (const BufferSpec &spec : fn.arguments)
+    if (spec.initialized())
+      ++readers[source(spec)];
   for (const BufferSpec &spec : fn.arguments) {
     if (!spec.initialized())
       continue;
-    // A master weight starts from its parameter's stored value.
-    const std::string &name = spec.isMaster() ? spec.stateOf : spec.name;
+    const std::string &name = source(spec);
     auto found = std::find_if(stored.begin(), stored.end(),
                               [&](const Array &a) { return a.name == name; });
     if (found == stored.end()) {
       error = path + ": no array for " + spec.role + " '" + name + "'";
       return false;
     }
-    Array converted;
-    const Array *it = &*found;
-    if (found->dtype != spec.dtype && isFloat(found->dtype) &&
-        isFloat(spec.dtype) && convertFloats(*found, spec.dtype, converted))
-      it = &converted;
-    if (spec.sharded() && it->dtype == spec.dtype &&
-        it->shape == spec.fullShape) {
-      // This rank's shard of the flat tensor, zero past its end.
-      Array shard = makeArray(spec);
-      size_t es = shard.itemSize();
-      int64_t size = spec.numel(), first = rank * size;
-      int64_t count =
-          std::max<int64_t>(0, std::min<int64_t>(size, spec.fullNumel - first));
-      if (count > 0)
-        std::memcpy(shard.data.data(), it->data.data() + first * es,
-                    count * es);
-      params.push_back(std::move(shard));
-      continue;
-    }
-    if (it->dtype != spec.dtype || it->shape != spec.shape) {
+    // Floats convert to the argument's type (16-bit copies of fp32
+    // initializers, fp32 masters of 16-bit ones).
+    bool convertible = found->dtype == spec.dtype ||
+                       (isFloat(found->dtype) && isFloat(spec.dtype));
+    Array a;
+    if (convertible && spec.sharded() && found->shape == spec.fullShape) {
+      a = shardOf(*found, spec, rank);
+    } else if (convertible && found->shape == spec.shape) {
+      a = --readers[name] == 0 ? std::move(*found) : *found;
+    } else {
+      auto shape = [](const std::vector<int64_t> &dims) {
+        std::string t = "[";
+        for (size_t i = 0; i < dims.size(); ++i)
+          t += (i ? ", " : "") + std::to_string(dims[i]);
+        return t + "]";
+      };
       error = path + ": " + spec.role + " '" + name + "' is " +
-              dtypeName(it->dtype) + " of a different shape than the " +
-              dtypeName(spec.dtype) + " the model expects";
+              dtypeName(found->dtype) + " " + shape(found->shape) +
+              "; the model expects " + dtypeName(spec.dtype) + " " +
+              shape(spec.sharded() ? spec.fullShape : spec.shape);
       return false;
     }
-    Array a = *it;
+    if (a.dtype != spec.dtype)
+      a = convertFloats(a, spec.dtype);
     a.name = spec.name;
     params.push_back(std::move(a));
   }

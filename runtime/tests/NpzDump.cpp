@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "zero-rt/Float16.h"
 #include "zero-rt/Npz.h"
 
 #include <cmath>
@@ -50,26 +51,6 @@ static uint32_t crc32(const std::vector<uint8_t> &data) {
   return ~crc;
 }
 
-static double halfToDouble(uint16_t h) {
-  int exponent = (h >> 10) & 0x1f;
-  int mantissa = h & 0x3ff;
-  double value;
-  if (exponent == 0)
-    value = std::ldexp(mantissa, -24);
-  else if (exponent == 31)
-    value = mantissa ? NAN : INFINITY;
-  else
-    value = std::ldexp(mantissa + 1024, exponent - 25);
-  return (h & 0x8000) ? -value : value;
-}
-
-static double bf16ToDouble(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
 template <class T> static double sumAs(const Array &array) {
   double sum = 0;
   const T *p = array.as<T>();
@@ -89,8 +70,7 @@ static double sum(const Array &array) {
     double sum = 0;
     const uint16_t *p = array.as<uint16_t>();
     for (int64_t i = 0, e = array.numel(); i < e; ++i)
-      sum +=
-          array.dtype == DType::F16 ? halfToDouble(p[i]) : bf16ToDouble(p[i]);
+      sum += array.dtype == DType::F16 ? f16ToFloat(p[i]) : bf16ToFloat(p[i]);
     return sum;
   }
   case DType::I8:

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Driver/Compiler.h"
+#include "zero-rt/Float16.h"
 #include "zero-rt/Step.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -147,38 +148,6 @@ double elementAsDouble(const rt::Array &a, int64_t i) {
   }
 }
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff,
-           bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {
-      exp = 127 - 15 + 1;
-      while (!(mant & 0x400)) {
-        mant <<= 1;
-        --exp;
-      }
-      bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-/// bfloat16 is the top half of a float.
-float bf16ToFloat(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
 /// ONNX backend tolerances: |got - want| <= atol + rtol * |want|.
 std::string compare(const rt::Array &got, const rt::Array &want, double rtol,
                     double atol) {
@@ -200,11 +169,11 @@ std::string compare(const rt::Array &got, const rt::Array &want, double rtol,
   for (int64_t i = 0; i < n; ++i) {
     double g, w;
     if (want.dtype == rt::DType::F16) {
-      g = halfToFloat(got.as<uint16_t>()[i]);
-      w = halfToFloat(want.as<uint16_t>()[i]);
+      g = rt::f16ToFloat(got.as<uint16_t>()[i]);
+      w = rt::f16ToFloat(want.as<uint16_t>()[i]);
     } else if (want.dtype == rt::DType::BF16) {
-      g = bf16ToFloat(got.as<uint16_t>()[i]);
-      w = bf16ToFloat(want.as<uint16_t>()[i]);
+      g = rt::bf16ToFloat(got.as<uint16_t>()[i]);
+      w = rt::bf16ToFloat(want.as<uint16_t>()[i]);
     } else {
       g = elementAsDouble(got, i);
       w = elementAsDouble(want, i);

@@ -36,24 +36,17 @@ Usage: /usr/bin/python3 test/e2e/mixed_precision.py --build build
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODELS = os.path.join(ROOT, "test", "e2e", "models")
-MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from memory_formulas import parameter_sizes  # noqa: E402
+from remat import MODELS_DIR, MPIRUN, ROOT, memory_matches, run  # noqa: E402
+
 LOSS_RTOL, EQ_LOSS_RTOL, EQ_WEIGHT_ATOL = 1e-2, 1e-2, 2e-3
 PARITY_STEPS, EQ_STEPS = 20, 4
-
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    if r.returncode:
-        raise RuntimeError(f"{' '.join(cmd)}\n{r.stdout}{r.stderr}")
-    return r
 
 
 def losses(path):
@@ -70,7 +63,7 @@ def parity(bindir, tmp, name):
     refs = {}
     for tag, extra in (("autocast", ["--autocast", "bf16"]), ("fp32", [])):
         path = os.path.join(tmp, f"{name}-{tag}.npz")
-        run(["/usr/bin/python3", os.path.join(MODELS, "train_torch.py"), name, model,
+        run(["/usr/bin/python3", os.path.join(MODELS_DIR, "train_torch.py"), name, model,
              data, path, "--steps", str(PARITY_STEPS), "--lr", "1e-3",
              "--weight-decay", "0.01"] + extra)
         refs[tag] = np.load(path)["losses"]
@@ -85,9 +78,7 @@ def parity(bindir, tmp, name):
 
 
 def psi_and_shard(plan, n):
-    sizes = [a["shard"]["numel"] if "shard" in a else int(np.prod(a["shape"]))
-             for a in plan["functions"]["train_step"]["arguments"]
-             if a["role"] == "parameter"]
+    sizes = parameter_sizes(plan)
     return sum(sizes), sum(-(-s // n) for s in sizes)
 
 
@@ -122,12 +113,9 @@ def train(bindir, model, data, tmp, tag, n, stage, precision, accum=1):
             json.load(open(os.path.join(out, "plan.json"))))
 
 
-def memory_matches(plan, stats):
-    mem, measured = plan["functions"]["train_step"]["memory"], stats["memory"]
-    ok = measured["peak"] == mem["peak"]
-    for c, v in mem["categories"].items():
-        ok &= measured["categories"][c]["peak"] == v["peak"]
-    return ok
+def measured_equals_plan(plan, stats):
+    return memory_matches(stats["memory"],
+                          plan["functions"]["train_step"]["memory"])
 
 
 def main():
@@ -139,7 +127,7 @@ def main():
     ok = True
     with tempfile.TemporaryDirectory(prefix="zero-mp-") as tmp:
         for name in ("mlp", "cnn", "gpt"):
-            run(["/usr/bin/python3", os.path.join(MODELS, "export_models.py"), tmp,
+            run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"), tmp,
                  "--only", name])
         for name in ("mlp", "cnn", "gpt"):
             ok &= parity(bindir, tmp, name)
@@ -147,7 +135,7 @@ def main():
         model, data = os.path.join(tmp, "gpt.onnx"), os.path.join(tmp, "gpt.data.npz")
         # One rank at the same global batch: two micro-batches.
         l1, w1, st1, p1 = train(bindir, model, data, tmp, "eq-n1", 1, 0, "bf16", 2)
-        good = memory_matches(p1, st1)
+        good = measured_equals_plan(p1, st1)
         ok &= good
         print(f"{'ok  ' if good else 'FAIL'} memory 1 rank: measured peak "
               f"{st1['memory']['peak']} B = plan")
@@ -156,7 +144,7 @@ def main():
                                     stage, "bf16")
             lrel = np.max(np.abs(ln - l1) / np.abs(l1))
             werr = max(float(np.max(np.abs(wn[k] - w1[k]))) for k in w1.files)
-            mem = memory_matches(pn, stn)
+            mem = measured_equals_plan(pn, stn)
             states, got, exact = model_states_ok(pn, 2, stage)
             good = (lrel <= EQ_LOSS_RTOL and werr <= EQ_WEIGHT_ATOL and mem and
                     states and all(wn[k].dtype == np.float32 for k in wn.files))

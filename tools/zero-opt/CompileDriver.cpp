@@ -450,13 +450,9 @@ int mlir::zero::compileMain(int argc, char **argv) {
   }
   if (overlapComm.getNumOccurrences())
     tc.overlapComm = overlapComm;
-  if (precisionFlag.getNumOccurrences()) {
-    if (precisionFlag != "fp32" && precisionFlag != "bf16" &&
-        precisionFlag != "fp16")
-      return fail("--precision=" + precisionFlag +
-                  ": expected fp32, bf16 or fp16");
+  // Checked with the config by validateTrainingConfig.
+  if (precisionFlag.getNumOccurrences())
     tc.precision = precisionFlag;
-  }
   if (remat.getNumOccurrences()) {
     if (!symbolizeRematPolicy(remat))
       return fail("--remat=" + remat +

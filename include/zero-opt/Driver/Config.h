@@ -74,10 +74,8 @@ struct TrainingConfig {
   int64_t memoryBudget = 0;
   int64_t activationBudget = -1, leastActivationPeak = -1;
   /// Compute precision: fp32, bf16 or fp16 (--precision; the fp16 and bf16
-  /// blocks), and the precision gradients are reduced in
-  /// (communication_data_type; empty: the compute precision).
+  /// blocks).
   std::string precision = "fp32";
-  std::string gradCommType;
   /// fp16 loss scaling, DeepSpeed's keys and defaults: loss_scale 0 is
   /// dynamic, starting at 2^initial_scale_power.
   double lossScale = 0;

@@ -96,12 +96,18 @@ struct ZeroLinalgToBLASPass
     : zero::impl::ZeroLinalgToBLASBase<ZeroLinalgToBLASPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<std::pair<linalg::LinalgOp, zero::GemmLoops>> gemms;
+    struct Gemm {
+      linalg::LinalgOp op;
+      zero::GemmLoops loops;
+      zero::RuntimeFunction fn;
+    };
+    SmallVector<Gemm> gemms;
     module.walk([&](linalg::LinalgOp op) {
       std::optional<zero::GemmLoops> loops = zero::getGemmLoops(op);
-      if (loops && op.hasPureBufferSemantics() && op->getNumOperands() == 3 &&
-          gemmFunction(op))
-        gemms.push_back({op, *loops});
+      if (!loops || !op.hasPureBufferSemantics() || op->getNumOperands() != 3)
+        return;
+      if (std::optional<zero::RuntimeFunction> fn = gemmFunction(op))
+        gemms.push_back({op, *loops, *fn});
     });
     if (gemms.empty())
       return;
@@ -109,10 +115,9 @@ struct ZeroLinalgToBLASPass
     OpBuilder b(module.getBodyRegion());
     auto i64 = b.getI64Type();
 
-    for (auto [op, gemm] : gemms) {
+    for (auto [op, gemm, fn] : gemms) {
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
-      zero::RuntimeFunction fn = *gemmFunction(op);
       func::FuncOp callee = zero::lookupOrDeclareRuntimeFunction(module, fn);
       // Two batch loops, outer first; a missing one has extent 1.
       SmallVector<unsigned> batch(2 - gemm.batch.size(), kNoLoop);

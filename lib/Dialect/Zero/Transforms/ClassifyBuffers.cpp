@@ -146,16 +146,13 @@ private:
         return;
       // The update's inputs shaped like what it updates are the gradients
       // (of any float type: a bf16 gradient updates an fp32 master weight).
-      auto shapeOf = [](Value v) {
-        auto t = dyn_cast<RankedTensorType>(v.getType());
-        return t ? t.getShape() : ArrayRef<int64_t>();
-      };
       for (Value init : dps.getDpsInits())
         if (isa<BlockArgument>(init) && modelState.count(init))
           for (Value in : dps.getDpsInputs())
-            if (isa<RankedTensorType>(in.getType()) &&
-                shapeOf(in) == shapeOf(init))
-              work.push_back(in);
+            if (auto t = dyn_cast<RankedTensorType>(in.getType()))
+              if (t.getShape() ==
+                  cast<RankedTensorType>(init.getType()).getShape())
+                work.push_back(in);
     });
     while (!work.empty()) {
       Value v = work.pop_back_val();

@@ -65,6 +65,14 @@ static Type elementOf(Value v) {
   return t ? t.getElementType() : Type();
 }
 
+/// `x` rounded to nearest even in `t`.
+static APFloat convertTo(APFloat x, Type t) {
+  bool lost;
+  x.convert(cast<FloatType>(t).getFloatSemantics(),
+            APFloat::rmNearestTiesToEven, &lost);
+  return x;
+}
+
 namespace {
 struct ZeroMixedPrecisionPass
     : zero::impl::ZeroMixedPrecisionBase<ZeroMixedPrecisionPass> {
@@ -98,12 +106,8 @@ Value ZeroMixedPrecisionPass::to(Value v, Type t, Operation *user) {
   if (auto c = v.getDefiningOp<tosa::ConstOp>()) {
     auto attr = dyn_cast<DenseFPElementsAttr>(c.getValues());
     if (attr) {
-      auto ft = cast<FloatType>(t);
       auto conv = attr.mapValues(t, [&](const APFloat &x) {
-        APFloat y = x;
-        bool lost;
-        y.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-        return y.bitcastToAPInt();
+        return convertTo(x, t).bitcastToAPInt();
       });
       b.setInsertionPointAfter(c);
       Value nc = tosa::ConstOp::create(b, c.getLoc(), conv.getType(), conv);
@@ -129,13 +133,7 @@ void ZeroMixedPrecisionPass::retype(Operation *op, Type t) {
   if (auto clamp = dyn_cast<tosa::ClampOp>(op)) {
     auto conv = [&](Attribute a) -> Attribute {
       auto f = dyn_cast<FloatAttr>(a);
-      if (!f)
-        return a;
-      APFloat x = f.getValue();
-      bool lost;
-      x.convert(cast<FloatType>(t).getFloatSemantics(),
-                APFloat::rmNearestTiesToEven, &lost);
-      return FloatAttr::get(t, x);
+      return f ? FloatAttr::get(t, convertTo(f.getValue(), t)) : a;
     };
     clamp.setMinValAttr(conv(clamp.getMinValAttr()));
     clamp.setMaxValAttr(conv(clamp.getMaxValAttr()));

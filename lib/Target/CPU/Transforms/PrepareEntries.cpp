@@ -36,19 +36,18 @@ static void writeIntoArgument(Value result, BlockArgument arg) {
     return;
   OpBuilder b(dps);
   Location loc = dps->getLoc();
+  // The argument reshaped as the op's result: each reshape undone.
   Value d = arg;
   for (Operation *op : reshapes) {
     if (auto c = dyn_cast<tensor::CollapseShapeOp>(op))
       d = tensor::ExpandShapeOp::create(b, loc, c.getSrcType(), d,
                                         c.getReassociationIndices());
-    else if (auto e = dyn_cast<tensor::ExpandShapeOp>(op))
-      d = tensor::CollapseShapeOp::create(b, loc, e.getSrcType(), d,
-                                          e.getReassociationIndices());
+    else
+      d = tensor::CollapseShapeOp::create(
+          b, loc, cast<tensor::ExpandShapeOp>(op).getSrcType(), d,
+          cast<tensor::ExpandShapeOp>(op).getReassociationIndices());
   }
-  if (d.getType() == init->get().getType())
-    init->set(d);
-  else if (d != arg)
-    d.getDefiningOp()->erase();
+  init->set(d);
 }
 
 namespace {
