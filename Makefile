@@ -97,6 +97,7 @@ test-zero: build setup
 	$(PYTHON) test/e2e/remat_budget.py --build $(BUILD)
 	$(PYTHON) test/e2e/mixed_precision.py --build $(BUILD)
 	$(PYTHON) test/e2e/loss_scaling.py --build $(BUILD)
+	$(PYTHON) test/e2e/checkpoint.py --build $(BUILD)
 
 test-memory: build setup
 	$(PYTHON) test/e2e/memory_formulas.py --build $(BUILD)

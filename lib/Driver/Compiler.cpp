@@ -36,6 +36,8 @@ LogicalResult mlir::zero::compileModel(MLIRContext *ctx, StringRef modelPath,
   }
   // Signatures (names, roles, in-place updates) before lowering erases them.
   OwningOpRef<ModuleOp> signatures = ModuleOp::create(module->getLoc());
+  if (Attribute hash = (*module)->getAttr(kModelHashAttr))
+    (*signatures)->setAttr(kModelHashAttr, hash);
   OpBuilder b(signatures->getBodyRegion());
   for (auto fn : module->getOps<func::FuncOp>())
     if (fn->hasAttr(kEntryAttr)) {

@@ -89,7 +89,8 @@ static void writeAttr(llvm::json::OStream &j, Attribute a) {
 }
 
 static void writeTraining(llvm::json::OStream &j, const TrainingConfig &c,
-                          int64_t microBatch, DictionaryAttr remat) {
+                          uint64_t seed, int64_t microBatch,
+                          DictionaryAttr remat) {
   if (c.optimizer == "onnx") {
     // The step is the model's TrainingInfoProto algorithm; learning rate and
     // iteration count live in its own tensors.
@@ -102,6 +103,7 @@ static void writeTraining(llvm::json::OStream &j, const TrainingConfig &c,
   }
   j.attributeObject("training", [&] {
     j.attribute("optimizer", c.optimizer);
+    j.attribute("seed", int64_t(seed));
     j.attribute("lr", c.learningRate());
     j.attributeArray("betas", [&] {
       j.value(c.beta1);
@@ -201,6 +203,12 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
     j.attribute("format", "zero-opt-plan");
     j.attribute("version", 1);
     j.attribute("model", model);
+    // Absolute: --export-onnx rereads the model from wherever zero-run runs.
+    SmallString<256> abs(model);
+    llvm::sys::fs::make_absolute(abs);
+    j.attribute("model_path", abs.str());
+    if (auto hash = signatures->getAttrOfType<StringAttr>(kModelHashAttr))
+      j.attribute("model_hash", hash.getValue());
     j.attribute("world_size", options.worldSize);
     j.attribute("stage", options.training.stage);
     j.attribute("overlap_comm", options.training.overlapComm);
@@ -273,7 +281,7 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
     });
     if (training) {
       auto step = signatures.lookupSymbol<func::FuncOp>("train_step");
-      writeTraining(j, options.training, microBatch,
+      writeTraining(j, options.training, options.import.seed, microBatch,
                     step ? step->getAttrOfType<DictionaryAttr>("zero.remat")
                          : DictionaryAttr());
     }

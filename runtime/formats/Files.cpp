@@ -1,6 +1,7 @@
 //===- Files.cpp - writing text files with one-line errors ----------------===//
 #include "zero-rt/Files.h"
 
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 bool zero::rt::writeTextFile(const std::string &path, std::string_view text,
@@ -18,5 +19,27 @@ bool zero::rt::writeTextFile(const std::string &path, std::string_view text,
     os.clear_error();
     return false;
   }
+  return true;
+}
+
+bool zero::rt::readJsonFile(const std::string &path, const std::string &format,
+                            const std::string &hint, llvm::json::Value &value,
+                            std::string &error) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf) {
+    error = path + ": " + buf.getError().message() + " " + hint;
+    return false;
+  }
+  auto parsed = llvm::json::parse((*buf)->getBuffer());
+  if (!parsed) {
+    error = path + ": " + llvm::toString(parsed.takeError());
+    return false;
+  }
+  const llvm::json::Object *o = parsed->getAsObject();
+  if (!o || o->getString("format") != format) {
+    error = path + ": not a " + format + " file";
+    return false;
+  }
+  value = std::move(*parsed);
   return true;
 }

@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <set>
@@ -419,9 +420,20 @@ private:
   zip_file_t *file;
 };
 
-/// Reads one .npy image of `total` bytes. `context` prefixes error messages.
-bool readNpyFrom(ByteReader &reader, uint64_t total, const std::string &context,
-                 Array &array, std::string &error) {
+/// A parsed .npy header: the data's type, shape, offset in the image and
+/// size.
+struct NpyLayout {
+  DType dtype = DType::F32;
+  bool fortranOrder = false;
+  std::vector<int64_t> shape;
+  uint64_t dataOffset = 0, bytes = 0;
+};
+
+/// Reads the header of a .npy image of `total` bytes, leaving `reader` at
+/// its data, and checks the data's size against `total`.
+bool readNpyHeaderFrom(ByteReader &reader, uint64_t total,
+                       const std::string &context, NpyLayout &layout,
+                       std::string &error) {
   auto fail = [&](const std::string &what) {
     error = context + ": " + what;
     return false;
@@ -501,17 +513,39 @@ bool readNpyFrom(ByteReader &reader, uint64_t total, const std::string &context,
                 " (expected " + str(bytes) + " bytes, found " + str(available) +
                 ")");
 
-  std::vector<uint8_t> data(bytes);
-  if (!readExactly(data.data(), bytes, got))
+  layout.dtype = *dtype;
+  layout.fortranOrder = header.fortranOrder;
+  layout.shape = std::move(header.shape);
+  layout.dataOffset = prefixLen + headerLen;
+  layout.bytes = bytes;
+  return true;
+}
+
+/// Reads one .npy image of `total` bytes. `context` prefixes error messages.
+bool readNpyFrom(ByteReader &reader, uint64_t total, const std::string &context,
+                 Array &array, std::string &error) {
+  NpyLayout layout;
+  if (!readNpyHeaderFrom(reader, total, context, layout, error))
     return false;
+  auto fail = [&](const std::string &what) {
+    error = context + ": " + what;
+    return false;
+  };
+  uint64_t bytes = layout.bytes, got = 0;
+  std::vector<uint8_t> data(bytes);
+  std::string ioError;
+  int64_t n = reader.read(data.data(), bytes, ioError);
+  if (n < 0)
+    return fail("read error: " + ioError);
+  got = static_cast<uint64_t>(n);
   if (got < bytes)
     return fail("truncated data (expected " + str(bytes) + " bytes, found " +
                 str(got) + ")");
-  if (header.fortranOrder)
-    fortranToC(data, header.shape, item);
+  if (layout.fortranOrder)
+    fortranToC(data, layout.shape, itemSize(layout.dtype));
 
-  array.dtype = *dtype;
-  array.shape = std::move(header.shape);
+  array.dtype = layout.dtype;
+  array.shape = std::move(layout.shape);
   array.data = std::move(data);
   return true;
 }
@@ -531,6 +565,80 @@ struct ZipFileCloser {
 };
 using ZipFilePtr = std::unique_ptr<zip_file_t, ZipFileCloser>;
 
+/// Opens the archive at `path` for reading; `size` is the file's, which
+/// bounds what its directory may claim.
+bool openArchive(const std::string &path, ZipPtr &archive, uint64_t &size,
+                 std::string &error) {
+  // stat first: it gives a precise reason for a missing file.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    error = path + ": cannot open: " + std::strerror(errno);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    error = path + ": not a regular file";
+    return false;
+  }
+  int code = 0;
+  archive.reset(zip_open(path.c_str(), ZIP_RDONLY, &code));
+  if (!archive) {
+    error = path + ": cannot open archive: " + zipErrorString(code);
+    return false;
+  }
+  size = static_cast<uint64_t>(st.st_size);
+  return true;
+}
+
+/// Checks member `i`'s directory entry against an archive of
+/// `archiveSize` bytes; sets its stat and its name in error messages.
+bool statMember(zip_t *archive, zip_int64_t i, uint64_t archiveSize,
+                const std::string &context, zip_stat_t &st, std::string &member,
+                std::string &memberContext, std::string &error) {
+  zip_stat_init(&st);
+  if (zip_stat_index(archive, i, 0, &st) != 0) {
+    error = context + ": cannot read entry " + str(i) + ": " +
+            zip_strerror(archive);
+    return false;
+  }
+  member = (st.valid & ZIP_STAT_NAME) && st.name ? st.name : "entry " + str(i);
+  memberContext = context + ": member '" + printable(member) + "'";
+  auto fail = [&](const std::string &what) {
+    error = memberContext + ": " + what;
+    return false;
+  };
+  const zip_uint64_t needed =
+      ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
+  if ((st.valid & needed) != needed)
+    return fail("sizes missing from the archive directory");
+  if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) &&
+      st.encryption_method != ZIP_EM_NONE)
+    return fail("encrypted members are not supported");
+  if (st.comp_size > archiveSize)
+    return fail("compressed size " + str(st.comp_size) +
+                " exceeds the archive size " + str(archiveSize));
+  if (st.comp_method == ZIP_CM_STORE) {
+    if (st.size != st.comp_size)
+      return fail("stored member has inconsistent sizes (" + str(st.size) +
+                  " vs " + str(st.comp_size) + ")");
+  } else if (st.comp_method == ZIP_CM_DEFLATE) {
+    if (st.size / kMaxDeflateRatio > st.comp_size)
+      return fail("implausible uncompressed size " + str(st.size) + " for " +
+                  str(st.comp_size) + " compressed bytes");
+  } else {
+    return fail("unsupported compression method " + str(st.comp_method));
+  }
+  return true;
+}
+
+/// A member name without its ".npy".
+std::string arrayName(std::string member) {
+  constexpr std::string_view suffix = ".npy";
+  if (member.size() > suffix.size() &&
+      member.compare(member.size() - suffix.size(), suffix.size(), suffix) == 0)
+    member.resize(member.size() - suffix.size());
+  return member;
+}
+
 /// Reads every member of an open archive. `archiveSize` bounds the sizes the
 /// directory may claim.
 bool readArchive(zip_t *archive, uint64_t archiveSize,
@@ -545,42 +653,14 @@ bool readArchive(zip_t *archive, uint64_t archiveSize,
   result.reserve(static_cast<size_t>(count));
   for (zip_int64_t i = 0; i < count; ++i) {
     zip_stat_t st;
-    zip_stat_init(&st);
-    if (zip_stat_index(archive, i, 0, &st) != 0) {
-      error = context + ": cannot read entry " + str(i) + ": " +
-              zip_strerror(archive);
+    std::string member, memberContext;
+    if (!statMember(archive, i, archiveSize, context, st, member, memberContext,
+                    error))
       return false;
-    }
-    std::string member =
-        (st.valid & ZIP_STAT_NAME) && st.name ? st.name : "entry " + str(i);
-    std::string memberContext =
-        context + ": member '" + printable(member) + "'";
     auto fail = [&](const std::string &what) {
       error = memberContext + ": " + what;
       return false;
     };
-
-    const zip_uint64_t needed =
-        ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
-    if ((st.valid & needed) != needed)
-      return fail("sizes missing from the archive directory");
-    if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) &&
-        st.encryption_method != ZIP_EM_NONE)
-      return fail("encrypted members are not supported");
-    if (st.comp_size > archiveSize)
-      return fail("compressed size " + str(st.comp_size) +
-                  " exceeds the archive size " + str(archiveSize));
-    if (st.comp_method == ZIP_CM_STORE) {
-      if (st.size != st.comp_size)
-        return fail("stored member has inconsistent sizes (" + str(st.size) +
-                    " vs " + str(st.comp_size) + ")");
-    } else if (st.comp_method == ZIP_CM_DEFLATE) {
-      if (st.size / kMaxDeflateRatio > st.comp_size)
-        return fail("implausible uncompressed size " + str(st.size) + " for " +
-                    str(st.comp_size) + " compressed bytes");
-    } else {
-      return fail("unsupported compression method " + str(st.comp_method));
-    }
 
     ZipFilePtr file(zip_fopen_index(archive, i, 0));
     if (!file)
@@ -598,12 +678,7 @@ bool readArchive(zip_t *archive, uint64_t archiveSize,
     if (n > 0)
       return fail("member is longer than its declared size " + str(st.size));
 
-    constexpr std::string_view suffix = ".npy";
-    if (member.size() > suffix.size() &&
-        member.compare(member.size() - suffix.size(), suffix.size(), suffix) ==
-            0)
-      member.resize(member.size() - suffix.size());
-    array.name = std::move(member);
+    array.name = arrayName(std::move(member));
     result.push_back(std::move(array));
   }
   arrays = std::move(result);
@@ -615,7 +690,7 @@ bool readArchive(zip_t *archive, uint64_t archiveSize,
 //===----------------------------------------------------------------------===//
 
 ArrayView view(const Array &a) {
-  return {a.name, a.dtype, a.shape, a.data.data(), a.data.size()};
+  return {a.name, a.dtype, a.shape, a.data.data(), a.data.size(), false, {}};
 }
 
 /// Checks that the array can be written and builds its .npy header (magic
@@ -740,6 +815,10 @@ struct MemberSource {
   uint64_t dataSize;
   /// Non-zero: `data` holds one element of this many bytes, repeated.
   uint64_t splatSize = 0;
+  /// Set: the data comes from this callback instead of `data`.
+  std::function<bool(uint64_t, void *, size_t, std::string &)> read;
+  /// Where a failed `read` leaves its message, for writeNpz's error.
+  std::string *readError = nullptr;
   uint64_t pos = 0;
   zip_error_t error;
 };
@@ -764,7 +843,12 @@ zip_int64_t memberSourceCallback(void *userdata, void *data, zip_uint64_t len,
       } else {
         uint64_t offset = pos - source->header.size();
         n = std::min<uint64_t>(len - done, source->dataSize - offset);
-        if (uint64_t k = source->splatSize) {
+        if (source->read) {
+          if (!source->read(offset, out + done, n, *source->readError)) {
+            zip_error_set(&source->error, ZIP_ER_READ, EIO);
+            return -1;
+          }
+        } else if (uint64_t k = source->splatSize) {
           // One period in this chunk's phase, then doubled.
           uint8_t *chunk = out + done;
           uint64_t filled = std::min(n, k);
@@ -918,25 +1002,11 @@ bool writeNpy(const std::string &path, const Array &array, std::string &error) {
 
 bool readNpz(const std::string &path, std::vector<Array> &arrays,
              std::string &error) {
-  // stat first: it gives a precise reason for a missing file, and the size
-  // bounds what the archive directory may claim.
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    error = path + ": cannot open: " + std::strerror(errno);
+  ZipPtr archive;
+  uint64_t size = 0;
+  if (!openArchive(path, archive, size, error))
     return false;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    error = path + ": not a regular file";
-    return false;
-  }
-  int code = 0;
-  ZipPtr archive(zip_open(path.c_str(), ZIP_RDONLY, &code));
-  if (!archive) {
-    error = path + ": cannot open archive: " + zipErrorString(code);
-    return false;
-  }
-  return readArchive(archive.get(), static_cast<uint64_t>(st.st_size), path,
-                     arrays, error);
+  return readArchive(archive.get(), size, path, arrays, error);
 }
 
 bool parseNpz(const void *data, size_t size, std::vector<Array> &arrays,
@@ -1006,6 +1076,7 @@ bool writeNpz(const std::string &path, const std::vector<ArrayView> &arrays,
   }
 
   std::string tmp = path + ".tmp";
+  std::string readError;
   int code = 0;
   ZipPtr archive(zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code));
   if (!archive) {
@@ -1019,6 +1090,8 @@ bool writeNpz(const std::string &path, const std::vector<ArrayView> &arrays,
     state->data = static_cast<const uint8_t *>(arrays[i].data);
     state->dataSize = arrays[i].size;
     state->splatSize = arrays[i].splat ? arrays[i].itemSize() : 0;
+    state->read = arrays[i].read;
+    state->readError = &readError;
     zip_error_init(&state->error);
     zip_source_t *source =
         zip_source_function(archive.get(), memberSourceCallback, state);
@@ -1044,13 +1117,146 @@ bool writeNpz(const std::string &path, const std::vector<ArrayView> &arrays,
     }
   }
   if (zip_close(archive.get()) != 0) {
-    error =
-        path + ": cannot write '" + tmp + "': " + zip_strerror(archive.get());
+    error = readError.empty() ? path + ": cannot write '" + tmp +
+                                    "': " + zip_strerror(archive.get())
+                              : readError;
     std::remove(tmp.c_str());
     return false;
   }
   archive.release(); // zip_close freed it.
   return publish(tmp, path, error);
+}
+
+//===----------------------------------------------------------------------===//
+// Random access
+//===----------------------------------------------------------------------===//
+
+struct NpzReader::Impl {
+  ZipPtr archive;
+  /// Per member: its index in the archive, where its data starts in the
+  /// member, and whether it is stored (seekable).
+  std::vector<zip_int64_t> index;
+  std::vector<uint64_t> dataOffset;
+  std::vector<bool> stored, fortran;
+  bool wholeFortran = false;
+};
+
+NpzReader::NpzReader() = default;
+NpzReader::~NpzReader() = default;
+
+bool NpzReader::open(const std::string &path, std::string &error) {
+  path_ = path;
+  members_.clear();
+  impl = std::make_unique<Impl>();
+  uint64_t size = 0;
+  if (!openArchive(path, impl->archive, size, error))
+    return false;
+  zip_t *archive = impl->archive.get();
+  zip_int64_t count = zip_get_num_entries(archive, 0);
+  if (count < 0) {
+    error = path + ": cannot read archive directory";
+    return false;
+  }
+  for (zip_int64_t i = 0; i < count; ++i) {
+    zip_stat_t zs;
+    std::string member, memberContext;
+    if (!statMember(archive, i, size, path, zs, member, memberContext, error))
+      return false;
+    ZipFilePtr file(zip_fopen_index(archive, i, 0));
+    if (!file) {
+      error = memberContext + ": cannot open: " + zip_strerror(archive);
+      return false;
+    }
+    ZipReader reader(file.get());
+    NpyLayout layout;
+    if (!readNpyHeaderFrom(reader, zs.size, memberContext, layout, error))
+      return false;
+    if (zs.size != layout.dataOffset + layout.bytes) {
+      error = memberContext + ": data size does not match its shape";
+      return false;
+    }
+    members_.push_back(
+        {arrayName(member), layout.dtype, layout.shape, layout.bytes});
+    impl->index.push_back(i);
+    impl->dataOffset.push_back(layout.dataOffset);
+    impl->stored.push_back(zs.comp_method == ZIP_CM_STORE);
+    impl->fortran.push_back(layout.fortranOrder);
+  }
+  return true;
+}
+
+const NpzReader::Member *NpzReader::find(const std::string &name) const {
+  for (const Member &m : members_)
+    if (m.name == name)
+      return &m;
+  return nullptr;
+}
+
+bool NpzReader::read(const Member &m, uint64_t offset, void *out, size_t len,
+                     std::string &error) {
+  size_t k = &m - members_.data();
+  std::string context = path_ + ": member '" + printable(m.name) + ".npy'";
+  if (k >= members_.size() || offset > m.bytes || len > m.bytes - offset) {
+    error = context + ": read past the end of the array";
+    return false;
+  }
+  // readArray reorders a whole Fortran-ordered array; parts cannot be.
+  if (impl->fortran[k] && m.shape.size() > 1 && !impl->wholeFortran) {
+    error = context + ": a Fortran-ordered array cannot be read in parts";
+    return false;
+  }
+  zip_t *archive = impl->archive.get();
+  ZipFilePtr file(zip_fopen_index(archive, impl->index[k], 0));
+  if (!file) {
+    error = context + ": cannot open: " + zip_strerror(archive);
+    return false;
+  }
+  uint64_t start = impl->dataOffset[k] + offset;
+  ZipReader reader(file.get());
+  std::string ioError;
+  if (impl->stored[k]) {
+    if (zip_fseek(file.get(), zip_int64_t(start), SEEK_SET) != 0) {
+      error = context + ": cannot seek: " + zip_file_strerror(file.get());
+      return false;
+    }
+  } else {
+    // Deflated data is read up to the offset.
+    std::vector<uint8_t> skip(std::min<uint64_t>(start, 1 << 20));
+    for (uint64_t left = start; left > 0;) {
+      uint64_t n = std::min<uint64_t>(left, skip.size());
+      if (reader.read(skip.data(), n, ioError) != int64_t(n)) {
+        error = context + ": read error: " + ioError;
+        return false;
+      }
+      left -= n;
+    }
+  }
+  int64_t got = reader.read(out, len, ioError);
+  if (got != int64_t(len)) {
+    error =
+        context + ": " +
+        (got < 0 ? "read error: " + ioError : std::string("truncated data"));
+    return false;
+  }
+  return true;
+}
+
+bool NpzReader::readArray(const Member &m, Array &out, std::string &error) {
+  Array a;
+  a.name = m.name;
+  a.dtype = m.dtype;
+  a.shape = m.shape;
+  a.data.resize(m.bytes);
+  impl->wholeFortran = true;
+  bool ok = read(m, 0, a.data.data(), m.bytes, error);
+  impl->wholeFortran = false;
+  if (!ok)
+    return false;
+  size_t k = &m - members_.data();
+  if (impl->fortran[k])
+    fortranToC(a.data, a.shape, a.itemSize());
+  out = std::move(a);
+  return true;
 }
 
 } // namespace zero::rt

@@ -1,6 +1,7 @@
 //===- Step.cpp - loading and calling a compiled program -------*- C++ -*-===//
 #include "zero-rt/Step.h"
-#include "zero-rt/Float16.h"
+#include "zero-rt/Checkpoint.h"
+#include "zero-rt/Files.h"
 #include "zero-rt/Memory.h"
 #include "zero-rt/Runtime.h"
 
@@ -124,22 +125,12 @@ static bool parseBuffers(const json::Array *list, const std::string &what,
 bool Program::load(const std::string &dir, std::string &error) {
   dir_ = dir;
   std::string planPath = dir + "/plan.json";
-  auto buf = llvm::MemoryBuffer::getFile(planPath);
-  if (!buf) {
-    error = planPath + ": " + buf.getError().message() +
-            " (is this a folder written by zero-opt -o?)";
+  json::Value parsed = nullptr;
+  if (!readJsonFile(planPath, "zero-opt-plan",
+                    "(is this a folder written by zero-opt -o?)", parsed,
+                    error))
     return false;
-  }
-  auto parsed = json::parse((*buf)->getBuffer());
-  if (!parsed) {
-    error = planPath + ": " + llvm::toString(parsed.takeError());
-    return false;
-  }
-  const json::Object *plan = parsed->getAsObject();
-  if (!plan || plan->getString("format") != "zero-opt-plan") {
-    error = planPath + ": not a zero-opt plan";
-    return false;
-  }
+  const json::Object *plan = parsed.getAsObject();
   if (auto report = plan->getString("report")) {
     error = dir + " holds a " + report->str() +
             " report (zero-opt --report=" + report->str() +
@@ -157,6 +148,9 @@ bool Program::load(const std::string &dir, std::string &error) {
   stage_ = plan->getInteger("stage").value_or(0);
   overlapComm_ = plan->getBoolean("overlap_comm").value_or(true);
   paramsFile = plan->getString("parameters").value_or("").str();
+  model_ = plan->getString("model").value_or("").str();
+  modelPath_ = plan->getString("model_path").value_or(model_).str();
+  modelHash_ = plan->getString("model_hash").value_or("").str();
   const json::Object *fns = plan->getObject("functions");
   if (!fns || fns->empty()) {
     error = planPath + ": no step functions";
@@ -195,6 +189,8 @@ bool Program::load(const std::string &dir, std::string &error) {
     tr.accumulation = t->getInteger("gradient_accumulation_steps").value_or(1);
     tr.microBatch = t->getInteger("micro_batch_size").value_or(0);
     tr.clip = t->getNumber("gradient_clipping").value_or(0);
+    tr.precision = t->getString("precision").value_or("fp32").str();
+    tr.seed = uint64_t(t->getInteger("seed").value_or(0));
     if (const json::Object *s = t->getObject("lr_schedule")) {
       Schedule &sc = tr.schedule;
       sc.type = s->getString("type").value_or("constant").str();
@@ -223,6 +219,9 @@ bool Program::load(const std::string &dir, std::string &error) {
       }
       tr.lossScaling = ls;
     }
+    if (const json::Object *c = plan->getObject("checkpoint"))
+      tr.tagValidation =
+          c->getString("tag_validation").value_or(tr.tagValidation).str();
     training_ = tr;
   }
   return true;
@@ -233,28 +232,6 @@ const Function *Program::function(const std::string &name) const {
   return it == functions.end() ? nullptr : &it->second;
 }
 
-static bool isFloat(DType t) {
-  return t == DType::F32 || t == DType::F64 || t == DType::F16 ||
-         t == DType::BF16;
-}
-
-static double floatAt(const Array &a, int64_t i) {
-  const unsigned char *p = a.data.data() + i * a.itemSize();
-  uint16_t h;
-  switch (a.dtype) {
-  case DType::F64:
-    return reinterpret_cast<const double *>(p)[0];
-  case DType::F16:
-    std::memcpy(&h, p, 2);
-    return f16ToFloat(h);
-  case DType::BF16:
-    std::memcpy(&h, p, 2);
-    return bf16ToFloat(h);
-  default:
-    return reinterpret_cast<const float *>(p)[0];
-  }
-}
-
 /// `a` (floats) as floats of type `to`, rounded to nearest even: the 16-bit
 /// copy of an fp32 initializer, or an fp32 master weight of a stored 16-bit
 /// one.
@@ -263,29 +240,8 @@ static Array convertFloats(const Array &a, DType to) {
   out.name = a.name;
   out.dtype = to;
   out.shape = a.shape;
-  int64_t n = a.numel();
-  out.data.assign(n * itemSize(to), 0);
-  unsigned char *p = out.data.data();
-  for (int64_t i = 0; i < n; ++i) {
-    double x = floatAt(a, i);
-    uint16_t h;
-    switch (to) {
-    case DType::F64:
-      reinterpret_cast<double *>(p)[i] = x;
-      break;
-    case DType::F16:
-      h = floatToF16(float(x));
-      std::memcpy(p + 2 * i, &h, 2);
-      break;
-    case DType::BF16:
-      h = floatToBF16(float(x));
-      std::memcpy(p + 2 * i, &h, 2);
-      break;
-    default: // F32
-      reinterpret_cast<float *>(p)[i] = float(x);
-      break;
-    }
-  }
+  out.data.assign(a.numel() * itemSize(to), 0);
+  convertElements(a.data.data(), a.dtype, out.data.data(), to, a.numel());
   return out;
 }
 
@@ -336,7 +292,7 @@ bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
     // Floats convert to the argument's type (16-bit copies of fp32
     // initializers, fp32 masters of 16-bit ones).
     bool convertible = found->dtype == spec.dtype ||
-                       (isFloat(found->dtype) && isFloat(spec.dtype));
+                       (isFloatType(found->dtype) && isFloatType(spec.dtype));
     Array a;
     if (convertible && spec.sharded() && found->shape == spec.fullShape) {
       a = shardOf(*found, spec, rank);
@@ -366,14 +322,20 @@ bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
 bool Program::loadFrozen(const Function &fn, std::vector<Array> &frozen,
                          std::string &error) const {
   frozen.clear();
-  std::vector<Array> stored;
-  if (!readNpz(dir_ + "/" + paramsFile, stored, error))
+  // Only the frozen members are read: the trained ones may be large.
+  NpzReader reader;
+  if (!reader.open(dir_ + "/" + paramsFile, error))
     return false;
-  for (Array &a : stored)
-    if (fn.argumentIndex(a.name) < 0 &&
-        (a.dtype == DType::F32 || a.dtype == DType::F64 ||
-         a.dtype == DType::F16))
-      frozen.push_back(std::move(a));
+  for (const NpzReader::Member &m : reader.members()) {
+    if (fn.argumentIndex(m.name) >= 0 ||
+        (m.dtype != DType::F32 && m.dtype != DType::F64 &&
+         m.dtype != DType::F16))
+      continue;
+    Array a;
+    if (!reader.readArray(m, a, error))
+      return false;
+    frozen.push_back(std::move(a));
+  }
   return true;
 }
 

@@ -444,7 +444,8 @@ static void testFiles(const std::string &dir) {
   // Views write the caller's buffers: the same archive as from arrays.
   std::vector<ArrayView> views;
   for (const Array &a : arrays)
-    views.push_back({a.name, a.dtype, a.shape, a.data.data(), a.data.size()});
+    views.push_back(
+        {a.name, a.dtype, a.shape, a.data.data(), a.data.size(), false, {}});
   std::string viewed = dir + "/views.npz";
   CHECK(writeNpz(viewed, views, error));
   CHECK(readNpz(viewed, back, error));
@@ -461,7 +462,7 @@ static void testFiles(const std::string &dir) {
   for (int64_t i = 0; i < big.numel(); ++i)
     std::memcpy(big.data.data() + 8 * i, &v, 8);
   std::vector<ArrayView> splat = {
-      {"big", DType::F64, big.shape, &v, big.data.size(), /*splat=*/true}};
+      {"big", DType::F64, big.shape, &v, big.data.size(), /*splat=*/true, {}}};
   CHECK(writeNpz(viewed, splat, error));
   CHECK(readNpz(viewed, back, error));
   CHECK(back.size() == 1 && sameArray(back[0], big));
@@ -473,6 +474,68 @@ static void testFiles(const std::string &dir) {
   CHECK(writeNpz(npz, {arrays[5]}, error));
   CHECK(readNpz(npz, back, error));
   CHECK(back.size() == 1 && sameArray(back[0], arrays[5]));
+}
+
+/// NpzReader reads parts of members; a streamed view is written from its
+/// callback, and a failing callback fails the write with its message.
+static void testRandomAccess(const std::string &dir) {
+  std::string error;
+  Array a;
+  a.name = "w/exp_avg";
+  a.dtype = DType::F32;
+  a.shape = {7, 13};
+  a.data.resize(a.numel() * 4);
+  for (size_t i = 0; i < a.data.size(); ++i)
+    a.data[i] = uint8_t(i * 13 + 5);
+  std::string path = dir + "/access.npz";
+  CHECK(writeNpz(path, std::vector<Array>{a}, error));
+  NpzReader reader;
+  CHECK(reader.open(path, error));
+  const NpzReader::Member *m = reader.find("w/exp_avg");
+  CHECK(m && m->dtype == DType::F32 && m->shape == a.shape &&
+        m->bytes == a.data.size());
+  if (!m)
+    return;
+  std::vector<uint8_t> part(40);
+  CHECK(reader.read(*m, 100, part.data(), part.size(), error));
+  CHECK(std::equal(part.begin(), part.end(), a.data.begin() + 100));
+  CHECK_ERROR(reader.read(*m, a.data.size() - 8, part.data(), 40, error), error,
+              path + ": member 'w/exp_avg.npy'", "past the end");
+  Array whole;
+  CHECK(reader.readArray(*m, whole, error) && sameArray(whole, a));
+  CHECK(!reader.find("missing"));
+
+  // Streamed: the callback is asked for every byte, in pieces.
+  ArrayView streamed{"s", a.dtype, a.shape, nullptr, a.data.size(), false, {}};
+  uint64_t asked = 0;
+  streamed.read = [&](uint64_t off, void *out, size_t len, std::string &) {
+    std::memcpy(out, a.data.data() + off, len);
+    asked += len;
+    return true;
+  };
+  std::vector<Array> back;
+  CHECK(writeNpz(path, std::vector<ArrayView>{streamed}, error));
+  CHECK(asked == a.data.size());
+  CHECK(readNpz(path, back, error) && back.size() == 1);
+  if (back.size() == 1) {
+    back[0].name = a.name;
+    CHECK(sameArray(back[0], a));
+  }
+  streamed.read = [](uint64_t, void *, size_t, std::string &err) {
+    err = "shard 3 is gone";
+    return false;
+  };
+  CHECK_ERROR(writeNpz(path, std::vector<ArrayView>{streamed}, error), error,
+              "shard 3", "is gone");
+  // The failed write left the earlier archive.
+  CHECK(readNpz(path, back, error) && back.size() == 1);
+
+  // A truncated archive does not open.
+  std::string cut = dir + "/cut.npz";
+  fs::copy_file(path, cut, fs::copy_options::overwrite_existing);
+  fs::resize_file(cut, fs::file_size(cut) - 30);
+  CHECK_ERROR(reader.open(cut, error), error, cut + ": ",
+              "cannot open archive");
 }
 
 static void testMalformedFiles(const std::string &dir) {
@@ -673,6 +736,7 @@ int main() {
   testHeaderVariants();
   testMalformedNpy();
   testFiles(dir);
+  testRandomAccess(dir);
   testMalformedFiles(dir);
   testWriteErrors(dir);
   testFuzz();

@@ -1,5 +1,6 @@
 //===- zero-run.cpp - run a program compiled by zero-opt -------*- C++ -*-===//
 #include "zero-rt/Batches.h"
+#include "zero-rt/Checkpointing.h"
 #include "zero-rt/Comm.h"
 #include "zero-rt/Files.h"
 #include "zero-rt/Memory.h"
@@ -37,6 +38,8 @@ namespace {
 struct Options {
   std::string dir, data, out, log, saveWeights, loadWeights, stats, trace;
   int64_t steps = 0;
+  std::string saveCheckpoint, resume;
+  int64_t checkpointEvery = 0, keepCheckpoints = 0;
 };
 } // namespace
 
@@ -283,6 +286,23 @@ static int train(const Program &prog, const Options &o) {
     }
     buf.arrays.push_back(std::move(a));
   }
+  // Resuming replaces the initial state with the checkpoint's, mapped onto
+  // this plan's layout.
+  RunState run;
+  if (!o.resume.empty()) {
+    bool ok = loadCheckpoint(prog, *fn, rank, o.resume, buf.arrays, run, error);
+    // The ranks mostly fail alike: the lowest failing one reports, and all
+    // stop without an abort.
+    std::vector<char> oks(world);
+    char mine = ok;
+    commAllGatherBytes(&mine, oks.data(), 1);
+    auto firstFailed = std::find(oks.begin(), oks.end(), 0);
+    if (firstFailed != oks.end()) {
+      if (firstFailed - oks.begin() == rank)
+        fail(error);
+      return kAllRanksStopped;
+    }
+  }
   size_t firstResult = buf.arrays.size();
   for (const BufferSpec &spec : fn->results)
     buf.arrays.push_back(makeArray(spec));
@@ -314,27 +334,45 @@ static int train(const Program &prog, const Options &o) {
                           "plan has no training.loss_scaling or the step no "
                           "grad_norm");
     scaler.emplace(*tr.lossScaling);
+    if (run.lossScaler)
+      scaler->restore(*run.lossScaler);
   }
 
   // Global batch G = N x b x g; micro-batch j of rank r is rows
-  // s*G + (j*N + r)*b ... + b of step s.
+  // first + (s - s0)*G + (j*N + r)*b ... + b of step s, where a resumed run
+  // starts at step s0 with `first` samples read.
   int64_t n = batches.samples(), local = batches.batchSize();
   int64_t accum = std::max<int64_t>(1, tr.accumulation);
   int64_t micro = local / accum, global = local * world;
-  int64_t steps = o.steps ? o.steps : (n + global - 1) / global;
+  int64_t s0 = run.steps, first = run.samples;
+  // --steps counts from the start of training, so a resumed run with the
+  // same command line stops where the uninterrupted one would.
+  int64_t steps =
+      o.steps ? o.steps
+              : s0 + (std::max<int64_t>(0, n - first) + global - 1) / global;
   // Optimizer steps taken: the step count and the learning-rate schedule
   // advance only on steps that were not skipped, as DeepSpeed's do.
-  int64_t taken = 0;
-  for (int64_t s = 0; s < steps; ++s) {
+  int64_t taken = run.optimizerSteps;
+  auto checkpoint = [&](int64_t done) {
+    RunState st{done, taken, first + (done - s0) * global, std::nullopt};
+    if (scaler)
+      st.lossScaler = scaler->state();
+    bool ok = saveCheckpoint(prog, *fn, buf.arrays, st, o.saveCheckpoint,
+                             o.keepCheckpoints, error);
+    if (!ok && !error.empty())
+      fail(error);
+    return ok;
+  };
+  for (int64_t s = s0; s < steps; ++s) {
     for (size_t i = 0; i < fn->arguments.size(); ++i) {
       int d = batches.inputFor(i);
       if (d < 0)
         continue;
       size_t rowBytes = fn->arguments[i].bytes() / local;
       for (int64_t j = 0; j < accum; ++j)
-        batches.copyRows(d, s * global + (j * world + rank) * micro, micro,
-                         static_cast<char *>(buf.ptrs[i]) +
-                             j * micro * rowBytes);
+        batches.copyRows(
+            d, first + (s - s0) * global + (j * world + rank) * micro, micro,
+            static_cast<char *>(buf.ptrs[i]) + j * micro * rowBytes);
     }
     double lr = tr.schedule.lrAt(taken, tr.lr);
     if (lrIdx >= 0)
@@ -374,12 +412,22 @@ static int train(const Program &prog, const Options &o) {
         fail("step " + std::to_string(s) + ": " + error);
       return kAllRanksStopped;
     }
+    if (!o.saveCheckpoint.empty() &&
+        ((o.checkpointEvery > 0 && (s + 1) % o.checkpointEvery == 0) ||
+         s + 1 == steps)) {
+      if (!checkpoint(s + 1))
+        return kAllRanksStopped;
+    }
   }
   if (rank == 0)
-    llvm::errs() << "zero-run: trained " << steps << " steps of " << global
-                 << " samples (" << tr.optimizer << ", " << world
-                 << (world == 1 ? " rank" : " ranks") << ", ZeRO stage "
-                 << prog.stage() << ")"
+    llvm::errs() << "zero-run: trained "
+                 << (s0 ? std::to_string(steps - s0) + " steps (" +
+                              std::to_string(s0) + " to " +
+                              std::to_string(steps) + ")"
+                        : std::to_string(steps) + " steps")
+                 << " of " << global << " samples (" << tr.optimizer << ", "
+                 << world << (world == 1 ? " rank" : " ranks")
+                 << ", ZeRO stage " << prog.stage() << ")"
                  << (scaler ? ", " + std::to_string(steps - taken) +
                                   " skipped on overflow"
                             : std::string())
@@ -452,6 +500,26 @@ int main(int argc, char **argv) {
       cl::desc("Start from these weights instead of the "
                "model's (.npz)"),
       cl::value_desc("FILE"), cl::cat(cat));
+  cl::opt<std::string> saveCheckpoint(
+      "save-checkpoint",
+      cl::desc("Write checkpoints (every rank's shards and a manifest) under "
+               "this folder, every --checkpoint-every steps and at the end"),
+      cl::value_desc("DIR"), cl::cat(cat));
+  cl::opt<int64_t> checkpointEvery(
+      "checkpoint-every",
+      cl::desc("Optimizer steps between checkpoints (default: only at the "
+               "end)"),
+      cl::init(0), cl::cat(cat));
+  cl::opt<int64_t> keepCheckpoints(
+      "keep-checkpoints",
+      cl::desc("Newest checkpoints to keep (default 0: all)"), cl::init(0),
+      cl::cat(cat));
+  cl::opt<std::string> resume(
+      "resume",
+      cl::desc("Continue from a checkpoint: a step-N folder, or a "
+               "--save-checkpoint folder (its newest whole checkpoint); any "
+               "world size, stage or precision"),
+      cl::value_desc("DIR"), cl::cat(cat));
   // --stats is LLVM's own option name, so it is taken out before parsing.
   std::string stats;
   std::vector<char *> args;
@@ -503,10 +571,33 @@ int main(int argc, char **argv) {
   }
   if (steps < 0)
     return fail("--steps must be positive");
+  if (checkpointEvery < 0 || keepCheckpoints < 0)
+    return fail("--checkpoint-every and --keep-checkpoints must be >= 0");
+  if ((checkpointEvery || keepCheckpoints) && saveCheckpoint.empty())
+    return fail("--checkpoint-every and --keep-checkpoints need "
+                "--save-checkpoint DIR");
+  if (!resume.empty() && !loadWeights.empty())
+    return fail("--resume and --load-weights both set the weights; pass one");
+  if (inferMode && (!resume.empty() || !saveCheckpoint.empty()))
+    return fail("--resume and --save-checkpoint are for training, not "
+                "--infer (export the weights with zero-opt --consolidate "
+                "and pass --load-weights)");
   commSetOverlap(prog.overlapComm());
   if (!trace.empty())
     traceEnable();
-  Options o{dir, data, out, log, saveWeights, loadWeights, stats, trace, steps};
+  Options o{dir,
+            data,
+            out,
+            log,
+            saveWeights,
+            loadWeights,
+            stats,
+            trace,
+            steps,
+            saveCheckpoint,
+            resume,
+            checkpointEvery,
+            keepCheckpoints};
   int rc = inferMode ? infer(prog, o) : train(prog, o);
   if (rc == kAllRanksStopped) {
     commFinalize();

@@ -1,6 +1,8 @@
 //===- ModelLoader.cpp - read, validate and shape-infer ONNX ---*- C++ -*-===//
 #include "ModelLoader.h"
 
+#include "zero-opt/Export/ONNX/ModelFile.h"
+
 #include "onnx/checker.h"
 #include "onnx/defs/parser.h"
 #include "onnx/defs/schema.h"
@@ -20,24 +22,6 @@ using namespace mlir::zero::onnx_import;
 
 static bool isDefaultDomain(const std::string &d) {
   return d.empty() || d == "ai.onnx";
-}
-
-/// ONNX text syntax starts with the `<...>` model header; a binary
-/// ModelProto starts with a protobuf tag byte.
-static bool looksLikeText(const std::string &content) {
-  size_t i = 0;
-  while (i < content.size()) {
-    char c = content[i];
-    if (c == '#') {
-      while (i < content.size() && content[i] != '\n')
-        ++i;
-    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      ++i;
-    } else {
-      return c == '<';
-    }
-  }
-  return false;
 }
 
 static std::string dimsToString(const onnx::TensorShapeProto &shape) {
@@ -387,7 +371,7 @@ bool mlir::zero::onnx_import::loadModel(const std::string &path,
     buf << in.rdbuf();
     std::string content = buf.str();
     onnx::ModelProto &model = out.model;
-    if (looksLikeText(content)) {
+    if (::zero::onnx_file::looksLikeText(content)) {
       onnx::OnnxParser parser(content.c_str());
       auto status = parser.Parse(model);
       if (!status.IsOK()) {
@@ -403,6 +387,9 @@ bool mlir::zero::onnx_import::loadModel(const std::string &path,
       error = "not a valid ONNX model: it has no graph or no ir_version";
       return false;
     }
+    // Before conversion and shape fixing: a compile at another batch size
+    // or opset keeps the model's identity.
+    out.structureHash = ::zero::onnx_file::structureHash(model);
 
     int64_t opset = -1;
     for (const auto &imp : model.opset_import())

@@ -34,6 +34,8 @@ struct LoadedModel {
   /// its update_binding (initializer <- algorithm output).
   std::optional<onnx::GraphProto> trainingGraph;
   std::vector<std::pair<std::string, std::string>> updateBinding;
+  /// onnx_file::structureHash of the model as read.
+  std::string structureHash;
 };
 
 /// Parses (binary or text), converts to kTargetOpset, fixes symbolic

@@ -626,5 +626,9 @@ OwningOpRef<ModuleOp> zero::importONNXModel(MLIRContext *ctx, StringRef path,
     emitError(FileLineColLoc::get(ctx, path, 0, 0)) << err;
     return nullptr;
   }
-  return GraphImporter(ctx, path, lm, options).run(initialValues);
+  OwningOpRef<ModuleOp> module =
+      GraphImporter(ctx, path, lm, options).run(initialValues);
+  if (module)
+    (*module)->setAttr(kModelHashAttr, StringAttr::get(ctx, lm.structureHash));
+  return module;
 }

@@ -16,6 +16,12 @@ struct LossScaling {
   double minScale = 1;
 };
 
+/// What a LossScaler carries from one step to the next (checkpoints).
+struct LossScalerState {
+  double scale = 1;
+  int64_t iter = 0, lastOverflow = -1, hysteresisLeft = 1;
+};
+
 /// DeepSpeed's DynamicLossScaler: an overflowed step is skipped and, once
 /// `hysteresis` of them have been seen, halves the scale (not below
 /// minScale); `window` steps without one double it. An overflow with the
@@ -26,6 +32,15 @@ public:
   double scale() const { return scale_; }
   /// Records step `overflow`; false, with `error`, where training stops.
   bool update(bool overflow, std::string &error);
+  LossScalerState state() const {
+    return {scale_, iter_, lastOverflow_, hysteresisLeft_};
+  }
+  void restore(const LossScalerState &s) {
+    scale_ = s.scale;
+    iter_ = s.iter;
+    lastOverflow_ = s.lastOverflow;
+    hysteresisLeft_ = s.hysteresisLeft;
+  }
 
 private:
   LossScaling config_;

@@ -22,6 +22,8 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -109,6 +111,12 @@ struct ArrayView {
   size_t size = 0; ///< bytes of the array
   /// `data` holds one element, the value of every element.
   bool splat = false;
+  /// Set instead of `data`: produces bytes [offset, offset + len) of the
+  /// array when the archive writes them, so an array never has to be
+  /// whole in memory. False with `error` stops the write.
+  std::function<bool(uint64_t offset, void *out, size_t len,
+                     std::string &error)>
+      read;
   size_t itemSize() const { return rt::itemSize(dtype); }
 };
 
@@ -118,6 +126,40 @@ bool writeNpz(const std::string &path, const std::vector<Array> &arrays,
               std::string &error);
 bool writeNpz(const std::string &path, const std::vector<ArrayView> &arrays,
               std::string &error);
+
+/// Random access to the members of an .npz archive without reading them
+/// whole: stored members are read at any byte offset.
+class NpzReader {
+public:
+  struct Member {
+    std::string name; ///< without ".npy"
+    DType dtype = DType::F32;
+    std::vector<int64_t> shape;
+    uint64_t bytes = 0; ///< of the array data
+  };
+  NpzReader();
+  ~NpzReader();
+  NpzReader(const NpzReader &) = delete;
+  NpzReader &operator=(const NpzReader &) = delete;
+
+  /// Opens the archive and reads every member's .npy header.
+  bool open(const std::string &path, std::string &error);
+  const std::vector<Member> &members() const { return members_; }
+  /// The member named `name`, or null.
+  const Member *find(const std::string &name) const;
+  /// Bytes [offset, offset + len) of member `m`'s array data. Deflated
+  /// members are read from their start.
+  bool read(const Member &m, uint64_t offset, void *out, size_t len,
+            std::string &error);
+  /// The whole member as an array.
+  bool readArray(const Member &m, Array &out, std::string &error);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+  std::vector<Member> members_;
+  std::string path_;
+};
 
 /// Reads one .npy file. The array is named after the file, without directory
 /// and ".npy" suffix.

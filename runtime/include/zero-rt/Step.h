@@ -72,6 +72,11 @@ struct Training {
   Schedule schedule;
   /// fp16: the step takes a `loss_scale` argument, set between steps.
   std::optional<LossScaling> lossScaling;
+  std::string precision = "fp32";
+  uint64_t seed = 0; ///< of Dropout's masks
+  /// DeepSpeed's checkpoint.tag_validation: WARN, IGNORE or FAIL when the
+  /// ranks disagree on the checkpoint they write.
+  std::string tagValidation = "WARN";
 };
 
 class Program {
@@ -88,6 +93,11 @@ public:
   const Function *function(const std::string &name) const;
   const std::optional<Training> &training() const { return training_; }
   const std::string &dir() const { return dir_; }
+  /// The ONNX model compiled (its path as given and absolute) and the hash
+  /// of its structure (checkpoints record it).
+  const std::string &model() const { return model_; }
+  const std::string &modelPath() const { return modelPath_; }
+  const std::string &modelHash() const { return modelHash_; }
   int worldSize() const { return worldSize_; }
   int stage() const { return stage_; }
   /// Whether collectives overlap compute (the config's overlap_comm).
@@ -116,7 +126,7 @@ private:
   std::string dir_;
   std::map<std::string, Function> functions;
   std::optional<Training> training_;
-  std::string paramsFile;
+  std::string paramsFile, model_, modelPath_, modelHash_;
   int worldSize_ = 1, stage_ = 0;
   bool overlapComm_ = true;
   void *handle = nullptr;

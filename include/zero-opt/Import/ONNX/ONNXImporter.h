@@ -54,6 +54,10 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext *ctx, llvm::StringRef path,
                                       const ONNXImportOptions &options,
                                       ParamValues *initialValues = nullptr);
 
+/// Module attribute: onnx_file::structureHash of the imported model, which
+/// plan.json and checkpoints record.
+constexpr llvm::StringLiteral kModelHashAttr = "zero.model_hash";
+
 /// The domain of ONNX's training ops (Gradient and the optimizers).
 constexpr llvm::StringLiteral kTrainingDomain = "ai.onnx.preview.training";
 

@@ -1,0 +1,267 @@
+#!/usr/bin/python3
+"""Checkpoints (zero-run --save-checkpoint / --resume): exact, crash-safe,
+reshardable.
+
+- Exact resume: the GPT test model on 2 ranks at stages 0-3 in fp32, at
+  stages 1 and 3 in bf16, at stage 2 in fp16 (whose early steps overflow,
+  so the loss scaler's state matters) and the GPT with dropout at stage 3
+  (the masks follow the step): 10 steps straight equal 5 steps, a
+  checkpoint, a new process resuming it, and 5 more steps, bitwise, in
+  losses and in the weights gathered at the end.
+- Crash safety: 20 trials SIGKILL a rank at a random instant of a run that
+  checkpoints after every step (most of its time goes to writing them);
+  each next run resumes the folder, and every resume succeeds from the
+  newest whole checkpoint, whose next 2 steps equal, bitwise, the
+  uninterrupted run's.
+- Reshard: N=4 stage 3 -> N=2 stage 1 -> N=3 stage 2 at a global batch of
+  24; after each resume the losses and final weights equal those of a
+  1-rank run resumed from the same checkpoint (rtol 1e-5 / atol 1e-5, the
+  equivalence suite's).
+- Errors: a checkpoint of another model (other parameters; same
+  parameters but another graph), a truncated shard file, a missing
+  manifest: one error line each, exit 1, no hang.
+
+Usage: /usr/bin/python3 test/e2e/checkpoint.py --build build
+"""
+import argparse
+import glob
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from remat import MPIRUN, MODELS_DIR, ROOT, run
+
+
+def losses_of(log):
+    return np.array([json.loads(l)["loss"] for l in open(log)], dtype=np.float64)
+
+
+class Runner:
+    def __init__(self, bindir, tmp):
+        self.bindir, self.tmp = bindir, tmp
+
+    def compile(self, model, label, n, flags):
+        out = os.path.join(self.tmp, f"{model}.{label}")
+        if not os.path.isdir(out):
+            run([os.path.join(self.bindir, "zero-opt"),
+                 os.path.join(self.tmp, f"{model}.onnx"), "-o", out,
+                 f"--world-size={n}", "--optimizer=adamw", "--lr=1e-3"]
+                + list(flags))
+        return out
+
+    def cmd(self, out, model, n, steps, extra):
+        c = [os.path.join(self.bindir, "zero-run"), out, "--data",
+             os.path.join(self.tmp, f"{model}.data.npz"), "--steps",
+             str(steps)] + list(extra)
+        return MPIRUN + ["-np", str(n)] + c if n > 1 else c
+
+    def train(self, out, model, n, steps, tag, extra=()):
+        """Runs to STEPS; returns (losses, weights)."""
+        log = os.path.join(self.tmp, tag + ".jsonl")
+        w = os.path.join(self.tmp, tag + ".npz")
+        run(self.cmd(out, model, n, steps,
+                     ["--log", log, "--save-weights", w] + list(extra)))
+        return losses_of(log), np.load(w)
+
+
+def same_weights(a, b):
+    return sorted(a.files) == sorted(b.files) and all(
+        np.array_equal(a[k], b[k]) for k in a.files)
+
+
+def exact_resume(r):
+    ok = True
+    cases = [("gpt", f"s{s}", ["--stage=%d" % s, "--persistence-threshold=0"])
+             for s in range(4)]
+    cases += [("gpt", "bf16.s1", ["--stage=1", "--precision=bf16"]),
+              ("gpt", "bf16.s3", ["--stage=3", "--persistence-threshold=0",
+                                  "--precision=bf16"]),
+              ("gpt", "fp16.s2", ["--stage=2", "--precision=fp16"]),
+              ("gpt_dropout", "s3", ["--stage=3", "--persistence-threshold=0"])]
+    for model, label, flags in cases:
+        out = r.compile(model, label, 2, flags)
+        tag = f"{model}.{label}"
+        full_l, full_w = r.train(out, model, 2, 10, tag + ".full")
+        ck = os.path.join(r.tmp, tag + ".ck")
+        first_l, _ = r.train(out, model, 2, 5, tag + ".first",
+                             ["--save-checkpoint", ck])
+        rest_l, rest_w = r.train(out, model, 2, 10, tag + ".rest",
+                                 ["--resume", ck])
+        log = os.path.join(r.tmp, tag + ".full.jsonl")
+        skipped = sum(bool(json.loads(l).get("skipped")) for l in open(log))
+        good = (np.array_equal(np.concatenate([first_l, rest_l]), full_l,
+                               equal_nan=True)
+                and same_weights(full_w, rest_w))
+        ok &= good
+        note = f", {skipped} steps skipped on overflow" if "fp16" in label else ""
+        print(f"{'ok  ' if good else 'FAIL'} exact resume {model} {label}: "
+              f"5 + 5 steps == 10 steps, losses and weights bitwise{note}",
+              flush=True)
+    return ok
+
+
+def crash_safety(r, trials=20):
+    model, n, total = "gpt_dropout", 2, 100000
+    out = r.compile(model, "s3", n, [])
+    ref_l, _ = r.train(out, model, n, 600, "crash.ref")
+    root = os.path.join(r.tmp, "crash.ck")
+    rng = random.Random(1234)
+    ok, mid_write, resumes = True, 0, 0
+    for trial in range(trials):
+        extra = ["--save-checkpoint", root, "--checkpoint-every", "1",
+                 "--keep-checkpoints", "3"]
+        # Each run resumes the last one's checkpoints, until the reference
+        # run ends: then a fresh folder.
+        whole = sorted(glob.glob(os.path.join(root, "step-*")))
+        if whole and int(os.path.basename(whole[-1])[5:]) > 300:
+            shutil.rmtree(root)
+        elif whole:
+            extra += ["--resume", root]
+        p = subprocess.Popen(r.cmd(out, model, n, total, extra),
+                             stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        # Wait for the ranks, then kill one at a random instant.
+        ranks = []
+        deadline = time.time() + 30
+        while len(ranks) < n and time.time() < deadline:
+            ranks = subprocess.run(["pgrep", "-s", str(p.pid), "-x",
+                                    "zero-run"], capture_output=True,
+                                   text=True).stdout.split()
+            time.sleep(0.02)
+        time.sleep(rng.uniform(0.3, 1.2))
+        victim = rng.choice(ranks) if ranks else None
+        if victim:
+            os.kill(int(victim), signal.SIGKILL)
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            print(f"FAIL crash trial {trial}: the other ranks hung", flush=True)
+            ok = False
+        # Nothing of this run may outlive it.
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        mid_write += bool(glob.glob(os.path.join(root, ".tmp-step-*")))
+        # The newest whole checkpoint resumes, and continues as the
+        # uninterrupted run does.
+        whole = sorted(glob.glob(os.path.join(root, "step-*")))
+        if not whole:
+            continue
+        k = int(os.path.basename(whole[-1])[5:])
+        if k + 2 > len(ref_l):
+            print(f"FAIL crash trial {trial}: ran past the reference", flush=True)
+            return False
+        log = os.path.join(r.tmp, f"crash.{trial}.jsonl")
+        res = subprocess.run(r.cmd(out, model, n, k + 2,
+                                   ["--resume", root, "--log", log]),
+                             capture_output=True, text=True, timeout=120)
+        resumes += 1
+        good = res.returncode == 0 and np.array_equal(losses_of(log),
+                                                      ref_l[k:k + 2])
+        if not good:
+            print(f"FAIL crash trial {trial}: resume from step {k}: rc "
+                  f"{res.returncode}\n{res.stderr}", flush=True)
+        ok &= good
+    ok &= resumes == trials
+    print(f"{'ok  ' if ok else 'FAIL'} crash safety: {trials} SIGKILLs, "
+          f"{mid_write} left a checkpoint half written, {resumes} resumes "
+          f"from the newest whole checkpoint, each equal to the uninterrupted "
+          f"run", flush=True)
+    return ok
+
+
+def reshard(r):
+    model, ok = "gpt_dropout", True
+    # Global batch 24: micro-batches of 2, accumulated 24 / (2N) times.
+    def flags(n, stage):
+        return [f"--stage={stage}", "--persistence-threshold=0",
+                f"--gradient-accumulation-steps={12 // n}"]
+    one = r.compile(model, "g24.n1", 1, flags(1, 0))
+    chain = [(4, 3), (2, 1), (3, 2)]
+    prev = None
+    for i, (n, stage) in enumerate(chain):
+        out = r.compile(model, f"g24.n{n}.s{stage}", n, flags(n, stage))
+        ck = os.path.join(r.tmp, f"reshard.{i}.ck")
+        extra = ["--save-checkpoint", ck] + (["--resume", prev] if prev else [])
+        l, w = r.train(out, model, n, 3 * (i + 1), f"reshard.{i}", extra)
+        if prev:
+            ref_l, ref_w = r.train(one, model, 1, 3 * (i + 1),
+                                   f"reshard.{i}.ref", ["--resume", prev])
+            rel = float(np.max(np.abs(l - ref_l) / np.abs(ref_l)))
+            err = max(float(np.max(np.abs(w[k] - ref_w[k]))) for k in ref_w.files)
+            good = len(l) == 3 and rel <= 1e-5 and err <= 1e-5
+            ok &= good
+            pn, ps = chain[i - 1]
+            print(f"{'ok  ' if good else 'FAIL'} reshard N={pn} stage {ps} -> "
+                  f"N={n} stage {stage}: 3 steps vs 1 rank resumed from the "
+                  f"same checkpoint: loss max rel err {rel:.1e}, weight max "
+                  f"abs err {err:.1e} (limits 1e-05)", flush=True)
+        prev = ck
+    return ok
+
+
+def errors(r):
+    ok = True
+    gpt = r.compile("gpt", "s3", 2, ["--stage=3", "--persistence-threshold=0"])
+    src = os.path.join(r.tmp, "gpt.s3.ck")  # from exact_resume
+    mlp = r.compile("mlp", "s0", 2, [])
+    drop = r.compile("gpt_dropout", "s3", 2, [])
+    bad = os.path.join(r.tmp, "bad.ck")
+
+    def expect(label, out, model, ck, wanted):
+        nonlocal ok
+        res = subprocess.run(r.cmd(out, model, 2, 10, ["--resume", ck]),
+                             capture_output=True, text=True, timeout=120)
+        lines = [l for l in res.stderr.splitlines() if "error:" in l]
+        good = (res.returncode != 0 and len(lines) == 1
+                and all(w in lines[0] for w in wanted))
+        ok &= good
+        print(f"{'ok  ' if good else 'FAIL'} error, {label}: "
+              f"{lines[0] if lines else res.stderr.strip()!r}", flush=True)
+
+    expect("another model", mlp, "mlp", src, ["was written for", "parameter"])
+    expect("another graph, same parameters", drop, "gpt_dropout", src,
+           ["another graph"])
+    shutil.rmtree(bad, ignore_errors=True)
+    shutil.copytree(src, bad)
+    step = sorted(glob.glob(os.path.join(bad, "step-*")))[-1]
+    shard = os.path.join(step, "rank-00001.npz")
+    with open(shard, "r+b") as f:
+        f.truncate(os.path.getsize(shard) // 2)
+    expect("truncated shard", gpt, "gpt", bad, ["rank-00001.npz", "truncated"])
+    os.remove(os.path.join(step, "manifest.json"))
+    expect("missing manifest", gpt, "gpt", step, ["manifest.json"])
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    args = ap.parse_args()
+    bindir = os.path.join(os.path.abspath(args.build), "bin")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("gpt", "mlp", "gpt_dropout"):
+            run([sys.executable, os.path.join(MODELS_DIR, "export_models.py"),
+                 tmp, "--only", name])
+        r = Runner(bindir, tmp)
+        ok = exact_resume(r)
+        ok &= reshard(r)
+        ok &= crash_safety(r)
+        ok &= errors(r)
+    print("checkpoint tests passed" if ok else "checkpoint tests FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
