@@ -126,8 +126,27 @@ bool zero::rt::saveCheckpoint(const Program &prog, const Function &fn,
                       {}});
     }
   }
+  // Frozen initializers, unchanged but part of the model: rank 0 keeps
+  // them, so that a checkpoint alone consolidates and exports.
+  std::vector<Array> frozen;
+  ok = rank != 0 || prog.loadFrozen(fn, frozen, error);
+  for (const Array &a : frozen) {
+    CheckpointTensor t;
+    t.name = a.name;
+    t.role = "frozen";
+    t.dtype = a.dtype;
+    t.shape = a.shape;
+    m.tensors.push_back(t);
+    mine.push_back({a.name,
+                    storageType(a.dtype),
+                    a.shape,
+                    a.data.data(),
+                    a.data.size(),
+                    false,
+                    {}});
+  }
   std::string file = tmp + "/" + rankFileName(rank);
-  ok = writeNpz(file, mine, error);
+  ok = ok && writeNpz(file, mine, error);
   uint64_t bytes = 0;
   if (ok) {
     if (std::error_code ec = fs::file_size(file, bytes)) {

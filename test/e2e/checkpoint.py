@@ -17,6 +17,9 @@ reshardable.
   24; after each resume the losses and final weights equal those of a
   1-rank run resumed from the same checkpoint (rtol 1e-5 / atol 1e-5, the
   equivalence suite's).
+- Consolidation: zero-opt --consolidate of each of those checkpoints
+  equals, bitwise and in dtype, zero-run --save-weights of the same run
+  (fp32 master weights for bf16 and fp16).
 - Errors: a checkpoint of another model (other parameters; same
   parameters but another graph), a truncated shard file, a missing
   manifest: one error line each, exit 1, no hang.
@@ -91,19 +94,27 @@ def exact_resume(r):
         tag = f"{model}.{label}"
         full_l, full_w = r.train(out, model, 2, 10, tag + ".full")
         ck = os.path.join(r.tmp, tag + ".ck")
-        first_l, _ = r.train(out, model, 2, 5, tag + ".first",
-                             ["--save-checkpoint", ck])
+        first_l, first_w = r.train(out, model, 2, 5, tag + ".first",
+                                   ["--save-checkpoint", ck])
+        # Consolidated, the checkpoint is what --save-weights wrote.
+        cons = os.path.join(r.tmp, tag + ".consolidated.npz")
+        run([os.path.join(r.bindir, "zero-opt"), "--consolidate", ck, "-o",
+             cons])
+        cons_w = np.load(cons)
+        consolidated = same_weights(first_w, cons_w) and all(
+            first_w[k].dtype == cons_w[k].dtype for k in first_w.files)
         rest_l, rest_w = r.train(out, model, 2, 10, tag + ".rest",
                                  ["--resume", ck])
         log = os.path.join(r.tmp, tag + ".full.jsonl")
         skipped = sum(bool(json.loads(l).get("skipped")) for l in open(log))
         good = (np.array_equal(np.concatenate([first_l, rest_l]), full_l,
                                equal_nan=True)
-                and same_weights(full_w, rest_w))
+                and same_weights(full_w, rest_w) and consolidated)
         ok &= good
         note = f", {skipped} steps skipped on overflow" if "fp16" in label else ""
         print(f"{'ok  ' if good else 'FAIL'} exact resume {model} {label}: "
-              f"5 + 5 steps == 10 steps, losses and weights bitwise{note}",
+              f"5 + 5 steps == 10 steps, losses and weights bitwise{note}; "
+              f"zero-opt --consolidate == --save-weights: {consolidated}",
               flush=True)
     return ok
 

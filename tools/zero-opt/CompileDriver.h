@@ -10,6 +10,9 @@ bool isHelpInvocation(int argc, char **argv);
 /// `--list-ops` alone: the ONNX ops the importer lowers.
 bool isListOpsInvocation(int argc, char **argv);
 int listOpsMain();
+/// `--consolidate DIR`: a checkpoint's full weights as one .npz.
+bool isConsolidateInvocation(int argc, char **argv);
+int consolidateMain(int argc, char **argv);
 /// Compiles the model into an output folder for zero-run.
 int compileMain(int argc, char **argv);
 } // namespace mlir::zero

@@ -15,6 +15,8 @@ using namespace mlir;
 int main(int argc, char **argv) {
   if (zero::isListOpsInvocation(argc, argv))
     return zero::listOpsMain();
+  if (zero::isConsolidateInvocation(argc, argv))
+    return zero::consolidateMain(argc, argv);
   if (zero::isModelInvocation(argc, argv) ||
       zero::isHelpInvocation(argc, argv))
     return zero::compileMain(argc, argv);
