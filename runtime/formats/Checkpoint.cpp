@@ -31,6 +31,14 @@ int64_t CheckpointTensor::numel() const {
 }
 
 const CheckpointTensor *
+CheckpointManifest::masterOf(const std::string &param) const {
+  for (const CheckpointTensor &t : tensors)
+    if (t.role == "master_weight" && t.stateOf == param)
+      return &t;
+  return nullptr;
+}
+
+const CheckpointTensor *
 CheckpointManifest::find(const std::string &name) const {
   for (const CheckpointTensor &t : tensors)
     if (t.name == name)
@@ -103,17 +111,6 @@ void zero::rt::convertElements(const void *in, DType from, void *out, DType to,
       std::memcpy(q, &f, 4);
     }
   }
-}
-
-static bool dtypeByName(llvm::StringRef name, DType &out) {
-  for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,
-                  DType::I16, DType::I32, DType::I64, DType::U8, DType::U16,
-                  DType::U32, DType::U64, DType::Bool})
-    if (name == dtypeName(t)) {
-      out = t;
-      return true;
-    }
-  return false;
 }
 
 bool zero::rt::syncDirectory(const std::string &dir, std::string &error) {
@@ -265,8 +262,10 @@ static bool readManifest(const std::string &dir, CheckpointManifest &m,
     auto role = t ? t->getString("role") : std::nullopt;
     auto dtype = t ? t->getString("dtype") : std::nullopt;
     const json::Array *shape = t ? t->getArray("shape") : nullptr;
-    if (!name || !role || !dtype || !shape || !dtypeByName(*dtype, ct.dtype))
+    std::optional<DType> type = dtype ? dtypeFromName(*dtype) : std::nullopt;
+    if (!name || !role || !type || !shape)
       return bad("malformed entry in 'tensors'");
+    ct.dtype = *type;
     ct.name = name->str();
     ct.role = role->str();
     ct.stateOf = t->getString("state_of").value_or("").str();

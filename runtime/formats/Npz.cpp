@@ -911,6 +911,20 @@ const char *dtypeName(DType dtype) {
   return info ? info->name : "invalid";
 }
 
+std::optional<DType> dtypeFromName(std::string_view name) {
+  for (const DTypeInfo &info : kDTypes)
+    if (name == info.name)
+      return info.dtype;
+  return std::nullopt;
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string t = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    t += (i ? ", " : "") + std::to_string(shape[i]);
+  return t + "]";
+}
+
 const char *numpyDescr(DType dtype) {
   const DTypeInfo *info = lookup(dtype);
   return info ? info->descr : nullptr;

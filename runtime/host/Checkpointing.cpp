@@ -40,30 +40,31 @@ static std::string upper(std::string s) {
   return s;
 }
 
+bool zero::rt::allRanksOk(bool ok, std::string &error, int64_t value,
+                          std::vector<int64_t> *values) {
+  int64_t rank = commRank(), world = commWorldSize();
+  int64_t mine[2] = {ok ? 1 : 0, value};
+  std::vector<int64_t> all(2 * world);
+  commAllGatherBytes(mine, all.data(), sizeof(mine));
+  int64_t firstFailed = -1;
+  for (int64_t r = world - 1; r >= 0; --r)
+    if (all[2 * r] != 1)
+      firstFailed = r;
+  if (values)
+    for (int64_t r = 0; r < world; ++r)
+      (*values)[r] = all[2 * r + 1];
+  if (firstFailed != rank)
+    error.clear();
+  return firstFailed < 0;
+}
+
 bool zero::rt::saveCheckpoint(const Program &prog, const Function &fn,
                               const std::vector<Array> &args,
                               const RunState &state, const std::string &root,
                               int64_t keep, std::string &error) {
   int64_t rank = commRank(), world = commWorldSize();
   std::string tag = checkpointTag(state.steps), tmp = root + "/.tmp-" + tag;
-  // Every rank's status, gathered: all agree on success, and the lowest
-  // failing rank reports.
-  auto agree = [&](bool ok, int64_t value, std::vector<int64_t> &values) {
-    int64_t mine[2] = {ok ? 1 : 0, value};
-    std::vector<int64_t> all(2 * world);
-    commAllGatherBytes(mine, all.data(), sizeof(mine));
-    values.clear();
-    int64_t firstFailed = -1;
-    for (int64_t r = 0; r < world; ++r) {
-      if (all[2 * r] != 1 && firstFailed < 0)
-        firstFailed = r;
-      values.push_back(all[2 * r + 1]);
-    }
-    if (firstFailed != rank)
-      error.clear();
-    return firstFailed < 0;
-  };
-  std::vector<int64_t> values;
+  std::vector<int64_t> values(world);
   bool ok = true;
   if (rank == 0) {
     std::error_code ec = fs::create_directories(root);
@@ -78,7 +79,7 @@ bool zero::rt::saveCheckpoint(const Program &prog, const Function &fn,
   }
   // The tag comes from the step count, which no rank can disagree on
   // unless something is badly wrong: DeepSpeed's tag_validation.
-  if (!agree(ok, state.steps, values))
+  if (!allRanksOk(ok, error, state.steps, &values))
     return false;
   std::string mode = upper(prog.training()->tagValidation);
   if (mode != "IGNORE" &&
@@ -126,24 +127,25 @@ bool zero::rt::saveCheckpoint(const Program &prog, const Function &fn,
                       {}});
     }
   }
-  // Frozen initializers, unchanged but part of the model: rank 0 keeps
-  // them, so that a checkpoint alone consolidates and exports.
-  std::vector<Array> frozen;
-  ok = rank != 0 || prog.loadFrozen(fn, frozen, error);
-  for (const Array &a : frozen) {
+  // Frozen initializers, unchanged but part of the model: rank 0 copies
+  // them from params.npz as it writes, so that a checkpoint alone
+  // consolidates and exports.
+  NpzReader params;
+  std::vector<const NpzReader::Member *> frozen;
+  ok = rank != 0 || prog.openFrozen(fn, params, frozen, error);
+  for (const NpzReader::Member *f : frozen) {
     CheckpointTensor t;
-    t.name = a.name;
+    t.name = f->name;
     t.role = "frozen";
-    t.dtype = a.dtype;
-    t.shape = a.shape;
+    t.dtype = f->dtype;
+    t.shape = f->shape;
     m.tensors.push_back(t);
-    mine.push_back({a.name,
-                    storageType(a.dtype),
-                    a.shape,
-                    a.data.data(),
-                    a.data.size(),
-                    false,
-                    {}});
+    ArrayView v{f->name, f->dtype, f->shape, nullptr, f->bytes, false, {}};
+    v.read = [&params, f](uint64_t offset, void *out, size_t len,
+                          std::string &err) {
+      return params.read(*f, offset, out, len, err);
+    };
+    mine.push_back(std::move(v));
   }
   std::string file = tmp + "/" + rankFileName(rank);
   ok = ok && writeNpz(file, mine, error);
@@ -154,7 +156,7 @@ bool zero::rt::saveCheckpoint(const Program &prog, const Function &fn,
       ok = false;
     }
   }
-  if (!agree(ok, int64_t(bytes), values))
+  if (!allRanksOk(ok, error, int64_t(bytes), &values))
     return false;
   ok = true;
   if (rank == 0) {
@@ -163,14 +165,7 @@ bool zero::rt::saveCheckpoint(const Program &prog, const Function &fn,
          publishCheckpoint(tmp, root, tag, error) &&
          pruneCheckpoints(root, keep, error);
   }
-  return agree(ok, 0, values);
-}
-
-static std::string shapeText(const std::vector<int64_t> &dims) {
-  std::string t = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    t += (i ? ", " : "") + std::to_string(dims[i]);
-  return t + "]";
+  return allRanksOk(ok, error);
 }
 
 /// The model differs from the checkpoint's: one message naming the first
@@ -195,8 +190,9 @@ static bool sameModel(const Program &prog, const Function &fn,
       return false;
     }
     if (it->second != shape) {
-      error = where + ": parameter '" + name + "' is " + shapeText(it->second) +
-              " in the checkpoint, " + shapeText(shape) + " in the model";
+      error = where + ": parameter '" + name + "' is " +
+              formatShape(it->second) + " in the checkpoint, " +
+              formatShape(shape) + " in the model";
       return false;
     }
   }
@@ -221,9 +217,8 @@ static bool sameModel(const Program &prog, const Function &fn,
 static const CheckpointTensor *sourceOf(const BufferSpec &spec,
                                         const CheckpointManifest &m) {
   if (spec.role == "parameter" && spec.dtype == DType::F32)
-    for (const CheckpointTensor &t : m.tensors)
-      if (t.role == "master_weight" && t.stateOf == spec.name)
-        return &t;
+    if (const CheckpointTensor *t = m.masterOf(spec.name))
+      return t;
   if (const CheckpointTensor *t = m.find(spec.name))
     return t;
   if (spec.isMaster())
@@ -253,8 +248,8 @@ bool zero::rt::loadCheckpoint(const Program &prog, const Function &fn,
     const std::vector<int64_t> &shape =
         spec.sharded() ? spec.fullShape : spec.shape;
     if (t->shape != shape) {
-      error = ck.dir() + ": '" + t->name + "' is " + shapeText(t->shape) +
-              ", the plan's '" + spec.name + "' is " + shapeText(shape);
+      error = ck.dir() + ": '" + t->name + "' is " + formatShape(t->shape) +
+              ", the plan's '" + spec.name + "' is " + formatShape(shape);
       return false;
     }
     int64_t count = spec.numel(), first = spec.sharded() ? rank * count : 0;

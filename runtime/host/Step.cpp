@@ -97,14 +97,9 @@ static bool parseBuffers(const json::Array *list, const std::string &what,
         for (const json::Value &d : *fs)
           spec.fullShape.push_back(d.getAsInteger().value_or(0));
     }
-    bool known = false;
-    for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,
-                    DType::I16, DType::I32, DType::I64, DType::U8, DType::U16,
-                    DType::U32, DType::U64, DType::Bool})
-      if (*dtype == dtypeName(t)) {
-        spec.dtype = t;
-        known = true;
-      }
+    std::optional<DType> known = dtypeFromName(dtype->str());
+    if (known)
+      spec.dtype = *known;
     if (!known) {
       error = "plan.json: unknown dtype '" + dtype->str() + "'";
       return false;
@@ -299,16 +294,10 @@ bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
     } else if (convertible && found->shape == spec.shape) {
       a = --readers[name] == 0 ? std::move(*found) : *found;
     } else {
-      auto shape = [](const std::vector<int64_t> &dims) {
-        std::string t = "[";
-        for (size_t i = 0; i < dims.size(); ++i)
-          t += (i ? ", " : "") + std::to_string(dims[i]);
-        return t + "]";
-      };
       error = path + ": " + spec.role + " '" + name + "' is " +
-              dtypeName(found->dtype) + " " + shape(found->shape) +
+              dtypeName(found->dtype) + " " + formatShape(found->shape) +
               "; the model expects " + dtypeName(spec.dtype) + " " +
-              shape(spec.sharded() ? spec.fullShape : spec.shape);
+              formatShape(spec.sharded() ? spec.fullShape : spec.shape);
       return false;
     }
     if (a.dtype != spec.dtype)
@@ -319,20 +308,31 @@ bool Program::loadParameters(const Function &fn, std::vector<Array> &params,
   return true;
 }
 
+bool Program::openFrozen(const Function &fn, NpzReader &reader,
+                         std::vector<const NpzReader::Member *> &members,
+                         std::string &error) const {
+  members.clear();
+  if (!reader.open(dir_ + "/" + paramsFile, error))
+    return false;
+  for (const NpzReader::Member &m : reader.members())
+    if (fn.argumentIndex(m.name) < 0 &&
+        (m.dtype == DType::F32 || m.dtype == DType::F64 ||
+         m.dtype == DType::F16))
+      members.push_back(&m);
+  return true;
+}
+
 bool Program::loadFrozen(const Function &fn, std::vector<Array> &frozen,
                          std::string &error) const {
   frozen.clear();
   // Only the frozen members are read: the trained ones may be large.
   NpzReader reader;
-  if (!reader.open(dir_ + "/" + paramsFile, error))
+  std::vector<const NpzReader::Member *> members;
+  if (!openFrozen(fn, reader, members, error))
     return false;
-  for (const NpzReader::Member &m : reader.members()) {
-    if (fn.argumentIndex(m.name) >= 0 ||
-        (m.dtype != DType::F32 && m.dtype != DType::F64 &&
-         m.dtype != DType::F16))
-      continue;
+  for (const NpzReader::Member *m : members) {
     Array a;
-    if (!reader.readArray(m, a, error))
+    if (!reader.readArray(*m, a, error))
       return false;
     frozen.push_back(std::move(a));
   }

@@ -119,6 +119,21 @@ def exact_resume(r):
     return ok
 
 
+def frozen_consolidation(r):
+    """A frozen initializer travels in the checkpoint (rank 0's file):
+    consolidation gives the same file as --save-weights."""
+    out = r.compile("mlp", "frozen", 2, ["--freeze=fc1.weight"])
+    ck = os.path.join(r.tmp, "mlp.frozen.ck")
+    _, w = r.train(out, "mlp", 2, 3, "mlp.frozen", ["--save-checkpoint", ck])
+    cons = os.path.join(r.tmp, "mlp.frozen.consolidated.npz")
+    run([os.path.join(r.bindir, "zero-opt"), "--consolidate", ck, "-o", cons])
+    good = "fc1.weight" in w.files and same_weights(w, np.load(cons))
+    print(f"{'ok  ' if good else 'FAIL'} consolidation with a frozen "
+          f"initializer (MLP, fc1.weight frozen, 2 ranks) == --save-weights",
+          flush=True)
+    return good
+
+
 def crash_safety(r, trials=20):
     model, n, total = "gpt_dropout", 2, 100000
     out = r.compile(model, "s3", n, [])
@@ -267,6 +282,7 @@ def main():
                  tmp, "--only", name])
         r = Runner(bindir, tmp)
         ok = exact_resume(r)
+        ok &= frozen_consolidation(r)
         ok &= reshard(r)
         ok &= crash_safety(r)
         ok &= errors(r)

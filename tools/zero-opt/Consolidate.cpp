@@ -60,11 +60,8 @@ int mlir::zero::consolidateMain(int argc, char **argv) {
   for (const CheckpointTensor &t : m.tensors) {
     if (t.role != "parameter" && t.role != "buffer" && t.role != "frozen")
       continue;
-    auto master = std::find_if(
-        m.tensors.begin(), m.tensors.end(), [&](const CheckpointTensor &s) {
-          return s.role == "master_weight" && s.stateOf == t.name;
-        });
-    const CheckpointTensor &src = master == m.tensors.end() ? t : *master;
+    const CheckpointTensor *master = m.masterOf(t.name);
+    const CheckpointTensor &src = master ? *master : t;
     ArrayView v;
     v.name = t.name;
     v.dtype = src.dtype;

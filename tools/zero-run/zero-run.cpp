@@ -291,14 +291,10 @@ static int train(const Program &prog, const Options &o) {
   RunState run;
   if (!o.resume.empty()) {
     bool ok = loadCheckpoint(prog, *fn, rank, o.resume, buf.arrays, run, error);
-    // The ranks mostly fail alike: the lowest failing one reports, and all
-    // stop without an abort.
-    std::vector<char> oks(world);
-    char mine = ok;
-    commAllGatherBytes(&mine, oks.data(), 1);
-    auto firstFailed = std::find(oks.begin(), oks.end(), 0);
-    if (firstFailed != oks.end()) {
-      if (firstFailed - oks.begin() == rank)
+    // The ranks mostly fail alike: one reports, and all stop without an
+    // abort.
+    if (!allRanksOk(ok, error)) {
+      if (!error.empty())
         fail(error);
       return kAllRanksStopped;
     }
@@ -571,6 +567,10 @@ int main(int argc, char **argv) {
   }
   if (steps < 0)
     return fail("--steps must be positive");
+  if (!saveCheckpoint.empty() && llvm::sys::fs::exists(saveCheckpoint) &&
+      !llvm::sys::fs::is_directory(saveCheckpoint))
+    return fail("--save-checkpoint " + saveCheckpoint +
+                ": not a folder (checkpoints go in step-N folders under it)");
   if (checkpointEvery < 0 || keepCheckpoints < 0)
     return fail("--checkpoint-every and --keep-checkpoints must be >= 0");
   if ((checkpointEvery || keepCheckpoints) && saveCheckpoint.empty())

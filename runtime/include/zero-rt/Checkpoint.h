@@ -51,6 +51,8 @@ struct CheckpointManifest {
   std::vector<CheckpointTensor> tensors;
 
   const CheckpointTensor *find(const std::string &name) const;
+  /// The fp32 master weight of 16-bit parameter `param`, or null.
+  const CheckpointTensor *masterOf(const std::string &param) const;
 };
 
 /// "step-00000012": the folder name of the checkpoint after `steps` steps.

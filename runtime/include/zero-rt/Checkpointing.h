@@ -23,6 +23,12 @@ struct RunState {
 /// optimizer states.
 bool isCheckpointed(const BufferSpec &spec);
 
+/// Whether every rank's `ok` holds. Collective. Where one does not, the
+/// lowest failing rank keeps its `error` (the one to print) and the others
+/// clear theirs. `value` is gathered into `values`, by rank.
+bool allRanksOk(bool ok, std::string &error, int64_t value = 0,
+                std::vector<int64_t> *values = nullptr);
+
 /// Writes ROOT/step-N for `state` from the step's argument buffers `args`
 /// and keeps the newest `keep` (0: all). Collective: every rank calls it
 /// and all return the same answer; `error` is set on one rank only (the

@@ -55,6 +55,12 @@ size_t itemSize(DType dtype);
 /// for BF16).
 const char *dtypeName(DType dtype);
 
+/// The DType named `name` (dtypeName's inverse), or nullopt.
+std::optional<DType> dtypeFromName(std::string_view name);
+
+/// A shape as "[2, 3]", for messages.
+std::string formatShape(const std::vector<int64_t> &shape);
+
 /// The .npy descr written for the dtype ("<f4", "|b1", ...), or nullptr for
 /// BF16, which NumPy cannot represent.
 const char *numpyDescr(DType dtype);

@@ -117,6 +117,11 @@ public:
   bool loadFrozen(const Function &fn, std::vector<Array> &frozen,
                   std::string &error) const;
 
+  /// Opens OUT/params.npz in `reader` and lists its frozen members.
+  bool openFrozen(const Function &fn, NpzReader &reader,
+                  std::vector<const NpzReader::Member *> &members,
+                  std::string &error) const;
+
   /// Initial values of `fn`'s optimizer states that OUT/params.npz holds
   /// (those of ONNX training models), by name.
   bool loadStates(const Function &fn, std::vector<Array> &states,
