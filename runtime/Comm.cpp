@@ -49,6 +49,7 @@ struct State {
   Worker worker;
   bool tracing = false;
   std::mutex traceMutex;
+  std::vector<void (*)()> flushes;
   std::vector<TraceEvent> trace;
   std::chrono::steady_clock::time_point epoch =
       std::chrono::steady_clock::now();
@@ -175,10 +176,23 @@ double zero::rt::commNow() {
 }
 
 void zero::rt::traceEnable() { g.tracing = true; }
+bool zero::rt::traceEnabled() { return g.tracing; }
+
+void zero::rt::traceAddFlush(void (*flush)()) {
+  std::lock_guard<std::mutex> lock(g.traceMutex);
+  g.flushes.push_back(flush);
+}
 
 void zero::rt::traceRecord(TraceEvent event) { record(std::move(event)); }
 
 std::vector<TraceEvent> zero::rt::traceEvents() {
+  std::vector<void (*)()> flushes;
+  {
+    std::lock_guard<std::mutex> lock(g.traceMutex);
+    flushes = g.flushes;
+  }
+  for (void (*flush)() : flushes)
+    flush();
   std::lock_guard<std::mutex> lock(g.traceMutex);
   return g.trace;
 }
@@ -187,6 +201,21 @@ void zero::rt::commSetTimeout(double seconds) { g.timeout = seconds; }
 int64_t zero::rt::commRank() { return g.rank; }
 int64_t zero::rt::commWorldSize() { return g.size; }
 const CommStats &zero::rt::commStats() { return g.stats; }
+
+int64_t zero::rt::commBytesSent(int32_t kind, int32_t dtype, int64_t count,
+                                int64_t worldSize) {
+  int64_t n = worldSize;
+  int64_t total = kind == ZERO_RT_ALL_REDUCE ? count : count * n;
+  int64_t factor = kind == ZERO_RT_ALL_REDUCE ? 2 : 1;
+  return factor * total * (n - 1) / n * (int64_t)elemSize(dtype);
+}
+
+void zero::rt::commCount(int32_t kind, int64_t bytes) {
+  if (kind < 0 || kind >= ZERO_RT_NUM_COLLECTIVES)
+    return;
+  g.stats.bytesSent[kind] += bytes;
+  g.stats.calls[kind] += 1;
+}
 
 void zero::rt::commAbort(const std::string &message) {
   std::fprintf(stderr, "zero-run: error: rank %lld: %s\n", (long long)g.rank,
@@ -292,12 +321,8 @@ extern "C" int64_t zero_rt_comm_start(int32_t kind, int32_t dtype, int64_t send,
   (void)stream;
   void *s = reinterpret_cast<void *>(send), *r = reinterpret_cast<void *>(recv);
   size_t es = elemSize(dtype);
-  int64_t n = g.size;
-  int64_t total = kind == ZERO_RT_ALL_REDUCE ? count : count * n;
-  int64_t factor = kind == ZERO_RT_ALL_REDUCE ? 2 : 1;
-  int64_t bytes = factor * total * (n - 1) / n * (int64_t)es;
-  g.stats.bytesSent[kind] += bytes;
-  g.stats.calls[kind] += 1;
+  int64_t bytes = commBytesSent(kind, dtype, count, g.size);
+  commCount(kind, bytes);
   if (!g.mpi) {
     if (s != r)
       std::memmove(r, s, count * es);

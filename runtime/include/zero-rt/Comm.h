@@ -35,6 +35,13 @@ void commSetTimeout(double seconds);
 int64_t commRank();
 int64_t commWorldSize();
 const CommStats &commStats();
+/// Bytes a rank sends for one collective of `count` elements (Runtime.h's
+/// meaning of count) by the ring rule above.
+int64_t commBytesSent(int32_t kind, int32_t dtype, int64_t count,
+                      int64_t worldSize);
+/// Adds one collective to the counters; device backends (NCCL) count here
+/// so that the host reports every backend the same way.
+void commCount(int32_t kind, int64_t bytes);
 /// Makes every rank wait for the others (used around setup and I/O).
 void commBarrier();
 /// Sums `count` doubles over the ranks, in place.
@@ -58,6 +65,10 @@ double commNow();
 /// waits), tid 2 the communication thread.
 /// Starts recording collectives and waits.
 void traceEnable();
+bool traceEnabled();
+/// A device backend's events complete after the host moved on: traceEvents
+/// first calls each registered flush, which records what has finished.
+void traceAddFlush(void (*flush)());
 void traceRecord(TraceEvent event);
 std::vector<TraceEvent> traceEvents();
 
