@@ -1,0 +1,213 @@
+//===- Gemm.cpp - GEMMs through cuBLAS --------------------------*- C++ -*-===//
+//
+// The operands come as the CPU runtime's row-major strided description.
+// cuBLAS is column-major: a row-major matrix with row stride ld is the
+// column-major storage of its transpose with leading dimension ld. A
+// row-major C is therefore computed as C^T = B^T A^T, a column-major C as
+// A B, each operand transposed or not by how it is stored.
+//
+//===----------------------------------------------------------------------===//
+#include "Internal.h"
+
+#include "zero-rt/Runtime.h"
+#include "zero-rt/RuntimeCUDA.h"
+
+#include <algorithm>
+
+using namespace zero::rt;
+using namespace zero::rt::cuda;
+
+namespace {
+thread_local std::string lastError;
+
+/// How a rows x cols matrix lies in memory for cuBLAS: column-major
+/// storage of the matrix itself (`colMajor`) or of its transpose, with
+/// leading dimension `ld`.
+struct View {
+  bool ok, colMajor;
+  int64_t ld;
+};
+
+View viewOf(int64_t rows, int64_t cols, int64_t sRow, int64_t sCol) {
+  if ((sCol == 1 || cols <= 1) && (rows <= 1 || sRow >= cols))
+    return {true, false, std::max<int64_t>(rows <= 1 ? cols : sRow, 1)};
+  if ((sRow == 1 || rows <= 1) && (cols <= 1 || sCol >= rows))
+    return {true, true, std::max<int64_t>(cols <= 1 ? rows : sCol, 1)};
+  return {false, false, 0};
+}
+
+struct Operand {
+  char *base; ///< already offset, in bytes
+  int64_t elemBytes, sb0, sb1;
+  View view;
+};
+
+std::string describe(const char *name, int64_t rows, int64_t cols, int64_t sRow,
+                     int64_t sCol) {
+  return std::string(name) + " (" + std::to_string(rows) + " x " +
+         std::to_string(cols) + ", strides " + std::to_string(sRow) + ", " +
+         std::to_string(sCol) + ")";
+}
+
+struct Gemm {
+  cudaDataType_t abType;
+  cublasComputeType_t compute;
+  int64_t m, n, k;
+  Operand a, b, c;
+  float beta;
+
+  /// `count` products at a, b, c advanced by the strides (in elements).
+  void run(char *pa, char *pb, char *pc, int64_t count, const int64_t *stride) {
+    State &s = state();
+    const float alpha = 1.0f;
+    bool cRowMajor = !c.view.colMajor;
+    // A row-major C: C^T (n x m) = B^T A^T; a stored transpose needs no op.
+    cublasOperation_t opA =
+        (a.view.colMajor == cRowMajor) ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opB =
+        (b.view.colMajor == cRowMajor) ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const void *first = cRowMajor ? (const void *)pb : (const void *)pa;
+    const void *second = cRowMajor ? (const void *)pa : (const void *)pb;
+    int64_t ldFirst = cRowMajor ? b.view.ld : a.view.ld;
+    int64_t ldSecond = cRowMajor ? a.view.ld : b.view.ld;
+    int64_t sFirst = cRowMajor ? stride[1] : stride[0];
+    int64_t sSecond = cRowMajor ? stride[0] : stride[1];
+    check(cublasGemmStridedBatchedEx_64(
+              s.blas, cRowMajor ? opB : opA, cRowMajor ? opA : opB,
+              cRowMajor ? n : m, cRowMajor ? m : n, k, &alpha, first, abType,
+              ldFirst, sFirst, second, abType, ldSecond, sSecond, &beta, pc,
+              CUDA_R_32F, c.view.ld, stride[2], count, compute,
+              CUBLAS_GEMM_DEFAULT),
+          "cublasGemmStridedBatchedEx");
+  }
+};
+
+int32_t gemm(cudaDataType_t abType, int64_t elemBytes, int64_t batch0,
+             int64_t batch1, int64_t m, int64_t n, int64_t k, int64_t a,
+             int64_t aOff, int64_t aSB0, int64_t aSB1, int64_t aSM, int64_t aSK,
+             int64_t b, int64_t bOff, int64_t bSB0, int64_t bSB1, int64_t bSK,
+             int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0, int64_t cSB1,
+             int64_t cSM, int64_t cSN, int64_t accumulate) {
+  lastError.clear();
+  if (m <= 0 || n <= 0 || batch0 <= 0 || batch1 <= 0)
+    return 0;
+  State &s = state();
+  if (!s.initialized)
+    fail("zero_rt_cuda_gemm", "the CUDA runtime is not initialized");
+  ensureContext();
+  // With k == 0 nothing of A or B is read (C = 0, or C unchanged when
+  // accumulating); the layouts only need leading dimensions cuBLAS accepts.
+  View va = k > 0 ? viewOf(m, k, aSM, aSK) : View{true, false, 1};
+  View vb = k > 0 ? viewOf(k, n, bSK, bSN)
+                  : View{true, false, std::max<int64_t>(n, 1)};
+  View vc = viewOf(m, n, cSM, cSN);
+  std::string bad;
+  if (!va.ok)
+    bad = describe("A", m, k, aSM, aSK);
+  else if (!vb.ok)
+    bad = describe("B", k, n, bSK, bSN);
+  else if (!vc.ok)
+    bad = describe("C", m, n, cSM, cSN);
+  else if (std::min({aSB0, aSB1, bSB0, bSB1, cSB0, cSB1}) < 0)
+    bad = "a negative batch stride";
+  if (!bad.empty()) {
+    lastError = "GEMM layout not supported on CUDA: " + bad +
+                "; each matrix needs a unit stride along one dimension and "
+                "a stride along the other of at least that dimension's "
+                "extent";
+    return 1;
+  }
+  Gemm g{abType,
+         abType == CUDA_R_32F && !s.tf32 ? CUBLAS_COMPUTE_32F
+         : abType == CUDA_R_32F          ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                         : CUBLAS_COMPUTE_32F,
+         m,
+         n,
+         k,
+         {reinterpret_cast<char *>(a) + aOff * elemBytes, elemBytes, aSB0, aSB1,
+          va},
+         {reinterpret_cast<char *>(b) + bOff * elemBytes, elemBytes, bSB0, bSB1,
+          vb},
+         {reinterpret_cast<char *>(c) + cOff * 4, 4, cSB0, cSB1, vc},
+         accumulate ? 1.0f : 0.0f};
+  Operand *ops[3] = {&g.a, &g.b, &g.c};
+  cudaEvent_t begin = traceBegin(s.compute);
+
+  // Both batch loops as one stride where every operand allows it.
+  bool flat = batch0 == 1 || batch1 == 1;
+  if (!flat) {
+    flat = true;
+    for (Operand *o : ops)
+      flat = flat && o->sb0 == o->sb1 * batch1;
+  }
+  auto at = [](Operand *o, int64_t i, int64_t j) {
+    return o->base + (i * o->sb0 + j * o->sb1) * o->elemBytes;
+  };
+  // Runs `count` products from (i, j) with the strides; a C that every
+  // product writes in place (stride 0) goes one product at a time, in the
+  // CPU runtime's order, so that accumulation adds them all.
+  auto runBatch = [&](int64_t i, int64_t count, const int64_t *stride) {
+    if (stride[2] == 0 && count > 1) {
+      for (int64_t t = 0; t < count; ++t) {
+        int64_t zero[3] = {0, 0, 0};
+        g.run(at(&g.a, i, 0) + t * stride[0] * g.a.elemBytes,
+              at(&g.b, i, 0) + t * stride[1] * g.b.elemBytes, at(&g.c, i, 0), 1,
+              zero);
+      }
+      return;
+    }
+    g.run(at(&g.a, i, 0), at(&g.b, i, 0), at(&g.c, i, 0), count, stride);
+  };
+  if (flat) {
+    int64_t stride[3];
+    for (int t = 0; t < 3; ++t)
+      stride[t] = batch1 == 1 ? ops[t]->sb0 : ops[t]->sb1;
+    runBatch(0, batch0 * batch1, stride);
+  } else {
+    int64_t stride[3] = {g.a.sb1, g.b.sb1, g.c.sb1};
+    for (int64_t i = 0; i < batch0; ++i)
+      runBatch(i, batch1, stride);
+  }
+  traceEnd(begin, s.compute,
+           {"gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                std::to_string(k),
+            "compute", 1, 0, 0, 0, -1});
+  return 0;
+}
+} // namespace
+
+extern "C" int32_t
+zero_rt_cuda_sgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n,
+                   int64_t k, int64_t a, int64_t aOff, int64_t aSB0,
+                   int64_t aSB1, int64_t aSM, int64_t aSK, int64_t b,
+                   int64_t bOff, int64_t bSB0, int64_t bSB1, int64_t bSK,
+                   int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
+                   int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
+  return gemm(CUDA_R_32F, 4, batch0, batch1, m, n, k, a, aOff, aSB0, aSB1, aSM,
+              aSK, b, bOff, bSB0, bSB1, bSK, bSN, c, cOff, cSB0, cSB1, cSM, cSN,
+              accumulate);
+}
+
+extern "C" int32_t zero_rt_cuda_gemm16(
+    int32_t abType, int64_t batch0, int64_t batch1, int64_t m, int64_t n,
+    int64_t k, int64_t a, int64_t aOff, int64_t aSB0, int64_t aSB1, int64_t aSM,
+    int64_t aSK, int64_t b, int64_t bOff, int64_t bSB0, int64_t bSB1,
+    int64_t bSK, int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
+    int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
+  if (abType != ZERO_RT_BF16 && abType != ZERO_RT_F16) {
+    lastError = "zero_rt_cuda_gemm16: element type " + std::to_string(abType) +
+                " is neither bf16 nor f16";
+    return 1;
+  }
+  return gemm(abType == ZERO_RT_BF16 ? CUDA_R_16BF : CUDA_R_16F, 2, batch0,
+              batch1, m, n, k, a, aOff, aSB0, aSB1, aSM, aSK, b, bOff, bSB0,
+              bSB1, bSK, bSN, c, cOff, cSB0, cSB1, cSM, cSN, accumulate);
+}
+
+extern "C" void zero_rt_cuda_gemm_allow_tf32(int32_t allow) {
+  state().tf32 = allow != 0;
+}
+
+extern "C" const char *zero_rt_cuda_last_error(void) {
+  return lastError.c_str();
+}
