@@ -19,7 +19,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all setup build test demo clean \
         test-lit test-conformance test-parity test-train test-zero test-memory \
-        test-fuzz test-runtime test-zoo
+        test-fuzz test-runtime test-cuda test-zoo
 
 all: build
 
@@ -64,6 +64,15 @@ test-runtime: build
 	$(BUILD)/bin/zero-npz-test
 	$(BUILD)/bin/zero-gemm-test
 	$(PYTHON) runtime/tests/npz_numpy_check.py --tool $(BUILD)/bin/zero-npz-dump
+	$(MAKE) --no-print-directory test-cuda
+
+# The CUDA runtime, where CMake found the toolkit and NCCL: the cuBLAS
+# mapping anywhere, the rest on GPUs (SKIP without one).
+test-cuda: build
+	@if [ -x $(BUILD)/bin/zero-cuda-runtime-test ]; then \
+	  $(BUILD)/bin/zero-cuda-gemm-layout-test && \
+	  runtime/tests/run_cuda_tests.sh $(BUILD)/bin/zero-cuda-runtime-test; \
+	else echo "test-cuda: no CUDA runtime in this build"; fi
 
 ONNX_TESTS := /usr/share/libonnx-testdata/data
 # Node tests that an accepted capability rests on: skipping one fails.

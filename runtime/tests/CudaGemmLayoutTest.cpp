@@ -1,0 +1,186 @@
+//===- CudaGemmLayoutTest.cpp - the cuBLAS mapping, without a GPU --------===//
+//
+// runtime/cuda/Gemm.cpp compiled against a host emulation of
+// cublasGemmStridedBatchedEx_64 with cuBLAS's column-major semantics and
+// argument checks (leading dimensions), so that the row-major to
+// column-major mapping (transpose flags, leading dimensions, strided and
+// looped batches, a C written by every batch) is checked on any machine
+// against the reference loop. The GPU test runs the same cases on cuBLAS.
+//
+//===----------------------------------------------------------------------===//
+#include "../cuda/Internal.h"
+
+#include "zero-rt/Float16.h"
+#include "zero-rt/RuntimeCUDA.h"
+
+#include "cuda/GemmLayouts.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+
+using namespace zero::rt;
+using namespace zero::rt::test;
+
+//===----------------------------------------------------------------------===//
+// What Gemm.cpp needs of the rest of the runtime, on the host
+//===----------------------------------------------------------------------===//
+
+namespace zero::rt::cuda {
+State &state() {
+  static State *s = [] {
+    auto *s = new State;
+    s->initialized = true;
+    return s;
+  }();
+  return *s;
+}
+void fail(const std::string &call, const std::string &message) {
+  std::fprintf(stderr, "error: %s failed: %s\n", call.c_str(), message.c_str());
+  std::exit(1);
+}
+void check(cublasStatus_t rc, const char *call) {
+  if (rc != CUBLAS_STATUS_SUCCESS)
+    fail(call, "status " + std::to_string((int)rc));
+}
+void ensureContext() {}
+cudaEvent_t traceBegin(cudaStream_t) { return nullptr; }
+void traceEnd(cudaEvent_t, cudaStream_t, TraceEvent) {}
+} // namespace zero::rt::cuda
+
+namespace {
+int calls = 0;
+
+float load(const void *p, cudaDataType_t type, int64_t i) {
+  if (type == CUDA_R_32F)
+    return static_cast<const float *>(p)[i];
+  uint16_t h = static_cast<const uint16_t *>(p)[i];
+  return type == CUDA_R_16BF ? bf16ToFloat(h) : f16ToFloat(h);
+}
+} // namespace
+
+/// cuBLAS's definition: C = alpha op(A) op(B) + beta C, column-major, for
+/// each batch; beta = 0 does not read C. The argument checks are cuBLAS's
+/// documented ones.
+extern "C" cublasStatus_t cublasGemmStridedBatchedEx_64(
+    cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb,
+    int64_t m, int64_t n, int64_t k, const void *alpha, const void *A,
+    cudaDataType Atype, int64_t lda, long long int strideA, const void *B,
+    cudaDataType Btype, int64_t ldb, long long int strideB, const void *beta,
+    void *C, cudaDataType Ctype, int64_t ldc, long long int strideC,
+    int64_t batchCount, cublasComputeType_t, cublasGemmAlgo_t) {
+  ++calls;
+  bool ta = transa == CUBLAS_OP_T, tb = transb == CUBLAS_OP_T;
+  if (m < 0 || n < 0 || k < 0 || batchCount < 0 || Ctype != CUDA_R_32F ||
+      Atype != Btype || lda < std::max<int64_t>(1, ta ? k : m) ||
+      ldb < std::max<int64_t>(1, tb ? n : k) || ldc < std::max<int64_t>(1, m)) {
+    std::fprintf(stderr,
+                 "cuBLAS would reject: m %lld n %lld k %lld lda %lld ldb "
+                 "%lld ldc %lld ta %d tb %d\n",
+                 (long long)m, (long long)n, (long long)k, (long long)lda,
+                 (long long)ldb, (long long)ldc, ta, tb);
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  float al = *static_cast<const float *>(alpha);
+  float be = *static_cast<const float *>(beta);
+  for (int64_t t = 0; t < batchCount; ++t)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t l = 0; l < k; ++l) {
+          int64_t ai = ta ? l + i * lda : i + l * lda;
+          int64_t bi = tb ? j + l * ldb : l + j * ldb;
+          sum += double(load(A, Atype, t * strideA + ai)) *
+                 load(B, Btype, t * strideB + bi);
+        }
+        float &c = static_cast<float *>(C)[t * strideC + i + j * ldc];
+        c = float(al * sum + (be == 0 ? 0.0 : double(be) * c));
+      }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+int main() {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> val(-1.0f, 1.0f);
+  int failures = 0, cases = 0, rejected = 0;
+  std::vector<GemmCase> all = fixedCases();
+  for (int trial = 0; trial < 600; ++trial)
+    all.push_back(randomCase(rng, 7));
+  const int32_t types[] = {ZERO_RT_F32, ZERO_RT_BF16, ZERO_RT_F16};
+  for (const GemmCase &g : all)
+    for (int32_t type : types) {
+      auto round = [&](float x) {
+        if (type == ZERO_RT_BF16)
+          return bf16ToFloat(floatToBF16(x));
+        if (type == ZERO_RT_F16)
+          return f16ToFloat(floatToF16(x));
+        return x;
+      };
+      std::vector<float> A(g.sa), B(g.sb), C(g.sc);
+      for (float &x : A)
+        x = round(val(rng));
+      for (float &x : B)
+        x = round(val(rng));
+      for (float &x : C)
+        x = val(rng);
+      std::vector<uint16_t> A16(A.size()), B16(B.size());
+      for (size_t i = 0; i < A.size(); ++i)
+        A16[i] = type == ZERO_RT_BF16 ? floatToBF16(A[i]) : floatToF16(A[i]);
+      for (size_t i = 0; i < B.size(); ++i)
+        B16[i] = type == ZERO_RT_BF16 ? floatToBF16(B[i]) : floatToF16(B[i]);
+      std::vector<double> ref, bound;
+      g.reference(A, B, C, ref, bound);
+      std::vector<float> got = C;
+      int64_t a = type == ZERO_RT_F32 ? reinterpret_cast<int64_t>(A.data())
+                                      : reinterpret_cast<int64_t>(A16.data());
+      int64_t b = type == ZERO_RT_F32 ? reinterpret_cast<int64_t>(B.data())
+                                      : reinterpret_cast<int64_t>(B16.data());
+      int64_t c = reinterpret_cast<int64_t>(got.data());
+      int32_t rc =
+          type == ZERO_RT_F32
+              ? zero_rt_cuda_sgemm(g.b0, g.b1, g.m, g.n, g.k, a, g.va.off,
+                                   g.va.s[0], g.va.s[1], g.va.s[2], g.va.s[3],
+                                   b, g.vb.off, g.vb.s[0], g.vb.s[1], g.vb.s[2],
+                                   g.vb.s[3], c, g.vc.off, g.vc.s[0], g.vc.s[1],
+                                   g.vc.s[2], g.vc.s[3], g.accumulate)
+              : zero_rt_cuda_gemm16(
+                    type, g.b0, g.b1, g.m, g.n, g.k, a, g.va.off, g.va.s[0],
+                    g.va.s[1], g.va.s[2], g.va.s[3], b, g.vb.off, g.vb.s[0],
+                    g.vb.s[1], g.vb.s[2], g.vb.s[3], c, g.vc.off, g.vc.s[0],
+                    g.vc.s[1], g.vc.s[2], g.vc.s[3], g.accumulate);
+      ++cases;
+      if (!g.isSupported()) {
+        ++rejected;
+        if (rc != 1 || !*zero_rt_cuda_last_error() || got != C) {
+          std::fprintf(stderr,
+                       "case %d: an unsupported layout was not "
+                       "rejected cleanly\n",
+                       cases);
+          ++failures;
+        }
+        continue;
+      }
+      if (rc != 0) {
+        std::fprintf(stderr, "case %d: rejected: %s\n", cases,
+                     zero_rt_cuda_last_error());
+        ++failures;
+        continue;
+      }
+      for (size_t e = 0; e < got.size(); ++e)
+        if (std::fabs(got[e] - ref[e]) > 1e-5 * (bound[e] + 1)) {
+          std::fprintf(stderr,
+                       "case %d (type %d): element %zu is %g, expected %g "
+                       "(batch %lld x %lld, m %lld n %lld k %lld, acc %d)\n",
+                       cases, type, e, got[e], ref[e], (long long)g.b0,
+                       (long long)g.b1, (long long)g.m, (long long)g.n,
+                       (long long)g.k, int(g.accumulate));
+          ++failures;
+          break;
+        }
+    }
+  std::printf("cuBLAS mapping: %d of %d cases right (%d unsupported layouts "
+              "rejected), %d cuBLAS calls\n",
+              cases - failures, cases, rejected, calls);
+  return failures ? 1 : 0;
+}
