@@ -107,10 +107,12 @@ test-zero: build setup
 	$(PYTHON) test/e2e/mixed_precision.py --build $(BUILD)
 	$(PYTHON) test/e2e/loss_scaling.py --build $(BUILD)
 	$(PYTHON) test/e2e/checkpoint.py --build $(BUILD)
+	$(PYTHON) test/e2e/onnx_export.py --build $(BUILD)
 
 test-memory: build setup
 	$(PYTHON) test/e2e/memory_formulas.py --build $(BUILD)
 	$(PYTHON) test/e2e/live_limit.py --build $(BUILD)
+	$(PYTHON) test/e2e/consolidate_xl.py --build $(BUILD)
 
 test-fuzz: build
 	$(BUILD)/bin/zero-import-fuzz --runs 10000 --seed 1 \

@@ -469,6 +469,39 @@ static bool parseActivationCheckpointing(Reader &r, const json::Object &o,
   return true;
 }
 
+/// checkpoint: how zero-run's checkpoints are validated and loaded.
+/// tag_validation is DeepSpeed's (Warn, Ignore or Fail when the ranks
+/// disagree on a checkpoint's step); every load maps shards through the
+/// manifests, so load_universal is always on; the storage keys tune
+/// DeepSpeed's writer, which zero-run does not share.
+static bool parseCheckpoint(Reader &r, const json::Object &o,
+                            TrainingConfig &c) {
+  for (const auto &kv : o) {
+    std::string key = "checkpoint." + kv.first.str();
+    if (kv.first == "tag_validation") {
+      std::string v;
+      if (!r.string(kv.second, key, v))
+        return false;
+      std::string upper = llvm::StringRef(v).upper();
+      if (upper != "WARN" && upper != "IGNORE" && upper != "FAIL")
+        return r.fail(key, "must be Warn, Ignore or Fail");
+      c.tagValidation = upper;
+    } else if (kv.first == "load_universal") {
+      bool on = false;
+      if (!r.boolean(kv.second, key, on))
+        return false;
+    } else if (kv.first == "use_node_local_storage" ||
+               kv.first == "parallel_write" ||
+               kv.first == "checkpoint_serialization" || kv.first == "writer") {
+      r.warn(key, "is not implemented; it has no effect (every rank writes "
+                  "its own shard file into the shared checkpoint folder)");
+    } else {
+      return r.fail(key, "is not a DeepSpeed checkpoint setting");
+    }
+  }
+  return true;
+}
+
 /// The fp16 and bf16 blocks: `enabled` turns the precision on; fp16's
 /// loss-scaling keys are DeepSpeed's (bf16 has no scaling).
 static bool parsePrecision(Reader &r, const std::string &block,
@@ -583,6 +616,9 @@ bool mlir::zero::parseDeepSpeedConfig(llvm::StringRef path,
     } else if (key == "fp16" || key == "bf16") {
       const json::Object *o = r.object(kv.second, key);
       ok = o && parsePrecision(r, key, *o, config, key == "fp16" ? fp16 : bf16);
+    } else if (key == "checkpoint") {
+      const json::Object *o = r.object(kv.second, key);
+      ok = o && parseCheckpoint(r, *o, config);
     } else if (key == "communication_data_type") {
       std::string t;
       ok = r.string(kv.second, key, t);

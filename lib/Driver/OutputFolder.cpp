@@ -284,6 +284,9 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
       writeTraining(j, options.training, options.import.seed, microBatch,
                     step ? step->getAttrOfType<DictionaryAttr>("zero.remat")
                          : DictionaryAttr());
+      j.attributeObject("checkpoint", [&] {
+        j.attribute("tag_validation", options.training.tagValidation);
+      });
     }
   });
   os << "\n";

@@ -134,6 +134,7 @@ bool zero::rt::writeManifest(const std::string &dir,
     j.attribute("format", kFormat);
     j.attribute("version", 1);
     j.attribute("model", m.model);
+    j.attribute("model_path", m.modelPath);
     j.attribute("model_hash", m.modelHash);
     j.attribute("world_size", m.worldSize);
     j.attribute("stage", m.stage);
@@ -215,6 +216,7 @@ static bool readManifest(const std::string &dir, CheckpointManifest &m,
     return false;
   };
   m.model = o->getString("model").value_or("").str();
+  m.modelPath = o->getString("model_path").value_or("").str();
   m.modelHash = o->getString("model_hash").value_or("").str();
   m.worldSize = o->getInteger("world_size").value_or(0);
   m.stage = o->getInteger("stage").value_or(0);

@@ -98,6 +98,7 @@ bool zero::rt::saveCheckpoint(const Program &prog, const Function &fn,
 
   CheckpointManifest m;
   m.model = prog.model();
+  m.modelPath = prog.modelPath();
   m.modelHash = prog.modelHash();
   m.worldSize = world;
   m.stage = prog.stage();

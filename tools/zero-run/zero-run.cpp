@@ -1,4 +1,5 @@
 //===- zero-run.cpp - run a program compiled by zero-opt -------*- C++ -*-===//
+#include "zero-opt/Export/ONNX/ModelFile.h"
 #include "zero-rt/Batches.h"
 #include "zero-rt/Checkpointing.h"
 #include "zero-rt/Comm.h"
@@ -25,6 +26,7 @@
 
 using namespace zero::rt;
 namespace cl = llvm::cl;
+namespace onnx_file = zero::onnx_file;
 
 static int fail(const llvm::Twine &msg) {
   // One write per message: ranks share the terminal.
@@ -40,6 +42,8 @@ struct Options {
   int64_t steps = 0;
   std::string saveCheckpoint, resume;
   int64_t checkpointEvery = 0, keepCheckpoints = 0;
+  std::string exportOnnx;
+  onnx_file::ExternalDataMode externalData = onnx_file::ExternalDataMode::Auto;
 };
 } // namespace
 
@@ -432,7 +436,7 @@ static int train(const Program &prog, const Options &o) {
     return fail(error);
   if (!o.trace.empty() && !writeTrace(o.trace, error))
     return fail(error);
-  if (!o.saveWeights.empty()) {
+  if (!o.saveWeights.empty() || !o.exportOnnx.empty()) {
     std::vector<Array> weights;
     for (size_t i : paramIdx) {
       // A 16-bit parameter is saved as its fp32 master weight.
@@ -453,8 +457,22 @@ static int train(const Program &prog, const Options &o) {
       weights.push_back(std::move(a));
     if (rank != 0)
       return 0;
-    if (!writeNpz(o.saveWeights, weights, error))
+    if (!o.saveWeights.empty() && !writeNpz(o.saveWeights, weights, error))
       return fail(error);
+    if (!o.exportOnnx.empty()) {
+      std::vector<ArrayView> views;
+      for (const Array &a : weights)
+        views.push_back({a.name,
+                         a.dtype,
+                         a.shape,
+                         a.data.data(),
+                         a.data.size(),
+                         false,
+                         {}});
+      if (!onnx_file::exportModel(prog.modelPath(), views, o.exportOnnx,
+                                  o.externalData, prog.modelHash(), error))
+        return fail(error);
+    }
   }
   return 0;
 }
@@ -516,6 +534,15 @@ int main(int argc, char **argv) {
                "--save-checkpoint folder (its newest whole checkpoint); any "
                "world size, stage or precision"),
       cl::value_desc("DIR"), cl::cat(cat));
+  cl::opt<std::string> exportOnnx(
+      "export-onnx",
+      cl::desc("After training, write the model the plan was compiled from "
+               "with the trained weights as its initializers (ONNX)"),
+      cl::value_desc("FILE"), cl::cat(cat));
+  cl::opt<onnx_file::ExternalDataMode> externalData(
+      "external-data", cl::desc("With --export-onnx: where the weights go"),
+      onnx_file::externalDataValues(),
+      cl::init(onnx_file::ExternalDataMode::Auto), cl::cat(cat));
   // --stats is LLVM's own option name, so it is taken out before parsing.
   std::string stats;
   std::vector<char *> args;
@@ -559,7 +586,8 @@ int main(int argc, char **argv) {
     return fail("no data: pass --data FILE.npz");
   // Report files are written after training; a bad folder should not cost
   // the run.
-  for (const std::string *f : {&stats, &trace.getValue()}) {
+  for (const std::string *f :
+       {&stats, &trace.getValue(), &exportOnnx.getValue()}) {
     llvm::StringRef parent = llvm::sys::path::parent_path(*f);
     if (!f->empty() && !parent.empty() && !llvm::sys::fs::is_directory(parent))
       return fail("cannot write " + *f + ": folder " + parent.str() +
@@ -582,6 +610,18 @@ int main(int argc, char **argv) {
     return fail("--resume and --save-checkpoint are for training, not "
                 "--infer (export the weights with zero-opt --consolidate "
                 "and pass --load-weights)");
+  if (externalData.getNumOccurrences() && exportOnnx.empty())
+    return fail("--external-data goes with --export-onnx FILE");
+  if (!exportOnnx.empty() && inferMode)
+    return fail("--export-onnx writes the trained model; --infer trains "
+                "nothing (export a checkpoint with zero-opt --consolidate DIR "
+                "--export-onnx FILE)");
+  if (!exportOnnx.empty() && !llvm::sys::fs::exists(prog.modelPath()))
+    return fail("--export-onnx needs the model " + dir +
+                " was compiled from, and " + prog.modelPath() +
+                " is gone (train with --save-checkpoint and export it with "
+                "zero-opt --consolidate DIR --export-onnx FILE --model "
+                "MODEL.onnx)");
   commSetOverlap(prog.overlapComm());
   if (!trace.empty())
     traceEnable();
@@ -597,7 +637,9 @@ int main(int argc, char **argv) {
             saveCheckpoint,
             resume,
             checkpointEvery,
-            keepCheckpoints};
+            keepCheckpoints,
+            exportOnnx,
+            externalData};
   int rc = inferMode ? infer(prog, o) : train(prog, o);
   if (rc == kAllRanksStopped) {
     commFinalize();

@@ -85,6 +85,9 @@ struct TrainingConfig {
   int64_t initialScalePower = 16, lossScaleWindow = 1000, hysteresis = 2;
   bool consecutiveHysteresis = false;
   double minLossScale = 1;
+  /// checkpoint.tag_validation: WARN, IGNORE or FAIL, as zero-run treats
+  /// ranks that disagree on a checkpoint's step.
+  std::string tagValidation = "WARN";
 
   /// The learning rate, with the optimizer's default when unset.
   double learningRate() const;

@@ -252,26 +252,6 @@ static bool isFloatType(int32_t type) {
          type == onnx::TensorProto::BFLOAT16;
 }
 
-bool mlir::zero::onnx_import::readExternalData(const onnx::TensorProto &t,
-                                               ExternalData &out,
-                                               std::string &badKey) {
-  for (const auto &kv : t.external_data()) {
-    llvm::StringRef v(kv.value());
-    bool bad = false;
-    if (kv.key() == "location")
-      out.location = kv.value();
-    else if (kv.key() == "offset")
-      bad = v.getAsInteger(10, out.offset) || out.offset < 0;
-    else if (kv.key() == "length")
-      bad = v.getAsInteger(10, out.length) || out.length < 0;
-    if (bad) {
-      badKey = kv.key() + " '" + kv.value() + "'";
-      return false;
-    }
-  }
-  return true;
-}
-
 /// Checks initializers kept in files beside the model (ONNX external data,
 /// how models past protobuf's 2 GB limit are stored). With `keepWeights`,
 /// floating-point ones stay external, located by absolute path, and the
@@ -286,9 +266,9 @@ static bool loadExternalData(onnx::GraphProto &g, llvm::StringRef modelDir,
     if (t.data_location() != onnx::TensorProto::EXTERNAL)
       continue;
     std::string what = "initializer '" + t.name() + "': external data ";
-    ExternalData ext;
+    ::zero::onnx_file::ExternalData ext;
     std::string badKey;
-    if (!readExternalData(t, ext, badKey)) {
+    if (!::zero::onnx_file::readExternalData(t, ext, badKey)) {
       error = what + "has an invalid " + badKey;
       return false;
     }

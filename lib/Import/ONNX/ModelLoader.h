@@ -44,16 +44,6 @@ struct LoadedModel {
 bool loadModel(const std::string &path, const ONNXImportOptions &options,
                LoadedModel &out, std::string &error);
 
-/// Where a tensor's external data lies: ONNX's location, offset and length
-/// keys (length -1 when not given).
-struct ExternalData {
-  std::string location;
-  int64_t offset = 0, length = -1;
-};
-/// Reads the external_data keys of `t`. An offset or length that is not a
-/// non-negative integer returns false with `badKey` naming it.
-bool readExternalData(const onnx::TensorProto &t, ExternalData &out,
-                      std::string &badKey);
 
 /// Whether the ONNX schema registry knows this op in this domain at the
 /// given opset. Used to tell an unknown op from one without a lowering.

@@ -1,6 +1,7 @@
 //===- NodeImporter.cpp - shared helpers of the node lowerings -*- C++ -*-===//
 #include "NodeImporter.h"
 #include "ModelLoader.h"
+#include "zero-opt/Export/ONNX/ModelFile.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -334,9 +335,9 @@ FailureOr<DenseElementsAttr> mlir::zero::onnx_import::convertTensor(
   std::unique_ptr<llvm::MemoryBuffer> file;
   std::optional<ArrayRef<char>> raw;
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    ExternalData ext;
+    ::zero::onnx_file::ExternalData ext;
     std::string badKey;
-    if (!readExternalData(t, ext, badKey)) {
+    if (!::zero::onnx_file::readExternalData(t, ext, badKey)) {
       error = "tensor '" + t.name() + "': invalid external data " + badKey;
       return failure();
     }

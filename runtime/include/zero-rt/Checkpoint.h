@@ -38,7 +38,9 @@ struct CheckpointTensor {
 };
 
 struct CheckpointManifest {
-  std::string model, modelHash;
+  /// The model's name, the absolute path it was compiled from (where an
+  /// export finds the graph) and the hash of its structure.
+  std::string model, modelPath, modelHash;
   int64_t worldSize = 1, stage = 0;
   std::string precision = "fp32", optimizer;
   /// Steps run, optimizer steps taken (fp16 skips some) and samples read.
