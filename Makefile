@@ -90,6 +90,7 @@ test-conformance: build
 test-parity: build setup
 	$(PYTHON) test/e2e/forward_parity.py --build $(BUILD)
 	$(PYTHON) test/e2e/math_accuracy.py --build $(BUILD)
+	$(PYTHON) test/e2e/gpu_kernels.py --build $(BUILD)
 
 test-train: build setup
 	$(PYTHON) test/e2e/train_parity.py --build $(BUILD)

@@ -402,7 +402,10 @@ llvm::Error OutputFolder::commit(ModuleOp lowered, ModuleOp signatures,
       };
       llvm::errs() << "zero-opt: kernels: " << count("formed")
                    << " formed, " << count("unique")
-                   << " after deduplication; objects: " << stats.objects
+                   << " after deduplication";
+      if (int64_t launches = count("gpu_launches"))
+        llvm::errs() << ", mapped to " << launches << " GPU launches";
+      llvm::errs() << "; objects: " << stats.objects
                    << " (" << stats.kernels << " kernels and the step; "
                    << stats.objects - stats.cached << " compiled, "
                    << stats.cached << " from the cache)\n";

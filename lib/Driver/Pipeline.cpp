@@ -6,6 +6,7 @@
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Target/CPU/Passes.h"
+#include "zero-opt/Target/CUDA/Passes.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -38,6 +39,7 @@ void mlir::zero::registerCompilerPasses() {
   registerZeroPipelines();
   cpu::registerZeroCPUPasses();
   cpu::registerCPUPipelines();
+  cuda::registerZeroCUDAPasses();
 }
 
 /// A phase of the compile, timed under the compile's timer when it has one.
@@ -120,6 +122,7 @@ void mlir::zero::cpuLoweringOptions(const CompileOptions &options,
   o.schedule.allgatherBucketSize = c.allgatherBucketElements;
   o.schedule.prefetchBucketSize = c.prefetchElements;
   o.schedule.maxLiveParameters = c.maxLiveParameters;
+  o.simulateGPU = options.simulateGPU;
 }
 
 /// Whether the forward function has an output to train on.

@@ -232,6 +232,12 @@ int mlir::zero::compileMain(int argc, char **argv) {
                "lowering (each pass), code generation, output; and the "
                "kernel counts"),
       cl::cat(cat));
+  cl::opt<bool> simulateGPU(
+      "simulate-gpu",
+      cl::desc("Compile for the CPU with the kernels mapped to GPU blocks "
+               "and threads as for the CUDA target, so that their numerics "
+               "can be checked without a GPU"),
+      cl::cat(cat));
   cl::opt<std::string> mode(
       "mode",
       cl::desc("auto (train when the model outputs a scalar loss), train or "
@@ -374,6 +380,7 @@ int mlir::zero::compileMain(int argc, char **argv) {
   }
   opts.compileThreads = threads;
   opts.timeReport = timeReport;
+  opts.simulateGPU = simulateGPU;
   if (mode == "auto")
     opts.mode = CompileMode::Auto;
   else if (mode == "train")

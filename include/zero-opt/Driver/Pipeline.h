@@ -35,6 +35,8 @@ struct CompileOptions {
   /// Print the compile's phases and passes with their times, and the
   /// kernel counts (--time-report).
   bool timeReport = false;
+  /// Kernels as the CUDA target maps them, run on the CPU (--simulate-gpu).
+  bool simulateGPU = false;
   /// Where the phases are timed; set by compileModel, null: not timed.
   TimingScope *timing = nullptr;
   int64_t worldSize = 1; ///< data-parallel ranks the program runs on

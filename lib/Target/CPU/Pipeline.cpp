@@ -4,6 +4,7 @@
 #include "zero-opt/Conversion/Passes.h"
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Target/CPU/Passes.h"
+#include "zero-opt/Target/CUDA/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -11,6 +12,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -76,8 +78,16 @@ void cpu::buildCPULowering(OpPassManager &pm,
   // so the step keeps no loops.
   pm.addPass(createConvertZeroToRuntime());
   pm.addPass(createZeroFormKernels());
+  if (options.simulateGPU) {
+    // The GPU's kernels, run on the CPU: no reassociated sums, a GPU thread
+    // reduces in loop order.
+    pm.addPass(cuda::createZeroGPUMapKernels());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createForallToForLoopPass());
+  }
   pm.addPass(createZeroCPUKernelNoAlias());
-  pm.addNestedPass<func::FuncOp>(createZeroCPUReassociateReductions());
+  if (!options.simulateGPU)
+    pm.addNestedPass<func::FuncOp>(createZeroCPUReassociateReductions());
   pm.addPass(createZeroCPUTrackMemory());
   pm.addPass(createZeroCPUEntryPoint());
   pm.addNestedPass<func::FuncOp>(createZeroCPUExpandStridedCopies());
@@ -99,6 +109,7 @@ void cpu::buildCPULowering(OpPassManager &pm,
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createZeroCPUApplyNoAlias());
+  pm.addPass(createZeroCPUBF16MemoryAsBits());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }

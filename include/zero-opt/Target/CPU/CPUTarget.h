@@ -20,6 +20,12 @@ namespace mlir::zero::cpu {
 /// Options of the CPU lowering: the communication schedule's.
 struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
   ScheduleOptions schedule{*this};
+  Option<bool> simulateGPU{
+      *this, "simulate-gpu",
+      llvm::cl::desc("Run the kernels as --target=cuda maps them to blocks "
+                     "and threads (zero-gpu-map-kernels), the foralls in "
+                     "order, and their reductions in loop order"),
+      llvm::cl::init(false)};
 };
 
 /// Tensor-level IR (TOSA, linalg, tensor, arith) to scheduled buffers, up

@@ -202,6 +202,20 @@ def ZeroCPUApplyNoAlias : Pass<"zero-cpu-apply-noalias", "ModuleOp"> {
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def ZeroCPUBF16MemoryAsBits : Pass<"zero-cpu-bf16-memory-as-bits"> {
+  let summary = "bf16 loads and stores as their 16 bits";
+  let description = [{
+    Runs on the LLVM dialect after `zero-cpu-expand-bf16`, which leaves
+    bf16 values only loaded, stored and bitcast to and from `i16`. A store
+    of a value bitcast from `i16` stores the `i16`; a bf16 load that is
+    only bitcast to `i16` or stored becomes an `i16` load. Left as bf16,
+    LLVM's combiner moves the bitcasts through selects (the NaN case of a
+    rounding) and the vectorizer legalizes the resulting bf16 vectors
+    through f32 and `__truncsfbf2`, which Debian 12's libgcc lacks.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def ZeroCPUExpandBF16 : Pass<"zero-cpu-expand-bf16"> {
   let summary = "bf16 conversions as integer arithmetic";
   let description = [{

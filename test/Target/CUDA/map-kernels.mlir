@@ -1,0 +1,198 @@
+// RUN: zero-opt %s --zero-gpu-map-kernels --canonicalize --split-input-file | FileCheck %s
+
+// A 2-d elementwise kernel: the inner dimension to x (32 wide), the outer
+// to y (8), one block per 8x32 tile; each thread computes one element.
+// CHECK-LABEL: func.func private @ew
+// CHECK: scf.forall (%[[BI:.*]], %[[BJ:.*]]) = (0, 0) to (64, 100) step (8, 32) {
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (8, 32) {
+// CHECK: linalg.generic
+// CHECK: } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+// CHECK: } {mapping = [#gpu.block<y>, #gpu.block<x>]}
+func.func private @ew(%a: memref<64x100xf32>, %b: memref<64x100xf32>) attributes {zero.kernel = "linalg.generic"} {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<64x100xf32>) outs(%b : memref<64x100xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// A function that is no kernel keeps its ops.
+// CHECK-LABEL: func.func @step
+// CHECK-NOT: scf.forall
+// CHECK: linalg.copy
+func.func @step(%a: memref<8xf32>, %b: memref<8xf32>) {
+  linalg.copy ins(%a : memref<8xf32>) outs(%b : memref<8xf32>)
+  return
+}
+
+// -----
+
+// A row reduction: rows over x, one thread reduces a whole row in loop
+// order (the reduction stays a loop inside the thread's op). The fill of
+// the accumulator is a launch of its own, before it.
+// CHECK-LABEL: func.func private @row_sum
+// CHECK: scf.forall (%{{.*}}) in (4) {
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}} : f32)
+// CHECK: {mapping = [#gpu.thread<x>]}
+// CHECK: {mapping = [#gpu.block<x>]}
+// CHECK: scf.forall (%{{.*}}) in (4) {
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: ins(%{{.*}} : memref<1x8xf32, strided<[8, 1], offset: ?>>)
+// CHECK: {mapping = [#gpu.thread<x>]}
+// CHECK: {mapping = [#gpu.block<x>]}
+func.func private @row_sum(%a: memref<4x8xf32>, %c: memref<4xf32>) attributes {zero.kernel = "linalg.reduce"} {
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%c : memref<4xf32>)
+  linalg.reduce ins(%a : memref<4x8xf32>) outs(%c : memref<4xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// -----
+
+// A full reduction and a 0-d op have no parallel dimension: one thread of
+// one block, mapped to z.
+// CHECK-LABEL: func.func private @full
+// CHECK: scf.forall (%{{.*}}) in (1) {
+// CHECK-NEXT: scf.forall (%{{.*}}) in (1) {
+// CHECK-NEXT: linalg.generic
+// CHECK-SAME: iterator_types = ["reduction"]
+// CHECK: {mapping = [#gpu.thread<z>]}
+// CHECK: {mapping = [#gpu.block<z>]}
+// CHECK: scf.forall (%{{.*}}) in (1) {
+// CHECK-NEXT: scf.forall (%{{.*}}) in (1) {
+// CHECK-NEXT: linalg.generic
+// CHECK-SAME: iterator_types = []
+func.func private @full(%a: memref<16xf32>, %s: memref<f32>, %t: memref<f32>) attributes {zero.kernel = "linalg.generic"} {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]} ins(%a : memref<16xf32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%s : memref<f32>) outs(%t : memref<f32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = math.sqrt %x : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Copies become linalg.copy, generalized and tiled. Upstream drops the
+// unit dimension of identity layouts only; one left on a dynamic-offset
+// view is not distributed, and the 1-d copy takes 256 threads.
+// CHECK-LABEL: func.func private @copy
+// CHECK-NOT: memref.copy %
+// CHECK: scf.forall (%{{.*}}) = (0) to (1000) step (256) {
+// CHECK: scf.forall (%{{.*}}) in (256) {
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}} : memref<1x?xf32, strided<[2000, 2], offset: ?>>)
+// CHECK: {mapping = [#gpu.thread<x>]}
+// CHECK: {mapping = [#gpu.block<x>]}
+// CHECK-LABEL: func.func private @copy_identity
+// CHECK: scf.forall (%{{.*}}) = (0) to (1000) step (256) {
+// CHECK: scf.forall (%{{.*}}) in (256) {
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel"]
+// CHECK-SAME: ins(%{{.*}} : memref<?xf32, strided<[1], offset: ?>>)
+func.func private @copy(%a: memref<1x1000xf32, strided<[2000, 2], offset: ?>>, %b: memref<1x1000xf32>) attributes {zero.kernel = "memref.copy"} {
+  memref.copy %a, %b : memref<1x1000xf32, strided<[2000, 2], offset: ?>> to memref<1x1000xf32>
+  return
+}
+func.func private @copy_identity(%a: memref<1x1000xf32>, %b: memref<1x1000xf32>) attributes {zero.kernel = "memref.copy"} {
+  memref.copy %a, %b : memref<1x1000xf32> to memref<1x1000xf32>
+  return
+}
+
+// -----
+
+// Four parallel dimensions: the inner three go to x, y, z (threads 32 x 8
+// x 1); the outermost stays a loop in every thread. A narrow inner
+// dimension gives its threads to y.
+// CHECK-LABEL: func.func private @rank4
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (3, 16, 40) step (1, 8, 32) {
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, 32) {
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}} : memref<2x1x1x?xf32
+// CHECK: {mapping = [#gpu.thread<z>, #gpu.thread<y>, #gpu.thread<x>]}
+// CHECK: {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+// CHECK-LABEL: func.func private @narrow
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (100, 4) step (64, 4) {
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (64, 4) {
+func.func private @rank4(%a: memref<2x3x16x40xf32>, %b: memref<2x3x16x40xf32>) attributes {zero.kernel = "linalg.generic"} {
+  linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%a : memref<2x3x16x40xf32>) outs(%b : memref<2x3x16x40xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.negf %x : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+func.func private @narrow(%a: memref<100x4xf32>, %b: memref<100x4xf32>) attributes {zero.kernel = "linalg.generic"} {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<100x4xf32>) outs(%b : memref<100x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.negf %x : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A grid's y is at most 65535 blocks: rows past 65535 x 8 stay a loop in
+// each thread, x alone is distributed.
+// CHECK-LABEL: func.func private @tall
+// CHECK: scf.forall (%{{.*}}) = (0) to (64) step (32) {
+// CHECK: scf.forall (%{{.*}}) in (32) {
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}} : memref<600000x1xf32
+// CHECK: {mapping = [#gpu.block<x>]}
+func.func private @tall(%a: memref<600000x64xf32>, %b: memref<600000x64xf32>) attributes {zero.kernel = "linalg.generic"} {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<600000x64xf32>) outs(%b : memref<600000x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.negf %x : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A loop kernel (the embedding gradient's scatter) runs in one thread; its
+// fixed-size temporary becomes one stack buffer, not an allocation per
+// iteration.
+// CHECK-LABEL: func.func private @scatter
+// CHECK: scf.forall (%{{.*}}) in (1) {
+// CHECK-NEXT: scf.forall (%{{.*}}) in (1) {
+// CHECK-NEXT: %[[T:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4xf32>
+// CHECK: scf.for
+// CHECK-NOT: memref.alloc(
+// CHECK-NOT: memref.dealloc
+// CHECK: linalg.generic {{.*}} outs(%[[T]] : memref<4xf32>)
+// CHECK: {mapping = [#gpu.thread<z>]}
+// CHECK: {mapping = [#gpu.block<z>]}
+func.func private @scatter(%ids: memref<6xindex>, %g: memref<6x4xf32>, %w: memref<10x4xf32>) attributes {zero.kernel = "scf.for"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  scf.for %i = %c0 to %c6 step %c1 {
+    %t = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+    %id = memref.load %ids[%i] : memref<6xindex>
+    %row = memref.subview %w[%id, 0] [1, 4] [1, 1] : memref<10x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+    %grow = memref.subview %g[%i, 0] [1, 4] [1, 1] : memref<6x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(j) -> (j)>, affine_map<(j) -> (j)>, affine_map<(j) -> (j)>], iterator_types = ["parallel"]} ins(%row, %grow : memref<4xf32, strided<[1], offset: ?>>, memref<4xf32, strided<[1], offset: ?>>) outs(%t : memref<4xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %s = arith.addf %x, %y : f32
+      linalg.yield %s : f32
+    }
+    memref.copy %t, %row : memref<4xf32> to memref<4xf32, strided<[1], offset: ?>>
+    memref.dealloc %t : memref<4xf32>
+  }
+  return
+}
