@@ -17,6 +17,13 @@ config.substitutions.append(("%python", "/usr/bin/python3"))
 # Compiles share one object cache of their own, not the user's.
 config.environment["ZERO_OPT_CACHE_DIR"] = os.path.join(
     config.zero_obj_root, "test", "object-cache")
+# Device code needs ptxas and libdevice: without the toolkit those tests
+# report UNSUPPORTED.
+if config.cuda_toolkit_dir and os.path.exists(
+        os.path.join(config.cuda_toolkit_dir, "bin", "ptxas")):
+    config.available_features.add("cuda-toolkit")
+else:
+    lit_config.note("no CUDA toolkit: the device-code tests are skipped")
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.zero_tools_dir, append_path=True)

@@ -6,11 +6,14 @@
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Target/CPU/Passes.h"
+#include "zero-opt/Target/CUDA/CUDATarget.h"
 #include "zero-opt/Target/CUDA/Passes.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -30,6 +33,9 @@ void mlir::zero::registerCompilerDialects(DialectRegistry &registry) {
   registerAutoDiffModels(registry);
   registerZeroBufferizationModels(registry);
   registry.insert<ZeroDialect>();
+  // gpu-module-to-binary serializes through these.
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerAllToLLVMIRTranslations(registry);
 }
 
 void mlir::zero::registerCompilerPasses() {
@@ -40,6 +46,7 @@ void mlir::zero::registerCompilerPasses() {
   cpu::registerZeroCPUPasses();
   cpu::registerCPUPipelines();
   cuda::registerZeroCUDAPasses();
+  cuda::registerCUDAPipelines();
 }
 
 /// A phase of the compile, timed under the compile's timer when it has one.

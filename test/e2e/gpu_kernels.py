@@ -28,6 +28,7 @@ import os
 import re
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -58,8 +59,11 @@ def train(bindir, tmp, name, precision, stage, n, simulate):
 
 
 def check(bindir, tmp, name, precision, stage, n):
-    ref_l, ref_w, ref_launches = train(bindir, tmp, name, precision, stage, n, False)
-    l, w, launches = train(bindir, tmp, name, precision, stage, n, True)
+    # Both builds at once: each compile and run is mostly one core's work.
+    with ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(train, bindir, tmp, name, precision, stage, n, sim)
+                for sim in (False, True)]
+        (ref_l, ref_w, ref_launches), (l, w, launches) = [r.result() for r in runs]
     ltol, wtol = TOL[precision]
     rel = float(np.max(np.abs(l - ref_l) / np.abs(ref_l))) if len(l) == len(ref_l) else np.inf
     werr = max(float(np.max(np.abs(w[k].astype(np.float64) - ref_w[k])))

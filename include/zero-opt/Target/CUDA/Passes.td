@@ -45,4 +45,31 @@ def ZeroGPUMapKernels : Pass<"zero-gpu-map-kernels", "ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def ZeroGPUOutlineKernels : Pass<"zero-gpu-outline-kernels", "ModuleOp"> {
+  let summary = "Mapped kernels as GPU launches of one gpu.module";
+  let description = [{
+    Runs after `zero-gpu-map-kernels`. Every block forall at the top of a
+    `zero.kernel` function becomes a `gpu.launch` whose grid is the
+    forall's iteration count per `#gpu.block` id and whose block is its
+    thread forall's per `#gpu.thread` id (1 for an id not mapped); the
+    foralls' induction variables become the block and thread ids (scaled
+    by the block forall's step), so no thread needs a bounds check. The
+    launch is outlined (upstream's `outlineKernelFunc`, constants sunk
+    into it) into a `gpu.func` named `<kernel>_<n>` of one `gpu.module`
+    (`module-name`) for the whole step, and replaced by a
+    `gpu.launch_func`; the module becomes a `gpu.container_module`. One
+    module is one cubin: one ptxas run and one module load per step
+    instead of one per launch.
+
+    A top-level forall that is not a block forall holding exactly one
+    normalized thread forall with a static count is an error.
+  }];
+  let options = [
+    Option<"moduleName", "module-name", "std::string", [{"zero_kernels"}],
+           "Name of the gpu.module that holds the device functions">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif

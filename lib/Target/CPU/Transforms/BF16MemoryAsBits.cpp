@@ -8,8 +8,6 @@
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Target/CPU/Passes.h"
 
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-
 namespace mlir::zero::cpu {
 #define GEN_PASS_DEF_ZEROCPUBF16MEMORYASBITS
 #include "zero-opt/Target/CPU/Passes.h.inc"
@@ -21,58 +19,56 @@ namespace {
 bool isBF16(Value v) { return v.getType().isBF16(); }
 
 /// store (bitcast i16 -> bf16 %x)  ->  store %x
-struct StoreBits : OpRewritePattern<LLVM::StoreOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LLVM::StoreOp op,
-                                PatternRewriter &rewriter) const override {
-    auto cast = op.getValue().getDefiningOp<LLVM::BitcastOp>();
-    if (!cast || !isBF16(cast.getResult()) ||
-        !cast.getArg().getType().isInteger(16))
-      return failure();
-    rewriter.modifyOpInPlace(
-        op, [&] { op.getValueMutable().assign(cast.getArg()); });
-    return success();
+void storeBits(LLVM::StoreOp op) {
+  auto cast = op.getValue().getDefiningOp<LLVM::BitcastOp>();
+  if (cast && isBF16(cast.getResult()) &&
+      cast.getArg().getType().isInteger(16)) {
+    op.getValueMutable().assign(cast.getArg());
+    if (cast->use_empty())
+      cast->erase();
   }
-};
+}
 
 /// A bf16 load that is only bitcast to i16 or stored loads i16.
-struct LoadBits : OpRewritePattern<LLVM::LoadOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LLVM::LoadOp op,
-                                PatternRewriter &rewriter) const override {
-    Value loaded = op.getResult();
-    if (!isBF16(loaded) || loaded.use_empty())
-      return failure();
-    for (OpOperand &use : loaded.getUses()) {
-      auto store = dyn_cast<LLVM::StoreOp>(use.getOwner());
-      if (store && use.getOperandNumber() == 0 && !store.getVolatile_())
-        continue;
-      auto cast = dyn_cast<LLVM::BitcastOp>(use.getOwner());
-      if (!cast || !cast.getType().isInteger(16))
-        return failure();
-    }
-    Operation *bits = rewriter.clone(*op);
-    bits->getResult(0).setType(rewriter.getI16Type());
-    Value b = bits->getResult(0);
-    for (OpOperand &use : llvm::make_early_inc_range(loaded.getUses())) {
-      if (auto cast = dyn_cast<LLVM::BitcastOp>(use.getOwner()))
-        rewriter.replaceOp(cast, b);
-      else
-        rewriter.modifyOpInPlace(use.getOwner(), [&] { use.set(b); });
-    }
-    rewriter.eraseOp(op);
-    return success();
+void loadBits(LLVM::LoadOp op, OpBuilder &b) {
+  Value loaded = op.getResult();
+  if (!isBF16(loaded) || loaded.use_empty())
+    return;
+  for (OpOperand &use : loaded.getUses()) {
+    auto store = dyn_cast<LLVM::StoreOp>(use.getOwner());
+    if (store && use.getOperandNumber() == 0 && !store.getVolatile_())
+      continue;
+    auto cast = dyn_cast<LLVM::BitcastOp>(use.getOwner());
+    if (!cast || !cast.getType().isInteger(16))
+      return;
   }
-};
+  loaded.setType(b.getI16Type());
+  for (Operation *user : llvm::make_early_inc_range(loaded.getUsers()))
+    if (auto cast = dyn_cast<LLVM::BitcastOp>(user)) {
+      cast.getResult().replaceAllUsesWith(loaded);
+      cast->erase();
+    }
+}
 
+// One walk, no pattern driver: a step's LLVM module is large, and the
+// greedy driver's folding and region simplification took minutes on it.
 struct ZeroCPUBF16MemoryAsBitsPass
     : zero::cpu::impl::ZeroCPUBF16MemoryAsBitsBase<
           ZeroCPUBF16MemoryAsBitsPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<StoreBits, LoadBits>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
+    OpBuilder b(&getContext());
+    SmallVector<LLVM::StoreOp> stores;
+    SmallVector<LLVM::LoadOp> loads;
+    getOperation()->walk([&](Operation *op) {
+      if (auto store = dyn_cast<LLVM::StoreOp>(op))
+        stores.push_back(store);
+      else if (auto load = dyn_cast<LLVM::LoadOp>(op))
+        loads.push_back(load);
+    });
+    for (LLVM::StoreOp store : stores)
+      storeBits(store);
+    for (LLVM::LoadOp load : loads)
+      loadBits(load, b);
   }
 };
 } // namespace

@@ -1,0 +1,47 @@
+//===- CUDATarget.h - kernels to GPU code ----------------------*- C++ -*-===//
+#ifndef ZERO_OPT_TARGET_CUDA_CUDATARGET_H
+#define ZERO_OPT_TARGET_CUDA_CUDATARGET_H
+
+#include "mlir/Pass/PassOptions.h"
+#include <string>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::zero::cuda {
+
+/// The toolkit found when zero-opt was built ("" when none was).
+std::string defaultToolkitDir();
+
+/// Options of the kernels' lowering to device code.
+struct GPUKernelLoweringOptions
+    : public PassPipelineOptions<GPUKernelLoweringOptions> {
+  Option<std::string> chips{
+      *this, "chips",
+      llvm::cl::desc("GPU architectures, comma-separated (sm_80, sm_90): "
+                     "one object each in the gpu.binary"),
+      llvm::cl::init("sm_80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Device code: bin (cubin), isa (PTX) or fatbin"),
+      llvm::cl::init("bin")};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit folder (ptxas, libdevice); default: the "
+                     "one found at build time"),
+      llvm::cl::init(defaultToolkitDir())};
+};
+
+/// From the kernels of zero-form-kernels to a gpu.binary: zero-gpu-map-
+/// kernels, loops, zero-gpu-outline-kernels, NVVM, and the toolkit's
+/// ptxas. The kernel functions are left calling gpu.launch_func.
+void buildGPUKernelLowering(OpPassManager &pm,
+                            const GPUKernelLoweringOptions &options);
+
+/// Registers `zero-gpu-lower-kernels`.
+void registerCUDAPipelines();
+
+} // namespace mlir::zero::cuda
+
+#endif

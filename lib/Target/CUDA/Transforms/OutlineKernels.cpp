@@ -1,0 +1,191 @@
+//===- OutlineKernels.cpp - mapped kernels as GPU launches -----*- C++ -*-===//
+//
+// The launches are formed here rather than by upstream's forall-to-block
+// mapping: the block forall's iteration count is the grid and the thread
+// forall's the block, exactly, so no thread needs a guard, and a grid
+// never silently drops dimensions. All device functions go into one
+// gpu.module, which becomes one cubin: one ptxas run and one module load
+// per step instead of one per launch.
+//
+//===----------------------------------------------------------------------===//
+#include "zero-opt/Target/CUDA/Passes.h"
+
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+
+#include "mlir/Dialect/GPU/Utils/GPUUtils.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::zero::cuda {
+#define GEN_PASS_DEF_ZEROGPUOUTLINEKERNELS
+#include "zero-opt/Target/CUDA/Passes.h.inc"
+} // namespace mlir::zero::cuda
+
+using namespace mlir;
+
+namespace {
+
+/// The mapping id (0 x, 1 y, 2 z) of each loop of `forall`, or failure
+/// when it is not mapped to `MappingAttr`s.
+template <typename MappingAttr>
+FailureOr<SmallVector<unsigned>> mappedIds(scf::ForallOp forall) {
+  std::optional<ArrayAttr> mapping = forall.getMapping();
+  if (!mapping || static_cast<int64_t>(mapping->size()) != forall.getRank())
+    return failure();
+  SmallVector<unsigned> ids;
+  for (Attribute a : *mapping) {
+    auto m = dyn_cast<MappingAttr>(a);
+    if (!m || m.getMappingId() > 2)
+      return failure();
+    ids.push_back(m.getMappingId());
+  }
+  return ids;
+}
+
+/// The thread forall of a block forall: the one op of its body that
+/// carries regions.
+scf::ForallOp threadForall(scf::ForallOp blocks) {
+  scf::ForallOp found;
+  for (Operation &op : blocks.getBody()->without_terminator()) {
+    if (op.getNumRegions() == 0)
+      continue;
+    auto forall = dyn_cast<scf::ForallOp>(op);
+    if (!forall || found)
+      return nullptr;
+    found = forall;
+  }
+  return found;
+}
+
+struct ZeroGPUOutlineKernelsPass
+    : zero::cuda::impl::ZeroGPUOutlineKernelsBase<ZeroGPUOutlineKernelsPass> {
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  FailureOr<gpu::LaunchOp> formLaunch(RewriterBase &rewriter,
+                                      scf::ForallOp blocks);
+};
+
+FailureOr<gpu::LaunchOp>
+ZeroGPUOutlineKernelsPass::formLaunch(RewriterBase &rewriter,
+                                      scf::ForallOp blocks) {
+  scf::ForallOp threads = threadForall(blocks);
+  auto blockIds = mappedIds<gpu::GPUBlockMappingAttr>(blocks);
+  FailureOr<SmallVector<unsigned>> threadIds = failure();
+  if (threads)
+    threadIds = mappedIds<gpu::GPUThreadMappingAttr>(threads);
+  if (failed(blockIds) || failed(threadIds) || !threads.isNormalized())
+    return blocks.emitError("is not a block forall holding one normalized "
+                            "thread forall (run zero-gpu-map-kernels)");
+  ArrayRef<int64_t> threadCounts = threads.getStaticUpperBound();
+  if (llvm::any_of(threadCounts, ShapedType::isDynamic))
+    return threads.emitError("has a dynamic number of threads");
+
+  Location loc = blocks.getLoc();
+  rewriter.setInsertionPoint(blocks);
+  DenseMap<int64_t, Value> constants;
+  auto index = [&](int64_t v) {
+    Value &c = constants[v];
+    if (!c)
+      c = arith::ConstantIndexOp::create(rewriter, loc, v);
+    return c;
+  };
+  Value one = index(1);
+  SmallVector<Value> grid(3, one), block(3, one);
+  SmallVector<Value> lbs = getValueOrCreateConstantIndexOp(
+      rewriter, loc, blocks.getMixedLowerBound());
+  SmallVector<Value> ubs = getValueOrCreateConstantIndexOp(
+      rewriter, loc, blocks.getMixedUpperBound());
+  SmallVector<Value> steps =
+      getValueOrCreateConstantIndexOp(rewriter, loc, blocks.getMixedStep());
+  for (auto [d, id] : llvm::enumerate(*blockIds)) {
+    std::optional<int64_t> l = getConstantIntValue(
+                               blocks.getMixedLowerBound()[d]),
+                           u = getConstantIntValue(
+                               blocks.getMixedUpperBound()[d]),
+                           s = getConstantIntValue(blocks.getMixedStep()[d]);
+    if (l && u && s) {
+      grid[id] = index(llvm::divideCeil(*u - *l, *s));
+      continue;
+    }
+    Value extent = arith::SubIOp::create(rewriter, loc, ubs[d], lbs[d]);
+    grid[id] = arith::CeilDivSIOp::create(rewriter, loc, extent, steps[d]);
+  }
+  for (auto [d, id] : llvm::enumerate(*threadIds))
+    block[id] = index(threadCounts[d]);
+  auto launch = gpu::LaunchOp::create(rewriter, loc, grid[0], grid[1], grid[2],
+                                      block[0], block[1], block[2]);
+  Block &body = launch.getBody().front();
+  rewriter.setInsertionPointToEnd(&body);
+  auto terminator = gpu::TerminatorOp::create(rewriter, loc);
+
+  // Block forall ivs from the block ids, thread forall ivs are the ids.
+  rewriter.setInsertionPoint(terminator);
+  gpu::KernelDim3 bid = launch.getBlockIds(), tid = launch.getThreadIds();
+  Value bids[] = {bid.x, bid.y, bid.z}, tids[] = {tid.x, tid.y, tid.z};
+  SmallVector<Value> blockIvs;
+  for (auto [d, id] : llvm::enumerate(*blockIds)) {
+    Value scaled = arith::MulIOp::create(rewriter, loc, bids[id], steps[d]);
+    blockIvs.push_back(arith::AddIOp::create(rewriter, loc, lbs[d], scaled));
+  }
+  rewriter.eraseOp(blocks.getBody()->getTerminator());
+  rewriter.inlineBlockBefore(blocks.getBody(), terminator, blockIvs);
+  SmallVector<Value> threadIvs;
+  for (unsigned id : *threadIds)
+    threadIvs.push_back(tids[id]);
+  rewriter.eraseOp(threads.getBody()->getTerminator());
+  rewriter.inlineBlockBefore(threads.getBody(), threads, threadIvs);
+  rewriter.eraseOp(threads);
+  rewriter.eraseOp(blocks);
+  return launch;
+}
+
+void ZeroGPUOutlineKernelsPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  IRRewriter rewriter(ctx);
+  SmallVector<std::pair<func::FuncOp, SmallVector<scf::ForallOp>>> kernels;
+  for (auto kernel : module.getOps<func::FuncOp>()) {
+    if (kernel.isExternal() || !kernel->hasAttr(zero::kKernelAttr))
+      continue;
+    SmallVector<scf::ForallOp> foralls;
+    for (auto forall : kernel.getBody().getOps<scf::ForallOp>())
+      foralls.push_back(forall);
+    if (!foralls.empty())
+      kernels.push_back({kernel, std::move(foralls)});
+  }
+  if (kernels.empty())
+    return;
+
+  rewriter.setInsertionPointToEnd(module.getBody());
+  auto device = gpu::GPUModuleOp::create(rewriter, module.getLoc(),
+                                         moduleName.getValue());
+  SymbolTable(module).insert(device);
+  SymbolTable deviceSymbols(device);
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(ctx));
+  for (auto &[kernel, foralls] : kernels) {
+    for (auto [i, forall] : llvm::enumerate(foralls)) {
+      FailureOr<gpu::LaunchOp> launch = formLaunch(rewriter, forall);
+      if (failed(launch))
+        return signalPassFailure();
+      // Constants are cheaper to rematerialize than to pass.
+      if (failed(sinkOperationsIntoLaunchOp(*launch, [](Operation *op) {
+            return op->hasTrait<OpTrait::ConstantLike>();
+          })))
+        return signalPassFailure();
+      SmallVector<Value> operands;
+      std::string name = (kernel.getName() + "_" + Twine(i)).str();
+      gpu::GPUFuncOp fn = outlineKernelFunc(*launch, name, operands);
+      deviceSymbols.insert(fn);
+      rewriter.setInsertionPoint(*launch);
+      gpu::LaunchFuncOp::create(rewriter, launch->getLoc(), fn,
+                                launch->getGridSizeOperandValues(),
+                                launch->getBlockSizeOperandValues(),
+                                launch->getDynamicSharedMemorySize(), operands);
+      rewriter.eraseOp(*launch);
+    }
+  }
+}
+
+} // namespace
