@@ -37,6 +37,18 @@ StringRef mlir::zero::runtimeFunctionName(RuntimeFunction fn) {
     return "zero_rt_mem_alloc";
   case RuntimeFunction::MemFree:
     return "zero_rt_mem_free";
+  case RuntimeFunction::CudaSgemm:
+    return "zero_rt_cuda_sgemm";
+  case RuntimeFunction::CudaGemm16:
+    return "zero_rt_cuda_gemm16";
+  case RuntimeFunction::CudaCheckGemm:
+    return "zero_rt_cuda_check_gemm";
+  case RuntimeFunction::CudaCommStart:
+    return "zero_rt_cuda_comm_start";
+  case RuntimeFunction::CudaCommWait:
+    return "zero_rt_cuda_comm_wait";
+  case RuntimeFunction::CudaArena:
+    return "zero_rt_cuda_arena";
   }
   llvm_unreachable("unknown runtime function");
 }
@@ -60,6 +72,21 @@ static FunctionType runtimeFunctionType(Builder &b, RuntimeFunction fn) {
   case RuntimeFunction::MemAlloc:
   case RuntimeFunction::MemFree:
     return b.getFunctionType({i32, i64}, {});
+  case RuntimeFunction::CudaSgemm:
+    return b.getFunctionType(SmallVector<Type>(24, i64), {i32});
+  case RuntimeFunction::CudaGemm16: {
+    SmallVector<Type> args = {i32};
+    args.append(24, i64);
+    return b.getFunctionType(args, {i32});
+  }
+  case RuntimeFunction::CudaCheckGemm:
+    return b.getFunctionType({i32}, {});
+  case RuntimeFunction::CudaCommStart:
+    return b.getFunctionType({i32, i32, i64, i64, i64, i64}, {i64});
+  case RuntimeFunction::CudaCommWait:
+    return b.getFunctionType({i64}, {});
+  case RuntimeFunction::CudaArena:
+    return b.getFunctionType({i64}, {i64});
   }
   llvm_unreachable("unknown runtime function");
 }

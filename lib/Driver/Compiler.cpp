@@ -1,6 +1,8 @@
 //===- Compiler.cpp - model to OUT/ ---------------------------------------===//
 #include "zero-opt/Driver/Compiler.h"
 
+#include "zero-opt/Target/CUDA/CUDATarget.h"
+
 #include "mlir/Support/Timing.h"
 
 using namespace mlir;
@@ -11,6 +13,16 @@ LogicalResult mlir::zero::compileModel(MLIRContext *ctx, StringRef modelPath,
                                        StringRef outDir) {
   // Training settings are resolved against the model (derived batch sizes).
   CompileOptions options = requested;
+  if (options.cuda && !options.memoryReport) {
+    StringRef runtimeDir = ZERO_CUDA_RUNTIME_DIR;
+    std::string toolkit = cuda::defaultToolkitDir();
+    if (runtimeDir.empty() || toolkit.empty())
+      return emitError(FileLineColLoc::get(ctx, modelPath, 0, 0))
+             << "--target=cuda: zero-opt was built without the CUDA "
+                "toolkit, NCCL or cuBLAS (see the CMake configure "
+                "messages); rebuild where they are installed, or use "
+                "--target=cpu";
+  }
   // --time-report: the phases' and passes' times, printed when done.
   DefaultTimingManager timing;
   timing.setEnabled(options.timeReport);

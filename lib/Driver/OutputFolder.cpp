@@ -7,6 +7,9 @@
 #include "zero-rt/Npz.h"
 #include "zero-rt/Runtime.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
@@ -214,6 +217,9 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
     j.attribute("overlap_comm", options.training.overlapComm);
     j.attribute("dtype", modelDType(signatures));
     j.attribute("runtime_abi", ZERO_RT_ABI_VERSION);
+    j.attribute("target", options.cuda ? "cuda" : "cpu");
+    if (options.cuda)
+      j.attribute("gpu_arch", options.gpuArch);
     if (options.memoryReport) {
       // A plan without a program: zero-run refuses it.
       j.attribute("report", options.timelineReport ? "timeline" : "memory");
@@ -376,6 +382,25 @@ OutputFolder::~OutputFolder() {
     llvm::sys::fs::remove_directories(tmp);
 }
 
+/// The device code the step library embeds, also as files for the
+/// toolkit's tools (cuobjdump, nvdisasm): kernels.<chip>.cubin.
+llvm::Error OutputFolder::writeDeviceObjects(ModuleOp lowered) {
+  std::string error;
+  for (auto binary : lowered.getOps<gpu::BinaryOp>())
+    for (Attribute a : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(a);
+      auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
+      if (!target || object.getFormat() != gpu::CompilationTarget::Binary)
+        continue;
+      std::string file = ("kernels." + target.getChip() + ".cubin").str();
+      if (!::zero::rt::writeTextFile(inTmp(file),
+                                     object.getObject().getValue().str(),
+                                     error))
+        return makeError(error);
+    }
+  return llvm::Error::success();
+}
+
 llvm::Error OutputFolder::commit(ModuleOp lowered, ModuleOp signatures,
                                  const CompileOptions &options,
                                  StringRef modelPath) {
@@ -387,6 +412,18 @@ llvm::Error OutputFolder::commit(ModuleOp lowered, ModuleOp signatures,
     codegen.optLevel = options.optLevel;
     codegen.cacheDir = options.objectCache;
     codegen.threads = options.compileThreads;
+    if (options.cuda) {
+      // One module: the launches name the gpu.binary it holds. Linked
+      // against the CUDA runtime, so an unresolved symbol fails here.
+      StringRef dir = ZERO_CUDA_RUNTIME_DIR;
+      codegen.splitKernels = false;
+      codegen.linkArgs = {("-L" + dir).str(), ("-Wl,-rpath," + dir).str(),
+                          "-lZeroRuntimeCUDA", "-lZeroRuntime",
+                          "-Wl,--no-undefined"};
+    }
+    if (options.cuda)
+      if (llvm::Error e = writeDeviceObjects(lowered))
+        return e;
     cpu::CodegenStats stats;
     TimingScope t = options.timing ? options.timing->nest("code generation")
                                    : TimingScope();

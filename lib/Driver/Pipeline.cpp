@@ -47,6 +47,7 @@ void mlir::zero::registerCompilerPasses() {
   cpu::registerCPUPipelines();
   cuda::registerZeroCUDAPasses();
   cuda::registerCUDAPipelines();
+  cuda::registerCUDALoweringPipeline();
 }
 
 /// A phase of the compile, timed under the compile's timer when it has one.
@@ -374,7 +375,23 @@ OwningOpRef<ModuleOp> mlir::zero::buildStep(MLIRContext *ctx,
 
 LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module,
                                           const CompileOptions &options) {
-  return runCPUPipeline(module, options, cpu::buildCPULowering);
+  if (!options.cuda)
+    return runCPUPipeline(module, options, cpu::buildCPULowering);
+  PassManager pm(module.getContext());
+  cpu::CPULoweringOptions cpuOptions;
+  cpuLoweringOptions(options, cpuOptions);
+  cuda::CUDALoweringOptions lowering;
+  lowering.schedule.overlapComm = cpuOptions.schedule.overlapComm;
+  lowering.schedule.reduceBucketSize = cpuOptions.schedule.reduceBucketSize;
+  lowering.schedule.allgatherBucketSize =
+      cpuOptions.schedule.allgatherBucketSize;
+  lowering.schedule.prefetchBucketSize = cpuOptions.schedule.prefetchBucketSize;
+  lowering.schedule.maxLiveParameters = cpuOptions.schedule.maxLiveParameters;
+  lowering.chip = options.gpuArch;
+  cuda::buildCUDALowering(pm, lowering);
+  TimingScope t = phase(options, "lowering");
+  timePasses(pm, t);
+  return pm.run(module);
 }
 
 LogicalResult mlir::zero::planStepMemory(ModuleOp module,

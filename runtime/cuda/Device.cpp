@@ -429,6 +429,17 @@ extern "C" int64_t zero_rt_cuda_arena_base(void) {
 }
 extern "C" int64_t zero_rt_cuda_arena_bytes(void) { return state().arenaBytes; }
 
+extern "C" int64_t zero_rt_cuda_arena(int64_t bytes) {
+  State &s = state();
+  if (s.arenaBytes < bytes)
+    fail("zero_rt_cuda_arena",
+         "the step lays out " + std::to_string(bytes) +
+             " bytes of device memory but the arena has " +
+             std::to_string(s.arenaBytes) +
+             " (zero_rt_cuda_arena_init with the plan's arena bytes first)");
+  return reinterpret_cast<int64_t>(s.arena);
+}
+
 extern "C" int64_t zero_rt_cuda_memory_baseline(void) {
   return state().memoryBaseline;
 }

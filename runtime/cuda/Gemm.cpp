@@ -208,6 +208,11 @@ extern "C" void zero_rt_cuda_gemm_allow_tf32(int32_t allow) {
   state().tf32 = allow != 0;
 }
 
+extern "C" void zero_rt_cuda_check_gemm(int32_t status) {
+  if (status != 0)
+    fail("zero_rt_cuda_gemm", lastError);
+}
+
 extern "C" const char *zero_rt_cuda_last_error(void) {
   return lastError.c_str();
 }

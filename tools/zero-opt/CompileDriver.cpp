@@ -238,6 +238,16 @@ int mlir::zero::compileMain(int argc, char **argv) {
                "and threads as for the CUDA target, so that their numerics "
                "can be checked without a GPU"),
       cl::cat(cat));
+  cl::opt<std::string> target(
+      "target",
+      cl::desc("What the step runs on: cpu (default) or cuda (NVIDIA GPUs, "
+               "one per rank)"),
+      cl::init("cpu"), cl::cat(cat));
+  cl::opt<std::string> gpuArch(
+      "gpu-arch",
+      cl::desc("--target=cuda: the GPU architecture the kernels are "
+               "assembled for, sm_80 (A100) or sm_90 (H100; default)"),
+      cl::init("sm_90"), cl::cat(cat));
   cl::opt<std::string> mode(
       "mode",
       cl::desc("auto (train when the model outputs a scalar loss), train or "
@@ -381,6 +391,18 @@ int mlir::zero::compileMain(int argc, char **argv) {
   opts.compileThreads = threads;
   opts.timeReport = timeReport;
   opts.simulateGPU = simulateGPU;
+  if (target == "cuda")
+    opts.cuda = true;
+  else if (target != "cpu")
+    return fail("--target=" + target + ": expected cpu or cuda");
+  if (gpuArch.getNumOccurrences() && !opts.cuda)
+    return fail("--gpu-arch is for --target=cuda");
+  if (gpuArch != "sm_80" && gpuArch != "sm_90")
+    return fail("--gpu-arch=" + gpuArch + ": expected sm_80 or sm_90");
+  opts.gpuArch = gpuArch;
+  if (opts.cuda && simulateGPU)
+    return fail("--simulate-gpu runs the GPU's kernels on the CPU; leave it "
+                "out with --target=cuda");
   if (mode == "auto")
     opts.mode = CompileMode::Auto;
   else if (mode == "train")

@@ -21,6 +21,13 @@ enum class RuntimeFunction {
   Rank,      ///< zero_rt_rank()
   MemAlloc,  ///< zero_rt_mem_alloc(category, bytes)
   MemFree,   ///< zero_rt_mem_free(category, bytes)
+  // The CUDA runtime (zero-rt/RuntimeCUDA.h).
+  CudaSgemm,     ///< zero_rt_cuda_sgemm(sgemm's arguments) -> status
+  CudaGemm16,    ///< zero_rt_cuda_gemm16(gemm16's arguments) -> status
+  CudaCheckGemm, ///< zero_rt_cuda_check_gemm(status)
+  CudaCommStart, ///< zero_rt_cuda_comm_start(comm_start's arguments)
+  CudaCommWait,  ///< zero_rt_cuda_comm_wait(handle)
+  CudaArena,     ///< zero_rt_cuda_arena(bytes) -> base address
 };
 
 /// The C symbol of a runtime function.

@@ -40,6 +40,8 @@ public:
 private:
   OutputFolder() = default;
   std::string inTmp(StringRef file) const;
+  /// --target=cuda: the cubins of the module's gpu.binary, one per chip.
+  llvm::Error writeDeviceObjects(ModuleOp lowered);
 
   std::string out, tmp;
   std::thread paramsWriter;

@@ -37,6 +37,10 @@ struct CompileOptions {
   bool timeReport = false;
   /// Kernels as the CUDA target maps them, run on the CPU (--simulate-gpu).
   bool simulateGPU = false;
+  /// Code for an NVIDIA GPU (--target=cuda) instead of the CPU, with the
+  /// kernels assembled for `gpuArch` (sm_80, sm_90).
+  bool cuda = false;
+  std::string gpuArch = "sm_80";
   /// Where the phases are timed; set by compileModel, null: not timed.
   TimingScope *timing = nullptr;
   int64_t worldSize = 1; ///< data-parallel ranks the program runs on

@@ -358,7 +358,8 @@ llvm::Error zero::cpu::emitSharedLibrary(ModuleOp module, StringRef soPath,
   {
     TimingScope t = timing.nest("split and hash");
     canonicalizeConstants(module);
-    parts = splitKernels(module);
+    if (options.splitKernels)
+      parts = splitKernels(module);
     Part rest;
     rest.module = module;
     rest.isStep = true;
@@ -453,6 +454,7 @@ llvm::Error zero::cpu::emitSharedLibrary(ModuleOp module, StringRef soPath,
   for (Part &part : parts)
     argStorage.push_back(part.object);
   argStorage.push_back("-lm");
+  argStorage.append(options.linkArgs.begin(), options.linkArgs.end());
   SmallVector<StringRef> args(argStorage.begin(), argStorage.end());
   std::string errMsg;
   int rc =

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define ZERO_RT_CUDA_ABI_VERSION 1
+#define ZERO_RT_CUDA_ABI_VERSION 2
 int32_t zero_rt_cuda_abi_version(void);
 
 /*--- Setup ----------------------------------------------------------------*/
@@ -65,6 +65,10 @@ void zero_rt_cuda_memcpy(int64_t dst, int64_t src, int64_t bytes);
  * its base address; a second call frees the previous arena first. */
 int64_t zero_rt_cuda_arena_init(int64_t bytes);
 int64_t zero_rt_cuda_arena_base(void);
+/* The arena's base for a step that lays out `bytes` of it: compiled steps
+ * call this on entry; an arena smaller than `bytes` (or none) is an error
+ * that ends the job. */
+int64_t zero_rt_cuda_arena(int64_t bytes);
 int64_t zero_rt_cuda_arena_bytes(void);
 /* Device memory in use (total - free by cudaMemGetInfo, so other processes
  * on the device count too): when initialization started, and the highest
@@ -127,6 +131,10 @@ int32_t zero_rt_cuda_gemm16(int32_t abType, int64_t batch0, int64_t batch1,
 /* Lets f32 GEMMs use TF32 tensor cores (off by default: f32 GEMMs then
  * round like the CPU target's). */
 void zero_rt_cuda_gemm_allow_tf32(int32_t allow);
+/* What compiled steps do with a GEMM's status: nothing for 0, else end
+ * the job with the layout error (the compiler emits only layouts the
+ * GEMMs take, so this is a compiler bug, never silently wrong numbers). */
+void zero_rt_cuda_check_gemm(int32_t status);
 /* The last GEMM layout error of this thread ("" when none). */
 const char *zero_rt_cuda_last_error(void);
 

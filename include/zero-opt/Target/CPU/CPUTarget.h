@@ -8,6 +8,7 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/Error.h"
 #include <string>
+#include <vector>
 
 namespace mlir {
 class ModuleOp;
@@ -46,6 +47,11 @@ struct CodegenOptions {
   std::string cacheDir;
   /// Compile threads; 0: one per hardware thread.
   unsigned threads = 0;
+  /// One object per kernel (CPU kernels); off keeps the module whole (the
+  /// CUDA target's host code, whose launches name its gpu.binary).
+  bool splitKernels = true;
+  /// Further arguments of the link (libraries, rpath, --no-undefined).
+  std::vector<std::string> linkArgs;
 };
 
 /// What code generation did, for the compile-time report.

@@ -103,8 +103,14 @@ def ZeroCPUTrackMemory : Pass<"zero-cpu-track-memory", "ModuleOp"> {
     (`zero.kernel`: a loop that allocates for each iteration), calls
     `zero_rt_mem_alloc(category, bytes)`; before each `memref.dealloc`,
     `zero_rt_mem_free` with the same figures. The runtime's counters then
-    follow the same sequence `zero-cpu-memory-report` simulates.
+    follow the same sequence `zero-cpu-memory-report` simulates. With
+    `kernels=false` kernels are left alone (on a GPU their buffers are
+    per-thread stack buffers, not the step's memory).
   }];
+  let options = [
+    Option<"kernels", "kernels", "bool", "true",
+           "Count the allocations inside kernels too">
+  ];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::arith::ArithDialect"];
 }

@@ -2,6 +2,8 @@
 #ifndef ZERO_OPT_TARGET_CUDA_CUDATARGET_H
 #define ZERO_OPT_TARGET_CUDA_CUDATARGET_H
 
+#include "zero-opt/Dialect/Zero/Transforms/Pipelines.h"
+
 #include "mlir/Pass/PassOptions.h"
 #include <string>
 
@@ -41,6 +43,31 @@ void buildGPUKernelLowering(OpPassManager &pm,
 
 /// Registers `zero-gpu-lower-kernels`.
 void registerCUDAPipelines();
+
+/// Options of the whole CUDA lowering: the schedule's, the GPU and the
+/// toolkit.
+struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
+  ScheduleOptions schedule{*this};
+  Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("GPU architecture the kernels are assembled for "
+                     "(sm_80, sm_90)"),
+      llvm::cl::init("sm_80")};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit folder (ptxas, libdevice); default: the "
+                     "one found at build time"),
+      llvm::cl::init(defaultToolkitDir())};
+};
+
+/// Tensor-level IR to the LLVM dialect for an NVIDIA GPU: the CPU target's
+/// memory plan and schedule, kernels, the arena, device code for `chip`
+/// (a gpu.binary) and host code that queues everything on the CUDA
+/// runtime's streams, with the C ABI entries of the zero.entry functions.
+void buildCUDALowering(OpPassManager &pm, const CUDALoweringOptions &options);
+
+/// Registers `zero-cuda-lower`.
+void registerCUDALoweringPipeline();
 
 } // namespace mlir::zero::cuda
 

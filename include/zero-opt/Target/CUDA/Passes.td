@@ -72,4 +72,74 @@ def ZeroGPUOutlineKernels : Pass<"zero-gpu-outline-kernels", "ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def ZeroGPUScalarCopies : Pass<"zero-gpu-scalar-copies", "ModuleOp"> {
+  let summary = "Element moves the step does on the host as device copies";
+  let description = [{
+    Runs on the step functions (not kernels) before `zero-form-kernels`.
+    On the GPU the step's buffers are device memory, which the host
+    neither reads nor writes. The step's own scalar memory ops are element
+    moves (the per-tensor sums of squares packed into one vector for the
+    global norm): a `memref.store` of a value just loaded is replaced by a
+    `memref.copy` between 0-d subviews, which `zero-form-kernels` makes a
+    (deduplicated) kernel. Loads of host-resident arguments (role
+    `hyperparameter`, such as the learning rate and the step count) stay on
+    the host. Any other load or store of device memory in the step is an
+    error at its location.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def ZeroGPUArena : Pass<"zero-gpu-arena", "ModuleOp"> {
+  let summary = "Device buffers of each step at static offsets of one arena";
+  let description = [{
+    Runs on the step functions after kernel formation and memory tracking.
+    Allocations and deallocations are replayed in program order (a loop
+    body once: it frees what it allocates) and each allocation gets the
+    lowest offset, aligned to `alignment` bytes, where it fits among the
+    blocks live at that point (first fit). Allocations become
+    `memref.view`s of the arena, whose base the step gets on entry from
+    `zero_rt_cuda_arena(bytes)`; deallocations disappear. Constant globals
+    the step reads get a block for the whole step, filled from the host
+    copy by a `gpu.memcpy` on the compute stream when the step starts.
+
+    The layout is added to the module's `zero.memory` entry for the
+    function as `arena` (bytes, alignment, and per buffer its offset,
+    bytes, category and node, constants first, then in the order the step
+    allocates), which plan.json carries.
+    A dynamically shaped allocation, an allocation inside a loop or
+    conditional that is not freed in the same region, and a deallocation
+    of anything but an allocation are errors.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "256",
+           "Alignment of every block in bytes (a power of two)">
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def ZeroGPURuntimeCalls : Pass<"zero-gpu-runtime-calls", "ModuleOp"> {
+  let summary = "The step's GEMMs, collectives and launches on the CUDA "
+                "runtime's streams";
+  let description = [{
+    Runs on the host side after the kernels became `gpu.launch_func`s.
+    GEMM calls (`zero_rt_sgemm`, `zero_rt_gemm16`) become the cuBLAS ones
+    of the CUDA runtime, whose status goes to `zero_rt_cuda_check_gemm`;
+    `zero_rt_comm_start` / `zero_rt_comm_wait` become the NCCL ones, where
+    a start makes the communication stream wait for the compute stream
+    (an event) and a wait makes the compute stream wait for the collective
+    (an event), so the schedule's overlap is the GPU's and the host never
+    blocks. Every `gpu.launch_func` becomes asynchronous on the compute
+    stream (the token of a `gpu.wait async`, which the runtime's
+    `mgpuStreamCreate` answers with the compute stream), so launches are
+    queued in program order with the GEMMs and no launch synchronizes.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif

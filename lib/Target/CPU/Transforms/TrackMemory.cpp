@@ -24,6 +24,8 @@ using namespace mlir::zero;
 namespace {
 struct ZeroCPUTrackMemoryPass
     : zero::cpu::impl::ZeroCPUTrackMemoryBase<ZeroCPUTrackMemoryPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder b(module.getBodyRegion());
@@ -41,7 +43,8 @@ struct ZeroCPUTrackMemoryPass
     WalkResult r = module.walk([&](Operation *op) {
       auto fn = op->getParentOfType<func::FuncOp>();
       // Kernels hold the buffers a loop allocates for each iteration.
-      if (!fn || !(fn->hasAttr(kEntryAttr) || fn->hasAttr(kKernelAttr)))
+      if (!fn ||
+          !(fn->hasAttr(kEntryAttr) || (kernels && fn->hasAttr(kKernelAttr))))
         return WalkResult::advance();
       if (auto a = dyn_cast<memref::AllocOp>(op)) {
         b.setInsertionPointAfter(op);

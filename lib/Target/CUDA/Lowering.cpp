@@ -1,0 +1,68 @@
+//===- Lowering.cpp - tensor IR to host and device code -------*- C++ -*-===//
+#include "zero-opt/Target/CUDA/CUDATarget.h"
+
+#include "zero-opt/Conversion/Passes.h"
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+#include "zero-opt/Target/CPU/CPUTarget.h"
+#include "zero-opt/Target/CPU/Passes.h"
+#include "zero-opt/Target/CUDA/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+
+void cuda::buildCUDALowering(OpPassManager &pm,
+                             const CUDALoweringOptions &options) {
+  // Plan, schedule, GEMMs and collectives are the CPU target's: they do not
+  // depend on where the kernels run.
+  cpu::CPULoweringOptions plan;
+  plan.schedule.overlapComm = options.schedule.overlapComm;
+  plan.schedule.reduceBucketSize = options.schedule.reduceBucketSize;
+  plan.schedule.allgatherBucketSize = options.schedule.allgatherBucketSize;
+  plan.schedule.prefetchBucketSize = options.schedule.prefetchBucketSize;
+  plan.schedule.maxLiveParameters = options.schedule.maxLiveParameters;
+  cpu::buildCPUMemoryPlan(pm, plan);
+  pm.addPass(createZeroLinalgToBLAS());
+  pm.addPass(createConvertZeroToRuntime());
+  pm.addPass(cuda::createZeroGPUScalarCopies());
+  pm.addPass(createZeroFormKernels());
+  cpu::ZeroCPUTrackMemoryOptions track;
+  track.kernels = false;
+  pm.addPass(cpu::createZeroCPUTrackMemory(track));
+  pm.addPass(cuda::createZeroGPUArena());
+  pm.addPass(cpu::createZeroCPUEntryPoint());
+
+  GPUKernelLoweringOptions kernels;
+  kernels.chips = options.chip.getValue();
+  kernels.toolkit = options.toolkit.getValue();
+  kernels.format = "bin";
+  buildGPUKernelLowering(pm, kernels);
+  pm.addPass(cuda::createZeroGPURuntimeCalls());
+
+  // Host code: the step's address arithmetic and scalar bookkeeping, the
+  // runtime calls and the launches (upstream's gpu-to-llvm, whose mgpu*
+  // calls the CUDA runtime provides).
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void cuda::registerCUDALoweringPipeline() {
+  PassPipelineRegistration<CUDALoweringOptions>(
+      "zero-cuda-lower",
+      "Lower tensor-level IR to the LLVM dialect for an NVIDIA GPU: kernels "
+      "as one cubin, buffers in the arena, GEMMs on cuBLAS and collectives "
+      "on NCCL, queued on the CUDA runtime's streams",
+      buildCUDALowering);
+}

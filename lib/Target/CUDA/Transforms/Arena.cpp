@@ -1,0 +1,244 @@
+//===- Arena.cpp - the step's device buffers at static offsets -*- C++ -*-===//
+//
+// A GPU step allocates nothing at run time: the memory plan already knows
+// when each buffer is born and dies, so every allocation gets a fixed
+// offset in one device block (the arena) that the runtime allocates once.
+// The layout is exact and visible before launch (plan.json), and a step
+// costs no allocator calls or device synchronizations.
+//
+//===----------------------------------------------------------------------===//
+#include "zero-opt/Target/CUDA/Passes.h"
+
+#include "zero-opt/Conversion/RuntimeFunctions.h"
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
+
+#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <map>
+
+namespace mlir::zero::cuda {
+#define GEN_PASS_DEF_ZEROGPUARENA
+#include "zero-opt/Target/CUDA/Passes.h.inc"
+} // namespace mlir::zero::cuda
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+
+/// First fit over the blocks live at one point of the replay.
+class FirstFit {
+public:
+  explicit FirstFit(int64_t alignment) : alignment(alignment) {}
+
+  int64_t allocate(int64_t bytes) {
+    bytes = llvm::alignTo(std::max<int64_t>(bytes, 1), alignment);
+    int64_t at = 0;
+    for (auto [offset, size] : live) {
+      if (at + bytes <= offset)
+        break;
+      at = std::max(at, (int64_t)llvm::alignTo(offset + size, alignment));
+    }
+    live.emplace(at, bytes);
+    top = std::max(top, at + bytes);
+    return at;
+  }
+  void release(int64_t offset) { live.erase(offset); }
+  int64_t size() const { return top; }
+
+private:
+  int64_t alignment;
+  std::map<int64_t, int64_t> live; ///< offset -> bytes, in address order
+  int64_t top = 0;
+};
+
+struct ZeroGPUArenaPass : zero::cuda::impl::ZeroGPUArenaBase<ZeroGPUArenaPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
+      getOperation().emitError()
+          << "zero-gpu-arena: alignment " << alignment.getValue()
+          << " is not a power of two";
+      return signalPassFailure();
+    }
+    for (auto fn : llvm::to_vector(getOperation().getOps<func::FuncOp>())) {
+      if (fn.isExternal() || fn->hasAttr(kKernelAttr))
+        continue;
+      if (failed(run(fn)))
+        return signalPassFailure();
+    }
+  }
+
+private:
+  struct Placed {
+    Operation *op; ///< memref.alloc or memref.get_global
+    int64_t offset, bytes;
+  };
+
+  LogicalResult run(func::FuncOp fn);
+  LogicalResult replay(Block &block, bool top, FirstFit &fit,
+                       DenseMap<Operation *, size_t> &index,
+                       SmallVector<Placed> &placed);
+  void record(func::FuncOp fn, int64_t bytes, ArrayRef<Placed> placed);
+};
+
+LogicalResult ZeroGPUArenaPass::replay(Block &block, bool top, FirstFit &fit,
+                                       DenseMap<Operation *, size_t> &index,
+                                       SmallVector<Placed> &placed) {
+  SmallVector<Operation *> here;
+  for (Operation &op : block) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      MemRefType t = alloc.getType();
+      if (!t.hasStaticShape() || !t.getLayout().isIdentity())
+        return alloc.emitError()
+               << "the CUDA target places every buffer in the arena at a "
+                  "static offset, which needs a static identity-layout "
+                  "buffer, not "
+               << t;
+      int64_t bytes = bufferBytes(t);
+      index[alloc] = placed.size();
+      placed.push_back({alloc, fit.allocate(bytes), bytes});
+      here.push_back(alloc);
+      continue;
+    }
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+      Operation *alloc = rootBuffer(dealloc.getMemref()).getDefiningOp();
+      auto it = alloc ? index.find(alloc) : index.end();
+      if (it == index.end())
+        return dealloc.emitError()
+               << "deallocates a buffer the step did not allocate";
+      // Freed where it was allocated: the space is free from here on. A
+      // conditional free keeps the block to the end of its region.
+      if (alloc->getBlock() == dealloc->getBlock()) {
+        fit.release(placed[it->second].offset);
+        llvm::erase(here, alloc);
+      }
+      continue;
+    }
+    for (Region &region : op.getRegions())
+      for (Block &nested : region)
+        if (failed(replay(nested, /*top=*/false, fit, index, placed)))
+          return failure();
+  }
+  if (!top && !here.empty())
+    return here.front()->emitError()
+           << "is allocated inside a loop or conditional and not freed in "
+              "it, so it cannot have one offset in the arena";
+  return success();
+}
+
+void ZeroGPUArenaPass::record(func::FuncOp fn, int64_t bytes,
+                              ArrayRef<Placed> placed) {
+  ModuleOp module = getOperation();
+  Builder b(&getContext());
+  SmallVector<Attribute> buffers;
+  for (const Placed &p : placed) {
+    SmallVector<NamedAttribute> entry = {
+        b.getNamedAttr("offset", b.getI64IntegerAttr(p.offset)),
+        b.getNamedAttr("bytes", b.getI64IntegerAttr(p.bytes))};
+    if (isa<memref::GetGlobalOp>(p.op)) {
+      entry.push_back(b.getNamedAttr("category", b.getStringAttr("constant")));
+    } else {
+      entry.push_back(b.getNamedAttr(
+          "category",
+          b.getStringAttr(stringifyMemoryCategory(allocCategory(p.op)))));
+      StringRef node = nodeName(p.op->getLoc());
+      if (!node.empty())
+        entry.push_back(b.getNamedAttr("node", b.getStringAttr(node)));
+    }
+    buffers.push_back(b.getDictionaryAttr(entry));
+  }
+  auto arena = b.getDictionaryAttr(
+      {b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),
+       b.getNamedAttr("alignment", b.getI64IntegerAttr(alignment.getValue())),
+       b.getNamedAttr("buffers", b.getArrayAttr(buffers))});
+  NamedAttrList functions;
+  if (auto memory = module->getAttrOfType<DictionaryAttr>("zero.memory"))
+    functions = NamedAttrList(memory);
+  NamedAttrList entry;
+  if (auto mem = functions.get(fn.getName()))
+    entry = NamedAttrList(cast<DictionaryAttr>(mem));
+  entry.set("arena", arena);
+  functions.set(fn.getName(), entry.getDictionary(&getContext()));
+  module->setAttr("zero.memory", functions.getDictionary(&getContext()));
+}
+
+LogicalResult ZeroGPUArenaPass::run(func::FuncOp fn) {
+  FirstFit fit(alignment);
+  SmallVector<Placed> placed;
+  DenseMap<Operation *, size_t> index;
+  // Constants first: one block each for the whole step.
+  SmallVector<memref::GetGlobalOp> globals;
+  fn.walk([&](memref::GetGlobalOp g) { globals.push_back(g); });
+  for (memref::GetGlobalOp g : globals) {
+    MemRefType t = g.getType();
+    if (!t.hasStaticShape() || !t.getLayout().isIdentity())
+      return g.emitError() << "the CUDA target copies constants into the "
+                              "arena, which needs a static identity-layout "
+                              "global, not "
+                           << t;
+    int64_t bytes = bufferBytes(t);
+    placed.push_back({g, fit.allocate(bytes), bytes});
+  }
+  if (failed(replay(fn.getBody().front(), /*top=*/true, fit, index, placed)))
+    return failure();
+  int64_t bytes = fit.size();
+  record(fn, bytes, placed);
+  if (placed.empty())
+    return success();
+
+  // The arena as a memref, from the runtime's base address.
+  MLIRContext *ctx = &getContext();
+  Location loc = fn.getLoc();
+  OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
+  func::FuncOp arenaFn = lookupOrDeclareRuntimeFunction(
+      getOperation(), RuntimeFunction::CudaArena);
+  Value size = arith::ConstantIntOp::create(b, loc, bytes, 64);
+  Value base = func::CallOp::create(b, loc, arenaFn, size).getResult(0);
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  Value ptr = LLVM::IntToPtrOp::create(b, loc, ptrTy, base);
+  auto arenaTy = MemRefType::get({bytes}, b.getI8Type());
+  LLVMTypeConverter converter(ctx);
+  Value desc =
+      MemRefDescriptor::fromStaticShape(b, loc, converter, arenaTy, ptr);
+  Value arena =
+      UnrealizedConversionCastOp::create(b, loc, arenaTy, desc).getResult(0);
+
+  auto view = [&](OpBuilder &at, Location l, int64_t offset, MemRefType t) {
+    Value off = arith::ConstantIndexOp::create(at, l, offset);
+    return memref::ViewOp::create(at, l, t, arena, off, ValueRange{});
+  };
+  // Constants: filled from the host copy on the compute stream on entry.
+  for (const Placed &p : placed) {
+    auto g = dyn_cast<memref::GetGlobalOp>(p.op);
+    if (!g)
+      continue;
+    g->moveAfter(arena.getDefiningOp());
+    b.setInsertionPointAfter(g);
+    Value dst = view(b, g.getLoc(), p.offset, g.getType());
+    g.getResult().replaceAllUsesExcept(dst, dst.getDefiningOp());
+    auto tokenTy = gpu::AsyncTokenType::get(ctx);
+    Value stream = gpu::WaitOp::create(b, g.getLoc(), tokenTy, ValueRange{})
+                       .getAsyncToken();
+    gpu::MemcpyOp::create(b, g.getLoc(), tokenTy, ValueRange{stream}, dst,
+                          g.getResult());
+  }
+  for (const Placed &p : placed) {
+    auto alloc = dyn_cast<memref::AllocOp>(p.op);
+    if (!alloc)
+      continue;
+    OpBuilder at(alloc);
+    Value v = view(at, alloc.getLoc(), p.offset, alloc.getType());
+    alloc.getResult().replaceAllUsesWith(v);
+    alloc.erase();
+  }
+  fn.walk([](memref::DeallocOp d) { d.erase(); });
+  return success();
+}
+
+} // namespace

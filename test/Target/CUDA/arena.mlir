@@ -1,0 +1,37 @@
+// RUN: zero-opt %s --zero-gpu-arena -split-input-file | FileCheck %s
+
+// Constants first, for the whole step, filled on the compute stream; a
+// freed block is reused by the next buffer that fits; deallocations go.
+// The layout the views use is the one recorded for plan.json.
+// CHECK: zero.memory = {train_step = {arena = {alignment = 256 : i64, buffers = [{bytes = 16 : i64, category = "constant", offset = 0 : i64}, {bytes = 32 : i64, category = "other", offset = 256 : i64}, {bytes = 400 : i64, category = "other", offset = 512 : i64}, {bytes = 32 : i64, category = "other", offset = 256 : i64}], bytes = 1024 : i64}}}
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[BASE:.*]] = call @zero_rt_cuda_arena(%c1024_i64) : (i64) -> i64
+// CHECK: llvm.inttoptr %[[BASE]]
+// CHECK: %[[ARENA:.*]] = builtin.unrealized_conversion_cast {{.*}} to memref<1024xi8>
+// CHECK: %[[HOST:.*]] = memref.get_global @__constant_4xf32
+// CHECK: %[[CONST:.*]] = memref.view %[[ARENA]][%c0][] : memref<1024xi8> to memref<4xf32>
+// CHECK: %[[S:.*]] = gpu.wait async
+// CHECK: gpu.memcpy async [%[[S]]] %[[CONST]], %[[HOST]]
+// CHECK: %[[A:.*]] = memref.view %[[ARENA]][%c256][] : memref<1024xi8> to memref<8xf32>
+// CHECK: call @k(%[[CONST]], %[[A]])
+// CHECK: memref.view %[[ARENA]][%c512][] : memref<1024xi8> to memref<100xf32>
+// CHECK: %[[D:.*]] = memref.view %[[ARENA]][%c256{{.*}}][] : memref<1024xi8> to memref<8xf32>
+// CHECK: call @k(%arg0, %[[D]])
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+module {
+  memref.global "private" constant @__constant_4xf32 : memref<4xf32> = dense<1.0>
+  func.func private @k(memref<4xf32>, memref<8xf32>)
+  func.func @train_step(%arg0: memref<4xf32>) attributes {zero.entry} {
+    %c = memref.get_global @__constant_4xf32 : memref<4xf32>
+    %a = memref.alloc() : memref<8xf32>
+    func.call @k(%c, %a) : (memref<4xf32>, memref<8xf32>) -> ()
+    %b = memref.alloc() : memref<100xf32>
+    memref.dealloc %a : memref<8xf32>
+    %d = memref.alloc() : memref<8xf32>
+    func.call @k(%arg0, %d) : (memref<4xf32>, memref<8xf32>) -> ()
+    memref.dealloc %d : memref<8xf32>
+    memref.dealloc %b : memref<100xf32>
+    return
+  }
+}

@@ -1,0 +1,33 @@
+// RUN: zero-opt %s --zero-gpu-scalar-copies -split-input-file -verify-diagnostics
+
+func.func private @use(f32)
+func.func @reads(%arg0: memref<4xf32>) attributes {zero.entry} {
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{the step reads an element of device memory on the host}}
+  %v = memref.load %arg0[%c0] : memref<4xf32>
+  func.call @use(%v) : (f32) -> ()
+  return
+}
+
+// -----
+
+func.func @writes(%arg0: memref<4xf32>, %arg1: memref<f64> {zero.role = #zero.role<hyperparameter>}) attributes {zero.entry} {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %arg1[] : memref<f64>
+  %f = arith.truncf %v : f64 to f32
+  // expected-error @below {{the step writes a value computed on the host into device memory}}
+  memref.store %f, %arg0[%c0] : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func private @k(memref<4xf32>)
+func.func @between(%arg0: memref<4xf32>, %arg1: memref<4xf32>) attributes {zero.entry} {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %arg0[%c0] : memref<4xf32>
+  func.call @k(%arg0) : (memref<4xf32>) -> ()
+  // expected-error @below {{'func.call' comes between its load and its store}}
+  memref.store %v, %arg1[%c0] : memref<4xf32>
+  return
+}
