@@ -29,8 +29,10 @@ static const char *dtypeName(Type t) {
   return d ? ::zero::rt::dtypeName(*d) : nullptr;
 }
 
+/// `cuda`: the buffer's memory is named, device or host (hyperparameters,
+/// which the step's host code reads).
 static void writeBuffer(llvm::json::OStream &j, DictionaryAttr attrs, Type type,
-                        StringRef defaultRole) {
+                        StringRef defaultRole, bool cuda) {
   auto t = cast<RankedTensorType>(type);
   auto name = attrs ? attrs.getAs<StringAttr>(kNameAttr) : StringAttr();
   auto role = attrs ? attrs.getAs<RoleAttr>(kRoleAttr) : RoleAttr();
@@ -41,6 +43,10 @@ static void writeBuffer(llvm::json::OStream &j, DictionaryAttr attrs, Type type,
                 stringifyMemoryCategory(role ? memoryCategoryOf(role.getValue())
                                              : MemoryCategory::other));
     j.attribute("dtype", dtypeName(t.getElementType()));
+    if (cuda)
+      j.attribute("memory", role && role.getValue() == Role::hyperparameter
+                                ? "host"
+                                : "device");
     j.attributeArray("shape", [&] {
       for (int64_t d : t.getShape())
         j.value(d);
@@ -241,7 +247,7 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
           j.attributeArray("arguments", [&] {
             for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
               writeBuffer(j, fn.getArgAttrDict(i), fn.getArgumentTypes()[i],
-                          "input");
+                          "input", options.cuda);
               auto role = fn.getArgAttrOfType<RoleAttr>(i, kRoleAttr);
               auto t = cast<RankedTensorType>(fn.getArgumentTypes()[i]);
               if (fn.getName() == "main" && role &&
@@ -254,7 +260,7 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
             for (unsigned i = 0; i < fn.getNumResults(); ++i)
               if (!fn.getResultAttr(i, kUpdatesAttr))
                 writeBuffer(j, fn.getResultAttrDict(i), fn.getResultTypes()[i],
-                            "output");
+                            "output", options.cuda);
           });
           // Bytes each rank sends per call, by collective (ring volumes).
           if (auto c = comm ? comm.getAs<DictionaryAttr>(fn.getName())

@@ -7,12 +7,16 @@ the foralls running one after another (the order the barriers between
 launches give) and every thread reducing in loop order, as a GPU thread
 does. For the MLP, CNN and GPT test models in fp32 and bf16, at stage 0
 on 1 rank and at stage 3 on 2 ranks (sharded updates, gathered
-parameters), 5 AdamW steps from the same weights on the same data:
+parameters), and the GPT in fp16 with clipping at stage 2 on 2 ranks, 5
+AdamW steps from the same weights on the same data:
 
 - the compile reports GPU launches (the kernels were mapped);
 - every loss and every saved weight equals the CPU target's within the
   equivalence suite's tolerance in fp32 (losses rtol 1e-5, weights atol
-  1e-5) and mixed_precision.py's in bf16 (1e-2, 2e-3). The two differ
+  1e-5) and mixed_precision.py's in bf16 and fp16 (1e-2, 2e-3). The
+  simulated build also runs zero-gpu-scalar-copies, the CUDA target's
+  handling of the step's scalars (element moves as copies, device scalars
+  read by the kernels that use them). The two differ
   only in the order of floating-point sums: the CPU target lets a
   reduction split across vector lanes, a mapped kernel sums in loop order.
 
@@ -35,15 +39,15 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from remat import MODELS_DIR, MPIRUN, ROOT, run  # noqa: E402
 
-TOL = {"fp32": (1e-5, 1e-5), "bf16": (1e-2, 2e-3)}
+TOL = {"fp32": (1e-5, 1e-5), "bf16": (1e-2, 2e-3), "fp16": (1e-2, 2e-3)}
 STEPS = 5
 
 
-def train(bindir, tmp, name, precision, stage, n, simulate):
+def train(bindir, tmp, name, precision, stage, n, simulate, extra=()):
     """Losses, weights and the number of GPU launches of one compile."""
     tag = f"{name}.{precision}.s{stage}.n{n}.{'gpu' if simulate else 'cpu'}"
     out = os.path.join(tmp, tag)
-    flags = ["--simulate-gpu"] if simulate else []
+    flags = (["--simulate-gpu"] if simulate else []) + list(extra)
     r = run([os.path.join(bindir, "zero-opt"), os.path.join(tmp, f"{name}.onnx"),
              "-o", out, f"--world-size={n}", f"--stage={stage}",
              f"--precision={precision}", "--optimizer=adamw", "--lr=1e-3",
@@ -58,10 +62,11 @@ def train(bindir, tmp, name, precision, stage, n, simulate):
     return losses, np.load(w), int(m.group(1)) if m else 0
 
 
-def check(bindir, tmp, name, precision, stage, n):
+def check(bindir, tmp, name, precision, stage, n, extra=()):
     # Both builds at once: each compile and run is mostly one core's work.
     with ThreadPoolExecutor(2) as pool:
-        runs = [pool.submit(train, bindir, tmp, name, precision, stage, n, sim)
+        runs = [pool.submit(train, bindir, tmp, name, precision, stage, n, sim,
+                            extra)
                 for sim in (False, True)]
         (ref_l, ref_w, ref_launches), (l, w, launches) = [r.result() for r in runs]
     ltol, wtol = TOL[precision]
@@ -71,7 +76,8 @@ def check(bindir, tmp, name, precision, stage, n):
     finite = np.all(np.isfinite(l))
     ok = (len(l) == STEPS and finite and rel <= ltol and werr <= wtol
           and launches > 0 and ref_launches == 0 and sorted(w.files) == sorted(ref_w.files))
-    print(f"{'ok  ' if ok else 'FAIL'} {name:4s} {precision} stage {stage} on {n}: "
+    print(f"{'ok  ' if ok else 'FAIL'} {name:4s} {precision} stage {stage} on {n}"
+          f"{' ' + ' '.join(extra) if extra else ''}: "
           f"{launches} GPU launches; loss max rel {rel:.2e} (tol {ltol:g}), "
           f"weights max abs {werr:.2e} (tol {wtol:g})")
     return ok
@@ -90,6 +96,11 @@ def main():
             for precision in ("fp32", "bf16"):
                 ok &= check(bindir, tmp, name, precision, 0, 1)
                 ok &= check(bindir, tmp, name, precision, 3, 2)
+        # fp16 loss scaling and clipping: scalars the step computes on the
+        # device (the overflow flag, the unscale-and-clip factor), which
+        # the GPU's kernels read from device memory themselves.
+        ok &= check(bindir, tmp, "gpt", "fp16", 2, 2,
+                    ("--gradient-clipping=1.0",))
     print("gpu kernels on the CPU: " + ("all agree" if ok else "FAILED"))
     return 0 if ok else 1
 

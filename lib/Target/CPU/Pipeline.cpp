@@ -77,6 +77,9 @@ void cpu::buildCPULowering(OpPassManager &pm,
   // Bucket packing becomes copies here; kernels formed after it hold them,
   // so the step keeps no loops.
   pm.addPass(createConvertZeroToRuntime());
+  // The GPU step's own scalar handling, so the CPU runs it too.
+  if (options.simulateGPU)
+    pm.addPass(cuda::createZeroGPUScalarCopies());
   pm.addPass(createZeroFormKernels());
   if (options.simulateGPU) {
     // The GPU's kernels, run on the CPU: no reassociated sums, a GPU thread

@@ -31,3 +31,16 @@ func.func @between(%arg0: memref<4xf32>, %arg1: memref<4xf32>) attributes {zero.
   memref.store %v, %arg1[%c0] : memref<4xf32>
   return
 }
+
+// -----
+
+func.func private @use(f32)
+func.func @escapes(%arg0: memref<4xf32>) attributes {zero.entry} {
+  %f = memref.alloc() : memref<f32>
+  // expected-error @below {{uses it outside compute ops}}
+  %s = memref.load %f[] : memref<f32>
+  %a = math.absf %s : f32
+  func.call @use(%a) : (f32) -> ()
+  memref.dealloc %f : memref<f32>
+  return
+}

@@ -49,3 +49,43 @@ func.func @loop(%arg0: memref<4xf32>, %arg1: memref<4xf32>) attributes {zero.ent
   }
   return
 }
+
+// -----
+
+// A scalar the step computes on the device (fp16's overflow flag and
+// unscale factor) is read by the compute ops that use it: a 0-d input
+// broadcast to every iteration, the scalar ops recomputed in their bodies;
+// its buffer is freed after the last of them.
+// CHECK: #[[SCALAR:.*]] = affine_map<(d0) -> ()>
+// CHECK-LABEL: func.func @unscale
+// CHECK-NOT: memref.load
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[SCALAR]], #{{.*}}], iterator_types = ["parallel"]} ins(%arg0, %[[F:.*]] : memref<4xf32>, memref<f32>) outs(%arg1 : memref<4xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[S:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK-NEXT: %[[ABS:.*]] = math.absf %[[S]]
+// CHECK-NEXT: %[[OK:.*]] = arith.cmpf olt, %[[ABS]], %cst
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[IN]], %[[S]]
+// CHECK-NEXT: %[[SEL:.*]] = arith.select %[[OK]], %[[M]], %[[OUT]]
+// CHECK: linalg.generic {{.*}} ins(%[[F]] : memref<f32>) outs(%arg2 : memref<2xf32>)
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32):
+// CHECK: memref.dealloc %[[F]]
+// CHECK-NEXT: return
+#map = affine_map<(d0) -> (d0)>
+func.func @unscale(%arg0: memref<4xf32>, %arg1: memref<4xf32>, %arg2: memref<2xf32>) attributes {zero.entry} {
+  %inf = arith.constant 0x7F800000 : f32
+  %f = memref.alloc() : memref<f32>
+  %s = memref.load %f[] : memref<f32>
+  memref.dealloc %f : memref<f32>
+  %a = math.absf %s : f32
+  %ok = arith.cmpf olt, %a, %inf : f32
+  linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%arg0 : memref<4xf32>) outs(%arg1 : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %s : f32
+    %r = arith.select %ok, %m, %out : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]} outs(%arg2 : memref<2xf32>) {
+  ^bb0(%out: f32):
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -73,20 +73,29 @@ def ZeroGPUOutlineKernels : Pass<"zero-gpu-outline-kernels", "ModuleOp"> {
 }
 
 def ZeroGPUScalarCopies : Pass<"zero-gpu-scalar-copies", "ModuleOp"> {
-  let summary = "Element moves the step does on the host as device copies";
+  let summary = "The step's scalar memory ops as device work";
   let description = [{
     Runs on the step functions (not kernels) before `zero-form-kernels`.
     On the GPU the step's buffers are device memory, which the host
-    neither reads nor writes. The step's own scalar memory ops are element
-    moves (the per-tensor sums of squares packed into one vector for the
-    global norm): a `memref.store` of a value just loaded is replaced by a
-    `memref.copy` between 0-d subviews, which `zero-form-kernels` makes a
-    (deduplicated) kernel. Loads of host-resident arguments (role
-    `hyperparameter`, such as the learning rate and the step count) stay on
-    the host. Any other load or store of device memory in the step is an
-    error at its location.
+    neither reads nor writes. Two kinds of host memory ops remain in a
+    step, and both become device work:
+      - element moves (the per-tensor sums of squares packed into one
+        vector for the global norm): a `memref.store` of a value just
+        loaded becomes a `memref.copy` between 0-d subviews, which
+        `zero-form-kernels` makes a (deduplicated) kernel;
+      - scalars computed on the device and used by compute ops (fp16's
+        overflow flag and unscale factor, the clipping factor): every
+        `linalg.generic` of the block that uses the loaded value, or a
+        pure scalar op computed from it, takes the element as a 0-d input
+        broadcast to all iterations and recomputes those scalar ops in its
+        body; the buffer's free moves after the last such op.
+    Loads of host-resident arguments (role `hyperparameter`: learning
+    rate, step count, loss scale) stay on the host. Any other load or
+    store of device memory in the step is an error at its location.
+    `--simulate-gpu` runs this pass too, so the CPU checks its numerics.
   }];
-  let dependentDialects = ["mlir::memref::MemRefDialect"];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::linalg::LinalgDialect"];
 }
 
 def ZeroGPUArena : Pass<"zero-gpu-arena", "ModuleOp"> {

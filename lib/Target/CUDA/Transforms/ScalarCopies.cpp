@@ -12,6 +12,8 @@
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::zero::cuda {
 #define GEN_PASS_DEF_ZEROGPUSCALARCOPIES
@@ -63,6 +65,112 @@ Value elementView(OpBuilder &b, Location loc, Value buffer,
                                    offsets, ones, ones);
 }
 
+/// The load and the pure scalar ops of its block computed from it, in
+/// order.
+SmallVector<Operation *> scalarChain(memref::LoadOp load) {
+  SmallVector<Operation *> chain = {load};
+  DenseSet<Operation *> in = {load};
+  for (Operation *o = load->getNextNode(); o; o = o->getNextNode()) {
+    if (o->getNumRegions() || !isPure(o) || o->getNumResults() != 1 ||
+        isa<ShapedType>(o->getResult(0).getType()))
+      continue;
+    if (llvm::any_of(o->getOperands(), [&](Value v) {
+          return v.getDefiningOp() && in.contains(v.getDefiningOp());
+        })) {
+      chain.push_back(o);
+      in.insert(o);
+    }
+  }
+  return chain;
+}
+
+/// The generic op of the load's block whose body holds `user`, if any.
+linalg::GenericOp enclosingGeneric(Operation *user, Block *block) {
+  for (Operation *p = user->getParentOp(); p; p = p->getParentOp())
+    if (p->getBlock() == block)
+      return dyn_cast<linalg::GenericOp>(p);
+  return nullptr;
+}
+
+/// Whether everything computed from `load` is used only inside the bodies
+/// of generic ops after it in its block.
+bool sinkable(memref::LoadOp load) {
+  SmallVector<Operation *> chain = scalarChain(load);
+  DenseSet<Operation *> in(chain.begin(), chain.end());
+  for (Operation *op : chain)
+    for (Operation *user : op->getUsers()) {
+      if (in.contains(user))
+        continue;
+      linalg::GenericOp g = enclosingGeneric(user, load->getBlock());
+      if (!g || g->isBeforeInBlock(load))
+        return false;
+    }
+  return true;
+}
+
+/// Makes the generic ops that use the scalar read it from device memory
+/// themselves: a 0-d input broadcast to every iteration, and the scalar
+/// ops recomputed from it in their bodies.
+void sink(memref::LoadOp load) {
+  SmallVector<Operation *> chain = scalarChain(load);
+  DenseSet<Operation *> in(chain.begin(), chain.end());
+  SetVector<linalg::GenericOp> generics;
+  for (Operation *op : chain)
+    for (Operation *user : op->getUsers())
+      if (!in.contains(user))
+        generics.insert(enclosingGeneric(user, load->getBlock()));
+  SmallVector<linalg::GenericOp> ordered(generics.begin(), generics.end());
+  llvm::sort(ordered, [](linalg::GenericOp a, linalg::GenericOp b) {
+    return a->isBeforeInBlock(b);
+  });
+  OpBuilder b(load);
+  Location loc = load.getLoc();
+  Value scalar = load.getMemRef();
+  if (load.getMemRefType().getRank() > 0)
+    scalar = elementView(b, loc, scalar, load.getIndices());
+  Operation *last = load;
+  for (linalg::GenericOp g : ordered) {
+    b.setInsertionPoint(g);
+    SmallVector<Value> inputs(g.getInputs());
+    inputs.push_back(scalar);
+    SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+    unsigned at = g.getNumDpsInputs();
+    maps.insert(maps.begin() + at,
+                AffineMap::get(g.getNumLoops(), 0, b.getContext()));
+    auto n = linalg::GenericOp::create(b, g.getLoc(), TypeRange{}, inputs,
+                                       g.getOutputs(), maps,
+                                       g.getIteratorTypesArray());
+    n->setDiscardableAttrs(g->getDiscardableAttrDictionary());
+    n.getRegion().takeBody(g.getRegion());
+    Block &body = n.getRegion().front();
+    IRMapping map;
+    map.map(load.getResult(),
+            body.insertArgument(at, load.getType(), load.getLoc()));
+    OpBuilder inBody = OpBuilder::atBlockBegin(&body);
+    for (Operation *op : llvm::drop_begin(chain))
+      inBody.clone(*op, map);
+    for (Operation *op : chain)
+      op->getResult(0).replaceUsesWithIf(
+          map.lookup(op->getResult(0)),
+          [&](OpOperand &use) { return n->isProperAncestor(use.getOwner()); });
+    g.erase();
+    last = n;
+  }
+  // The buffer stays allocated until the last reader.
+  Value source = rootBuffer(load.getMemRef());
+  SmallVector<Operation *> frees;
+  for (Operation *o = load->getNextNode(); o && o != last;
+       o = o->getNextNode())
+    if (auto d = dyn_cast<memref::DeallocOp>(o))
+      if (rootBuffer(d.getMemref()) == source)
+        frees.push_back(d);
+  for (Operation *d : llvm::reverse(frees))
+    d->moveAfter(last);
+  for (Operation *op : llvm::reverse(chain))
+    if (op->use_empty())
+      op->erase();
+}
+
 struct ZeroGPUScalarCopiesPass
     : zero::cuda::impl::ZeroGPUScalarCopiesBase<ZeroGPUScalarCopiesPass> {
   void runOnOperation() override {
@@ -76,6 +184,7 @@ struct ZeroGPUScalarCopiesPass
 
   LogicalResult run(func::FuncOp fn) {
     SmallVector<memref::StoreOp> moves;
+    SmallVector<memref::LoadOp> sinks;
     WalkResult r = fn.walk([&](Operation *op) {
       if (!isa<memref::LoadOp, memref::StoreOp>(op) ||
           insideKernelRegion(op, fn))
@@ -91,10 +200,16 @@ struct ZeroGPUScalarCopiesPass
                      store->getBlock() == load->getBlock();
             }))
           return WalkResult::advance();
+        // A scalar that only compute ops use: they read it themselves.
+        if (sinkable(load)) {
+          sinks.push_back(load);
+          return WalkResult::advance();
+        }
         load.emitError() << "the step reads an element of device memory on "
                             "the host ("
                          << load.getMemRefType()
-                         << "), which the CUDA target cannot do";
+                         << ") and uses it outside compute ops, which the "
+                            "CUDA target cannot do";
         return WalkResult::interrupt();
       }
       auto store = cast<memref::StoreOp>(op);
@@ -129,6 +244,8 @@ struct ZeroGPUScalarCopiesPass
     });
     if (r.wasInterrupted())
       return failure();
+    for (memref::LoadOp load : sinks)
+      sink(load);
     for (memref::StoreOp store : moves) {
       auto load = store.getValueToStore().getDefiningOp<memref::LoadOp>();
       // The source stays allocated until the copy has read it.

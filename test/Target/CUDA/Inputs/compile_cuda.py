@@ -2,7 +2,7 @@
 """Compiles test models with --target=cuda and checks what comes out.
 
   compile_cuda.py WORKDIR MODEL... [--stages 0,1,2,3] [--precisions fp32,bf16]
-                  [--archs sm_80,sm_90] [--jobs 2]
+                  [--archs sm_80,sm_90] [--clip C] [--jobs 2]
 
 For each model, precision, stage (2 ranks; stage 0 is data parallel) and
 GPU architecture, `zero-opt --target=cuda` writes OUT/ (ptxas runs inside
@@ -14,9 +14,10 @@ it: a kernel it rejects fails the compile). Then, per output folder:
   - step.so was linked with --no-undefined against the CUDA runtime, which
     brings cudart, cuBLAS and NCCL: `ldd -r` finds every library and
     reports no undefined symbol;
-  - plan.json: target and architecture, and each step function's arena:
-    every buffer aligned and inside it, at least the planned peak of
-    temporaries.
+  - plan.json: target and architecture; each step function's arena (every
+    buffer aligned and inside it, at least the planned peak of
+    temporaries); hyperparameters in host memory, other buffers on the
+    device.
 Prints one line per output folder.
 """
 import argparse
@@ -37,12 +38,12 @@ def run(cmd):
     return r.stdout
 
 
-def compile_one(work, model, precision, stage, arch):
+def compile_one(work, model, precision, stage, arch, clip):
     out = os.path.join(work, f"{model}.{precision}.s{stage}.{arch}")
     run(["zero-opt", os.path.join(work, f"{model}.onnx"), "--target=cuda",
          f"--gpu-arch={arch}", f"--stage={stage}", "--world-size=2",
          f"--precision={precision}", "--persistence-threshold=0",
-         "--no-object-cache", "-o", out])
+         f"--gradient-clipping={clip}", "--no-object-cache", "-o", out])
     return out
 
 
@@ -79,7 +80,10 @@ def check(out, arch):
                   b["offset"] + b["bytes"] <= arena["bytes"]
                   for b in arena["buffers"])
         ok &= arena["bytes"] >= memory["temporaries_peak"]
-    facts.append(f"arena laid out: {ok}")
+        ok &= all(b["memory"] == ("host" if b["role"] == "hyperparameter"
+                                  else "device")
+                  for b in fn["arguments"] + fn["results"])
+    facts.append(f"memory laid out: {ok}")
     return facts
 
 
@@ -90,13 +94,14 @@ def main():
     ap.add_argument("--stages", default="0,1,2,3")
     ap.add_argument("--precisions", default="fp32,bf16")
     ap.add_argument("--archs", default="sm_80,sm_90")
+    ap.add_argument("--clip", default="0")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     jobs = [(m, p, s, arch) for m in a.models
             for p in a.precisions.split(",") for s in a.stages.split(",")
             for arch in a.archs.split(",")]
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        outs = list(pool.map(lambda j: compile_one(a.work, *j), jobs))
+        outs = list(pool.map(lambda j: compile_one(a.work, *j, a.clip), jobs))
     failed = False
     for (m, p, s, arch), out in zip(jobs, outs):
         try:
