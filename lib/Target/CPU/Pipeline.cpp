@@ -78,8 +78,10 @@ void cpu::buildCPULowering(OpPassManager &pm,
   // so the step keeps no loops.
   pm.addPass(createConvertZeroToRuntime());
   // The GPU step's own scalar handling, so the CPU runs it too.
-  if (options.simulateGPU)
+  if (options.simulateGPU) {
     pm.addPass(cuda::createZeroGPUScalarCopies());
+    pm.addPass(cuda::createZeroGPUSplitReductions());
+  }
   pm.addPass(createZeroFormKernels());
   if (options.simulateGPU) {
     // The GPU's kernels, run on the CPU: no reassociated sums, a GPU thread

@@ -30,6 +30,7 @@ void cuda::buildCUDALowering(OpPassManager &pm,
   pm.addPass(createZeroLinalgToBLAS());
   pm.addPass(createConvertZeroToRuntime());
   pm.addPass(cuda::createZeroGPUScalarCopies());
+  pm.addPass(cuda::createZeroGPUSplitReductions());
   pm.addPass(createZeroFormKernels());
   cpu::ZeroCPUTrackMemoryOptions track;
   track.kernels = false;

@@ -98,6 +98,35 @@ def ZeroGPUScalarCopies : Pass<"zero-gpu-scalar-copies", "ModuleOp"> {
                            "mlir::linalg::LinalgDialect"];
 }
 
+def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
+  let summary = "Full reductions as parallel partials and an ordered combine";
+  let description = [{
+    Runs on the step functions before `zero-form-kernels`. A
+    `linalg.generic` with only reduction loops (a loss, a gradient's sum of
+    squares for the global norm) would run in one GPU thread. Its
+    outermost loop, of extent E, is cut into `P = E / ceil(E / max-partials)`
+    chunks: a first op computes one partial per chunk (a parallel loop
+    over P: the inputs are expanded to [P, chunk] along the dimension that
+    loop indexes) into a buffer filled with the combining op's neutral
+    element, a second combines the partials into the output in order with
+    that op (found by upstream's `matchReduction`), and the original op
+    reduces the last `E - P * chunk` iterations after them. Sums are
+    therefore reassociated, deterministically: `--simulate-gpu` runs the
+    same order on the CPU. Reductions with fewer than `min-iterations`
+    iterations, several outputs, several combining ops or an outermost
+    loop used in an index expression are left alone.
+  }];
+  let options = [
+    Option<"maxPartials", "max-partials", "int64_t", "1024",
+           "Most partial results (parallel chunks)">,
+    Option<"minIterations", "min-iterations", "int64_t", "1024",
+           "Fewest iterations of a reduction worth splitting">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def ZeroGPUArena : Pass<"zero-gpu-arena", "ModuleOp"> {
   let summary = "Device buffers of each step at static offsets of one arena";
   let description = [{

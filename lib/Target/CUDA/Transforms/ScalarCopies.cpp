@@ -159,8 +159,7 @@ void sink(memref::LoadOp load) {
   // The buffer stays allocated until the last reader.
   Value source = rootBuffer(load.getMemRef());
   SmallVector<Operation *> frees;
-  for (Operation *o = load->getNextNode(); o && o != last;
-       o = o->getNextNode())
+  for (Operation *o = load->getNextNode(); o && o != last; o = o->getNextNode())
     if (auto d = dyn_cast<memref::DeallocOp>(o))
       if (rootBuffer(d.getMemref()) == source)
         frees.push_back(d);

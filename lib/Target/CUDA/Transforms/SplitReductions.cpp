@@ -1,0 +1,211 @@
+//===- SplitReductions.cpp - full reductions in two stages ------*- C++ -*-===//
+//
+// A reduction with no parallel dimension (a loss, a gradient's sum of
+// squares for the global norm) would run in one GPU thread. Splitting its
+// outermost dimension gives one partial result per chunk, computed in
+// parallel, and a short second stage that combines the partials in order:
+// deterministic, and the same on the CPU (--simulate-gpu) as on the GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "zero-opt/Target/CUDA/Passes.h"
+
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::zero::cuda {
+#define GEN_PASS_DEF_ZEROGPUSPLITREDUCTIONS
+#include "zero-opt/Target/CUDA/Passes.h.inc"
+} // namespace mlir::zero::cuda
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+
+/// How a reduction is split: the outermost loop's `partials * chunk`
+/// first iterations in parallel chunks, the `tail` left after them.
+struct Split {
+  int64_t partials, chunk, tail;
+  Operation *combiner;
+  TypedAttr neutral;
+};
+
+/// The split of `g`, if it is a full reduction worth splitting whose
+/// outermost loop each input indexes directly (or not at all).
+std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
+                               int64_t minIterations) {
+  if (g.getNumDpsInits() != 1 || g.getNumLoops() == 0 ||
+      g.getNumParallelLoops() != 0 || !g.hasPureBufferSemantics())
+    return std::nullopt;
+  if (!g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isConstant())
+    return std::nullopt;
+  SmallVector<int64_t> ranges = g.getStaticLoopRanges();
+  int64_t total = 1;
+  for (int64_t r : ranges) {
+    if (ShapedType::isDynamic(r))
+      return std::nullopt;
+    total *= r;
+  }
+  int64_t outer = ranges.front();
+  if (total < minIterations || outer < 2)
+    return std::nullopt;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap m = g.getMatchingIndexingMap(in);
+    for (AffineExpr e : m.getResults())
+      if (e.isFunctionOfDim(0) && !isa<AffineDimExpr>(e))
+        return std::nullopt;
+  }
+  // One combining op with a neutral element (a sum, a maximum, ...).
+  SmallVector<Operation *> combiners;
+  if (!matchReduction(g.getRegionOutputArgs(), 0, combiners) ||
+      combiners.size() != 1)
+    return std::nullopt;
+  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiners[0]);
+  if (!neutral)
+    return std::nullopt;
+  int64_t chunk = (outer + maxPartials - 1) / maxPartials;
+  int64_t partials = outer / chunk;
+  if (partials < 2)
+    return std::nullopt;
+  return Split{partials, chunk, outer - partials * chunk, combiners[0],
+               *neutral};
+}
+
+/// `v` restricted along the dimension that loop 0 indexes to
+/// [offset, offset + size).
+Value sliceOuter(OpBuilder &b, Location loc, Value v, unsigned dim,
+                 int64_t offset, int64_t size) {
+  auto t = cast<MemRefType>(v.getType());
+  SmallVector<OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(t.getRank(), b.getIndexAttr(1));
+  for (int64_t d : t.getShape())
+    sizes.push_back(b.getIndexAttr(d));
+  offsets[dim] = b.getIndexAttr(offset);
+  sizes[dim] = b.getIndexAttr(size);
+  return memref::SubViewOp::create(b, loc, v, offsets, sizes, strides);
+}
+
+void split(linalg::GenericOp g, const Split &s) {
+  MLIRContext *ctx = g.getContext();
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  unsigned n = g.getNumLoops();
+  Value out = g.getDpsInitOperand(0)->get();
+  Type elem = getElementTypeOrSelf(out.getType());
+  auto partialTy = MemRefType::get({s.partials}, elem);
+
+  // Stage 1: loops (p, i0, i1, ...), p parallel; loop 0 of the original
+  // op is p * chunk + i0, so each input indexed by it is expanded to
+  // [partials, chunk] along that dimension.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap m = g.getMatchingIndexingMap(in);
+    SmallVector<AffineExpr> results;
+    Value v = in->get();
+    std::optional<unsigned> outerDim;
+    for (auto [pos, e] : llvm::enumerate(m.getResults())) {
+      unsigned d = cast<AffineDimExpr>(e).getPosition();
+      if (d == 0) {
+        outerDim = pos;
+        results.push_back(getAffineDimExpr(0, ctx));
+        results.push_back(getAffineDimExpr(1, ctx));
+      } else {
+        results.push_back(getAffineDimExpr(d + 1, ctx));
+      }
+    }
+    if (outerDim) {
+      auto t = cast<MemRefType>(v.getType());
+      v = sliceOuter(b, loc, v, *outerDim, 0, s.partials * s.chunk);
+      SmallVector<ReassociationIndices> groups;
+      SmallVector<int64_t> shape;
+      for (int64_t d = 0, r = 0; d < t.getRank(); ++d) {
+        if ((unsigned)d == *outerDim) {
+          groups.push_back({r, r + 1});
+          shape.append({s.partials, s.chunk});
+          r += 2;
+        } else {
+          groups.push_back({r++});
+          shape.push_back(t.getDimSize(d));
+        }
+      }
+      v = memref::ExpandShapeOp::create(b, loc, shape, v, groups);
+    }
+    inputs.push_back(v);
+    maps.push_back(AffineMap::get(n + 1, 0, results, ctx));
+  }
+  maps.push_back(AffineMap::get(n + 1, 0, getAffineDimExpr(0, ctx)));
+  SmallVector<utils::IteratorType> iterators(n + 1,
+                                             utils::IteratorType::reduction);
+  iterators[0] = utils::IteratorType::parallel;
+  Value partial = memref::AllocOp::create(b, loc, partialTy);
+  Value neutral = arith::ConstantOp::create(b, loc, s.neutral);
+  linalg::FillOp::create(b, loc, neutral, partial);
+  auto stage1 = linalg::GenericOp::create(b, loc, TypeRange{}, inputs, partial,
+                                          maps, iterators);
+  IRMapping first;
+  g.getRegion().cloneInto(&stage1.getRegion(), first);
+
+  // Stage 2: the partials combined into the output in order.
+  AffineMap outMap = g.getMatchingIndexingMap(g.getDpsInitOperand(0));
+  SmallVector<AffineMap> combineMaps = {
+      AffineMap::get(1, 0, getAffineDimExpr(0, ctx)),
+      AffineMap::get(1, 0, outMap.getResults(), ctx)};
+  linalg::GenericOp::create(
+      b, loc, TypeRange{}, partial, out, combineMaps,
+      utils::IteratorType::reduction,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value acc = args[1], value = args[0];
+        Operation *c = s.combiner;
+        Value accIn = g.getRegionOutputArgs()[0];
+        IRMapping map;
+        for (Value operand : c->getOperands())
+          map.map(operand, operand == accIn ? acc : value);
+        Operation *combined = nb.clone(*c, map);
+        linalg::YieldOp::create(nb, l, combined->getResult(0));
+      });
+  memref::DeallocOp::create(b, loc, partial);
+
+  // The tail the chunks leave: the original op on its last iterations.
+  if (s.tail) {
+    SmallVector<Value> tails;
+    for (OpOperand *in : g.getDpsInputOperands()) {
+      AffineMap m = g.getMatchingIndexingMap(in);
+      Value v = in->get();
+      for (auto [pos, e] : llvm::enumerate(m.getResults()))
+        if (cast<AffineDimExpr>(e).getPosition() == 0)
+          v = sliceOuter(b, loc, v, pos, s.partials * s.chunk, s.tail);
+      tails.push_back(v);
+    }
+    auto tail = linalg::GenericOp::create(b, loc, TypeRange{}, tails, out,
+                                          g.getIndexingMapsArray(),
+                                          g.getIteratorTypesArray());
+    IRMapping again;
+    g.getRegion().cloneInto(&tail.getRegion(), again);
+  }
+  g.erase();
+}
+
+struct ZeroGPUSplitReductionsPass
+    : zero::cuda::impl::ZeroGPUSplitReductionsBase<ZeroGPUSplitReductionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::GenericOp, Split>> work;
+    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+      if (fn.isExternal() || fn->hasAttr(kKernelAttr))
+        continue;
+      fn.walk([&](linalg::GenericOp g) {
+        if (auto s = planSplit(g, maxPartials, minIterations))
+          work.push_back({g, *s});
+      });
+    }
+    for (auto &[g, s] : work)
+      split(g, s);
+  }
+};
+
+} // namespace

@@ -1,0 +1,87 @@
+// RUN: zero-opt %s --zero-gpu-split-reductions=max-partials=128 -split-input-file | FileCheck %s
+
+// A sum of squares over 300x40: loop 0 in 100 chunks of 3, one partial per
+// chunk in parallel, then the partials added into the output in order.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2) -> (d0)>
+// CHECK-LABEL: func.func @sumsq
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg1 : memref<f32>)
+// CHECK: %[[E:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [100, 3, 40]
+// CHECK: %[[PART:.*]] = memref.alloc() : memref<100xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[PART]] : memref<100xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[P]]], iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[E]] : {{.*}}) outs(%[[PART]] : memref<100xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[PART]] : memref<100xf32>) outs(%arg1 : memref<f32>)
+// CHECK-NEXT: ^bb0(%[[V:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC]], %[[V]] : f32
+// CHECK-NEXT: linalg.yield %[[S]]
+// CHECK: memref.dealloc %[[PART]]
+// CHECK-NEXT: return
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#sc = affine_map<(d0, d1) -> ()>
+func.func @sumsq(%x: memref<300x40xf32>, %out: memref<f32>) attributes {zero.entry} {
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%out : memref<f32>)
+  linalg.generic {indexing_maps = [#id2, #sc], iterator_types = ["reduction", "reduction"]} ins(%x : memref<300x40xf32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %r = arith.addf %acc, %sq : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A maximum over 2x4259 elements with a transposed input, loop 0 indexing
+// the second dimension: 125 chunks of 34 (the partials start at -inf, the
+// combining op's neutral element), and the 9 iterations left reduced by
+// the original op after them.
+// CHECK-LABEL: func.func @max_tail
+// CHECK: memref.subview %arg0[0, 0] [2, 4250] [1, 1]
+// CHECK: memref.expand_shape {{.*}} output_shape [2, 125, 34]
+// CHECK: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: linalg.fill ins(%[[NEG]] : f32) outs(%[[PART:.*]] : memref<125xf32>)
+// CHECK: iterator_types = ["parallel", "reduction", "reduction"]
+// CHECK: arith.maximumf
+// CHECK: ins(%[[PART]] : memref<125xf32>) outs(%arg1 : memref<f32>)
+// CHECK: arith.maximumf
+// CHECK: memref.dealloc %[[PART]]
+// CHECK: %[[T:.*]] = memref.subview %arg0[0, 4250] [2, 9] [1, 1]
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[T]] : {{.*}}) outs(%arg1 : memref<f32>)
+#t = affine_map<(d0, d1) -> (d1, d0)>
+#sc2 = affine_map<(d0, d1) -> ()>
+func.func @max_tail(%x: memref<2x4259xf32>, %out: memref<f32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#t, #sc2], iterator_types = ["reduction", "reduction"]} ins(%x : memref<2x4259xf32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.maximumf %in, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Left alone: a row reduction (it has a parallel loop), a reduction too
+// small to split, and a kernel's body.
+// CHECK-LABEL: func.func @alone
+// CHECK-NOT: memref.alloc
+// CHECK: return
+#r = affine_map<(d0, d1) -> (d0, d1)>
+#o = affine_map<(d0, d1) -> (d0)>
+#s1 = affine_map<(d0) -> (d0)>
+#s0 = affine_map<(d0) -> ()>
+func.func @alone(%x: memref<64x4096xf32>, %rows: memref<64xf32>, %y: memref<512xf32>, %out: memref<f32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#r, #o], iterator_types = ["parallel", "reduction"]} ins(%x : memref<64x4096xf32>) outs(%rows : memref<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %acc, %in : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#s1, #s0], iterator_types = ["reduction"]} ins(%y : memref<512xf32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %acc, %in : f32
+    linalg.yield %a : f32
+  }
+  return
+}
