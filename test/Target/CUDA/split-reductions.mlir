@@ -85,3 +85,44 @@ func.func @alone(%x: memref<64x4096xf32>, %rows: memref<64xf32>, %y: memref<512x
   }
   return
 }
+
+// -----
+
+// An input indexed by a constant (a broadcast unit dimension) keeps it, the
+// other loops shifted behind the new parallel one.
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2) -> (0, d2)>
+// CHECK-LABEL: func.func @broadcast
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[B]], #{{.*}}], iterator_types = ["parallel", "reduction", "reduction"]}
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#w = affine_map<(d0, d1) -> (0, d1)>
+#o0 = affine_map<(d0, d1) -> ()>
+func.func @broadcast(%x: memref<256x16xf32>, %w: memref<1x16xf32>, %out: memref<f32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#x, #w, #o0], iterator_types = ["reduction", "reduction"]} ins(%x, %w : memref<256x16xf32>, memref<1x16xf32>) outs(%out : memref<f32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A body that reads its loop indices is left alone.
+// CHECK-LABEL: func.func @indexed
+// CHECK-NOT: memref.alloc
+// CHECK: linalg.index
+#i1 = affine_map<(d0) -> (d0)>
+#i0 = affine_map<(d0) -> ()>
+func.func @indexed(%x: memref<4096xf32>, %out: memref<f32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#i1, #i0], iterator_types = ["reduction"]} ins(%x : memref<4096xf32>) outs(%out : memref<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i32
+    %f = arith.sitofp %c : i32 to f32
+    %m = arith.mulf %a, %f : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}

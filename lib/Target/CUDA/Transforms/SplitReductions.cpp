@@ -58,6 +58,9 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
       if (e.isFunctionOfDim(0) && !isa<AffineDimExpr>(e))
         return std::nullopt;
   }
+  // A body that reads its indices would see the split loops'.
+  if (!g.getBody()->getOps<linalg::IndexOp>().empty())
+    return std::nullopt;
   // One combining op with a neutral element (a sum, a maximum, ...).
   SmallVector<Operation *> combiners;
   if (!matchReduction(g.getRegionOutputArgs(), 0, combiners) ||
@@ -72,6 +75,11 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
     return std::nullopt;
   return Split{partials, chunk, outer - partials * chunk, combiners[0],
                *neutral};
+}
+
+bool isOuterLoop(AffineExpr e) {
+  auto d = dyn_cast<AffineDimExpr>(e);
+  return d && d.getPosition() == 0;
 }
 
 /// `v` restricted along the dimension that loop 0 indexes to
@@ -108,13 +116,13 @@ void split(linalg::GenericOp g, const Split &s) {
     Value v = in->get();
     std::optional<unsigned> outerDim;
     for (auto [pos, e] : llvm::enumerate(m.getResults())) {
-      unsigned d = cast<AffineDimExpr>(e).getPosition();
-      if (d == 0) {
+      if (isOuterLoop(e)) {
         outerDim = pos;
         results.push_back(getAffineDimExpr(0, ctx));
         results.push_back(getAffineDimExpr(1, ctx));
       } else {
-        results.push_back(getAffineDimExpr(d + 1, ctx));
+        // Loop k of the original op is loop k + 1 of the split one.
+        results.push_back(e.shiftDims(n, 1));
       }
     }
     if (outerDim) {
@@ -176,7 +184,7 @@ void split(linalg::GenericOp g, const Split &s) {
       AffineMap m = g.getMatchingIndexingMap(in);
       Value v = in->get();
       for (auto [pos, e] : llvm::enumerate(m.getResults()))
-        if (cast<AffineDimExpr>(e).getPosition() == 0)
+        if (isOuterLoop(e))
           v = sliceOuter(b, loc, v, pos, s.partials * s.chunk, s.tail);
       tails.push_back(v);
     }
