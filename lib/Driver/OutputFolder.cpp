@@ -389,16 +389,23 @@ OutputFolder::~OutputFolder() {
 }
 
 /// The device code the step library embeds, also as files for the
-/// toolkit's tools (cuobjdump, nvdisasm): kernels.<chip>.cubin.
+/// toolkit's tools (cuobjdump, nvdisasm): kernels.<chip>.cubin, and
+/// kernels.fatbin for several architectures.
 llvm::Error OutputFolder::writeDeviceObjects(ModuleOp lowered) {
   std::string error;
   for (auto binary : lowered.getOps<gpu::BinaryOp>())
     for (Attribute a : binary.getObjects()) {
       auto object = cast<gpu::ObjectAttr>(a);
       auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
-      if (!target || object.getFormat() != gpu::CompilationTarget::Binary)
+      if (!target)
         continue;
-      std::string file = ("kernels." + target.getChip() + ".cubin").str();
+      std::string file;
+      if (object.getFormat() == gpu::CompilationTarget::Binary)
+        file = ("kernels." + target.getChip() + ".cubin").str();
+      else if (object.getFormat() == gpu::CompilationTarget::Fatbin)
+        file = "kernels.fatbin";
+      else
+        continue;
       if (!::zero::rt::writeTextFile(inTmp(file),
                                      object.getObject().getValue().str(),
                                      error))

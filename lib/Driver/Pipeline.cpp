@@ -387,7 +387,7 @@ LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module,
       cpuOptions.schedule.allgatherBucketSize;
   lowering.schedule.prefetchBucketSize = cpuOptions.schedule.prefetchBucketSize;
   lowering.schedule.maxLiveParameters = cpuOptions.schedule.maxLiveParameters;
-  lowering.chip = options.gpuArch;
+  lowering.chips = options.gpuArch;
   cuda::buildCUDALowering(pm, lowering);
   TimingScope t = phase(options, "lowering");
   timePasses(pm, t);

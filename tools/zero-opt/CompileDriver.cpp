@@ -245,8 +245,9 @@ int mlir::zero::compileMain(int argc, char **argv) {
       cl::init("cpu"), cl::cat(cat));
   cl::opt<std::string> gpuArch(
       "gpu-arch",
-      cl::desc("--target=cuda: the GPU architecture the kernels are "
-               "assembled for, sm_80 (A100) or sm_90 (H100; default)"),
+      cl::desc("--target=cuda: the GPU architectures the kernels are "
+               "assembled for, sm_80 (A100), sm_90 (H100; default) or "
+               "sm_80,sm_90 (one fat binary for both)"),
       cl::init("sm_90"), cl::cat(cat));
   cl::opt<std::string> mode(
       "mode",
@@ -397,8 +398,12 @@ int mlir::zero::compileMain(int argc, char **argv) {
     return fail("--target=" + target + ": expected cpu or cuda");
   if (gpuArch.getNumOccurrences() && !opts.cuda)
     return fail("--gpu-arch is for --target=cuda");
-  if (gpuArch != "sm_80" && gpuArch != "sm_90")
-    return fail("--gpu-arch=" + gpuArch + ": expected sm_80 or sm_90");
+  SmallVector<StringRef> archs;
+  StringRef(gpuArch).split(archs, ',');
+  for (StringRef arch : archs)
+    if (arch != "sm_80" && arch != "sm_90")
+      return fail("--gpu-arch=" + gpuArch +
+                  ": expected sm_80, sm_90 or both (sm_80,sm_90)");
   opts.gpuArch = gpuArch;
   if (opts.cuda && simulateGPU)
     return fail("--simulate-gpu runs the GPU's kernels on the CPU; leave it "

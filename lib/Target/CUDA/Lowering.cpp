@@ -39,10 +39,13 @@ void cuda::buildCUDALowering(OpPassManager &pm,
   pm.addPass(cpu::createZeroCPUEntryPoint());
 
   GPUKernelLoweringOptions kernels;
-  kernels.chips = options.chip.getValue();
+  kernels.chips = options.chips.getValue();
   kernels.toolkit = options.toolkit.getValue();
   kernels.format = "bin";
   buildGPUKernelLowering(pm, kernels);
+  cuda::ZeroGPUFatBinaryOptions fat;
+  fat.toolkit = options.toolkit.getValue();
+  pm.addPass(cuda::createZeroGPUFatBinary(fat));
   pm.addPass(cuda::createZeroGPURuntimeCalls());
 
   // Host code: the step's address arithmetic and scalar bookkeeping, the

@@ -48,10 +48,11 @@ void registerCUDAPipelines();
 /// toolkit.
 struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
   ScheduleOptions schedule{*this};
-  Option<std::string> chip{
-      *this, "chip",
-      llvm::cl::desc("GPU architecture the kernels are assembled for "
-                     "(sm_80, sm_90)"),
+  Option<std::string> chips{
+      *this, "chips",
+      llvm::cl::desc("GPU architectures the kernels are assembled for, "
+                     "comma-separated (sm_80, sm_90); several make one fat "
+                     "binary"),
       llvm::cl::init("sm_80")};
   Option<std::string> toolkit{
       *this, "toolkit",
@@ -61,8 +62,8 @@ struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
 };
 
 /// Tensor-level IR to the LLVM dialect for an NVIDIA GPU: the CPU target's
-/// memory plan and schedule, kernels, the arena, device code for `chip`
-/// (a gpu.binary) and host code that queues everything on the CUDA
+/// memory plan and schedule, kernels, the arena, device code for `chips`
+/// (a gpu.binary, a fat binary for several) and host code that queues everything on the CUDA
 /// runtime's streams, with the C ABI entries of the zero.entry functions.
 void buildCUDALowering(OpPassManager &pm, const CUDALoweringOptions &options);
 

@@ -127,6 +127,25 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def ZeroGPUFatBinary : Pass<"zero-gpu-fat-binary", "ModuleOp"> {
+  let summary = "The cubins of a gpu.binary as one fat binary";
+  let description = [{
+    Runs after `gpu-module-to-binary{format=bin}` with several NVVM
+    targets. The toolkit's `fatbinary` packs the cubins into one fat
+    binary, which becomes the binary's first object (the one the embedding
+    selects), so the CUDA driver loads the cubin of the GPU present: one
+    build for several architectures. The cubins stay after it. A binary
+    with one cubin is left alone; objects that are not NVVM cubins are an
+    error.
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", [{""}],
+           "CUDA toolkit folder (bin/fatbinary)">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::NVVM::NVVMDialect"];
+}
+
 def ZeroGPUArena : Pass<"zero-gpu-arena", "ModuleOp"> {
   let summary = "Device buffers of each step at static offsets of one arena";
   let description = [{

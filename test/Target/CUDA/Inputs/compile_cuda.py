@@ -10,7 +10,9 @@ it: a kernel it rejects fails the compile). Then, per output folder:
   - kernels.<arch>.cubin: the ELF header's architecture (llvm-readelf) and
     its kernels (FUNC GLOBAL symbols);
   - step.so embeds those exact bytes, and the kernel names its launches
-    look up are exactly the cubin's kernels;
+    look up are exactly the cubin's kernels; with several architectures
+    (`--archs sm_80+sm_90`), step.so embeds kernels.fatbin, which holds
+    every cubin, all with the same kernels;
   - step.so was linked with --no-undefined against the CUDA runtime, which
     brings cudart, cuBLAS and NCCL: `ldd -r` finds every library and
     reports no undefined symbol;
@@ -41,25 +43,36 @@ def run(cmd):
 def compile_one(work, model, precision, stage, arch, clip):
     out = os.path.join(work, f"{model}.{precision}.s{stage}.{arch}")
     run(["zero-opt", os.path.join(work, f"{model}.onnx"), "--target=cuda",
-         f"--gpu-arch={arch}", f"--stage={stage}", "--world-size=2",
+         f"--gpu-arch={arch.replace('+', ',')}", f"--stage={stage}", "--world-size=2",
          f"--precision={precision}", "--persistence-threshold=0",
          f"--gradient-clipping={clip}", "--no-object-cache", "-o", out])
     return out
 
 
-def check(out, arch):
+def check(out, archs):
     facts = []
-    cubin = os.path.join(out, f"kernels.{arch}.cubin")
-    header = run([READELF, "-h", cubin])
-    found = re.search(r"Flags:.*?(sm_\d+)", header)
-    found = found.group(1) if found else "none"
-    facts.append(f"cubin for {found} == {arch}: {found == arch}")
-    syms = run([READELF, "-s", "--wide", cubin])
-    kernels = {l.split()[-1] for l in syms.splitlines()
-               if " FUNC " in l and " GLOBAL " in l}
     so = open(os.path.join(out, "step.so"), "rb").read()
-    facts.append(f"{len(kernels)} kernels; embedded: "
-                 f"{open(cubin, 'rb').read() in so}")
+    kernel_sets = []
+    for arch in archs.split("+"):
+        cubin = os.path.join(out, f"kernels.{arch}.cubin")
+        header = run([READELF, "-h", cubin])
+        found = re.search(r"Flags:.*?(sm_\d+)", header)
+        found = found.group(1) if found else "none"
+        facts.append(f"cubin for {found} == {arch}: {found == arch}")
+        syms = run([READELF, "-s", "--wide", cubin])
+        kernel_sets.append({l.split()[-1] for l in syms.splitlines()
+                            if " FUNC " in l and " GLOBAL " in l})
+    kernels = kernel_sets[0]
+    if len(kernel_sets) == 1:
+        embedded = open(cubin, "rb").read() in so
+    else:
+        # One fat binary of every cubin, the one step.so embeds.
+        fat = open(os.path.join(out, "kernels.fatbin"), "rb").read()
+        embedded = (fat[:4] == b"\x50\xed\x55\xba" and fat in so and
+                    all(open(os.path.join(out, f"kernels.{a}.cubin"), "rb").read()
+                        in fat for a in archs.split("+")) and
+                    all(k == kernels for k in kernel_sets))
+    facts.append(f"{len(kernels)} kernels; embedded: {embedded}")
     looked_up = {m.decode() for m in
                  re.findall(rb"(kernel_\d+_[a-z_]+?_\d+)\x00", so)}
     facts.append(f"launched == defined: {looked_up == kernels}")
@@ -72,7 +85,7 @@ def check(out, arch):
     facts.append(f"cudart, cuBLAS, NCCL linked: {libs}; "
                  f"unresolved: {len(missing)}")
     plan = json.load(open(os.path.join(out, "plan.json")))
-    ok = plan.get("target") == "cuda" and plan.get("gpu_arch") == arch
+    ok = plan.get("target") == "cuda" and plan.get("gpu_arch") == archs.replace("+", ",")
     for fn in plan["functions"].values():
         memory, arena = fn["memory"], fn["memory"]["arena"]
         align = arena["alignment"]
