@@ -433,10 +433,9 @@ llvm::Error OutputFolder::commit(ModuleOp lowered, ModuleOp signatures,
       codegen.linkArgs = {("-L" + dir).str(), ("-Wl,-rpath," + dir).str(),
                           "-lZeroRuntimeCUDA", "-lZeroRuntime",
                           "-Wl,--no-undefined"};
-    }
-    if (options.cuda)
       if (llvm::Error e = writeDeviceObjects(lowered))
         return e;
+    }
     cpu::CodegenStats stats;
     TimingScope t = options.timing ? options.timing->nest("code generation")
                                    : TimingScope();

@@ -122,14 +122,20 @@ void mlir::zero::trainingPipelineOptions(const CompileOptions &options,
   o.reduceInF32 = c.commDataType == "fp32";
 }
 
+/// The schedule's options from the compile's training settings; every
+/// target schedules the same way.
+static void scheduleOptions(const CompileOptions &options, ScheduleOptions &o) {
+  const TrainingConfig &c = options.training;
+  o.overlapComm = c.overlapComm;
+  o.reduceBucketSize = c.reduceBucketElements;
+  o.allgatherBucketSize = c.allgatherBucketElements;
+  o.prefetchBucketSize = c.prefetchElements;
+  o.maxLiveParameters = c.maxLiveParameters;
+}
+
 void mlir::zero::cpuLoweringOptions(const CompileOptions &options,
                                     cpu::CPULoweringOptions &o) {
-  const TrainingConfig &c = options.training;
-  o.schedule.overlapComm = c.overlapComm;
-  o.schedule.reduceBucketSize = c.reduceBucketElements;
-  o.schedule.allgatherBucketSize = c.allgatherBucketElements;
-  o.schedule.prefetchBucketSize = c.prefetchElements;
-  o.schedule.maxLiveParameters = c.maxLiveParameters;
+  scheduleOptions(options, o.schedule);
   o.simulateGPU = options.simulateGPU;
 }
 
@@ -378,15 +384,8 @@ LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module,
   if (!options.cuda)
     return runCPUPipeline(module, options, cpu::buildCPULowering);
   PassManager pm(module.getContext());
-  cpu::CPULoweringOptions cpuOptions;
-  cpuLoweringOptions(options, cpuOptions);
   cuda::CUDALoweringOptions lowering;
-  lowering.schedule.overlapComm = cpuOptions.schedule.overlapComm;
-  lowering.schedule.reduceBucketSize = cpuOptions.schedule.reduceBucketSize;
-  lowering.schedule.allgatherBucketSize =
-      cpuOptions.schedule.allgatherBucketSize;
-  lowering.schedule.prefetchBucketSize = cpuOptions.schedule.prefetchBucketSize;
-  lowering.schedule.maxLiveParameters = cpuOptions.schedule.maxLiveParameters;
+  scheduleOptions(options, lowering.schedule);
   lowering.chips = options.gpuArch;
   cuda::buildCUDALowering(pm, lowering);
   TimingScope t = phase(options, "lowering");

@@ -202,6 +202,12 @@ struct ZeroGPUSplitReductionsPass
   using Base::Base;
 
   void runOnOperation() override {
+    if (maxPartials < 2) {
+      getOperation().emitError()
+          << "zero-gpu-split-reductions: max-partials "
+          << maxPartials.getValue() << " must be at least 2";
+      return signalPassFailure();
+    }
     SmallVector<std::pair<linalg::GenericOp, Split>> work;
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (fn.isExternal() || fn->hasAttr(kKernelAttr))
