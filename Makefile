@@ -19,7 +19,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all setup build test demo clean \
         test-lit test-conformance test-parity test-train test-zero test-memory \
-        test-fuzz test-runtime test-cuda test-zoo
+        test-fuzz test-runtime test-cuda test-zoo test-gpu
 
 all: build
 
@@ -54,7 +54,7 @@ build: $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j$(JOBS)
 
 test: build setup test-runtime test-lit test-conformance test-parity test-train test-zoo \
-      test-zero test-memory test-fuzz
+      test-zero test-memory test-fuzz test-gpu
 	@echo "make test: all suites passed"
 
 test-lit: build
@@ -73,6 +73,11 @@ test-cuda: build
 	  $(BUILD)/bin/zero-cuda-gemm-layout-test && \
 	  runtime/tests/run_cuda_tests.sh $(BUILD)/bin/zero-cuda-runtime-test; \
 	else echo "test-cuda: no CUDA runtime in this build"; fi
+
+# --target=cuda programs on this machine's GPUs against the CPU target;
+# SKIP where nvidia-smi lists none.
+test-gpu: build setup
+	$(PYTHON) test/gpu/gpu_parity.py --build $(BUILD)
 
 ONNX_TESTS := /usr/share/libonnx-testdata/data
 # Node tests that an accepted capability rests on: skipping one fails.

@@ -24,6 +24,20 @@ if config.cuda_toolkit_dir and os.path.exists(
     config.available_features.add("cuda-toolkit")
 else:
     lit_config.note("no CUDA toolkit: the device-code tests are skipped")
+# Running CUDA programs needs the project's CUDA runtime; running them
+# somewhere needs a GPU (test/gpu does that, lit checks the way they fail
+# without one).
+if os.path.exists(os.path.join(config.zero_obj_root, "lib",
+                               "libZeroRuntimeCUDA.so")):
+    config.available_features.add("cuda-runtime")
+try:
+    import subprocess
+    gpus = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                          text=True, timeout=60).stdout
+    if any(line.startswith("GPU ") for line in gpus.splitlines()):
+        config.available_features.add("gpu")
+except (OSError, subprocess.SubprocessError):
+    pass
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.zero_tools_dir, append_path=True)

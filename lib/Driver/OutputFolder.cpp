@@ -6,6 +6,7 @@
 #include "zero-rt/Files.h"
 #include "zero-rt/Npz.h"
 #include "zero-rt/Runtime.h"
+#include "zero-rt/RuntimeCUDA.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -224,8 +225,10 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
     j.attribute("dtype", modelDType(signatures));
     j.attribute("runtime_abi", ZERO_RT_ABI_VERSION);
     j.attribute("target", options.cuda ? "cuda" : "cpu");
-    if (options.cuda)
+    if (options.cuda) {
       j.attribute("gpu_arch", options.gpuArch);
+      j.attribute("cuda_runtime_abi", ZERO_RT_CUDA_ABI_VERSION);
+    }
     if (options.memoryReport) {
       // A plan without a program: zero-run refuses it.
       j.attribute("report", options.timelineReport ? "timeline" : "memory");

@@ -3,8 +3,10 @@
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero-opt/Dialect/Zero/Schedule/Timeline.h"
+#include "zero-opt/Target/CUDA/Passes.h"
 #include "zero-rt/Trace.h"
 
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -142,6 +144,14 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
   auto hw = HardwareModel::load(options.hardware);
   if (!hw)
     return planned.emitError(llvm::toString(hw.takeError()));
+  // The CUDA target splits full reductions into partials before it maps
+  // them to threads: its launches are predicted after the same split.
+  if (options.cuda) {
+    PassManager pm(planned.getContext());
+    pm.addPass(cuda::createZeroGPUSplitReductions());
+    if (failed(pm.run(planned)))
+      return failure();
+  }
   Builder b(planned.getContext());
   SmallVector<NamedAttribute> reports;
   std::vector<::zero::rt::TraceEvent> trace;
@@ -152,7 +162,8 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
     o.worldSize = worldSizeOf(fn);
     o.overlap = options.training.overlapComm;
     o.precision = options.precision;
-    if (llvm::Error e = hw->check(o.worldSize, o.precision))
+    o.gpu = options.cuda;
+    if (llvm::Error e = hw->check(o.worldSize, o.precision, o.gpu))
       return fn.emitError(llvm::toString(std::move(e)));
     Timeline tl = simulateStep(fn, *hw, o);
     reports.push_back(b.getNamedAttr(fn.getName(), timelineAttr(b, tl)));
@@ -186,13 +197,20 @@ void mlir::zero::printTimelineReport(llvm::raw_ostream &os, ModuleOp planned,
     auto i = [&](StringRef k) { return intEntry(t, k); };
     auto ms = [](double s) { return llvm::formatv("{0,12:f3} ms", s * 1e3); };
     os << llvm::formatv("{0}: predicted step on {1} ({2} ranks, ZeRO stage "
-                        "{3}, matmuls at the {4} peak), per rank\n",
+                        "{3}, matmuls at the {4} peak{5}), per rank\n",
                         planName(fn), options.hardware, options.worldSize,
-                        options.training.stage, options.precision);
+                        options.training.stage, options.precision,
+                        options.cuda ? ", CUDA target" : "");
     os << "  step                    " << ms(f("step_seconds")) << "\n";
-    os << "  compute                 " << ms(f("compute_seconds"))
-       << llvm::formatv("   {0} ops, {1:e3} FLOP, MFU {2:f1}%\n",
-                        i("compute_ops"), f("flops"), 100 * f("mfu"));
+    os << "  compute                 " << ms(f("compute_seconds"));
+    if (options.cuda)
+      os << llvm::formatv("   {0} launches ({1} on one thread), {2:e3} FLOP, "
+                          "MFU {3:f1}%\n",
+                          i("compute_ops"), i("serial_launches"), f("flops"),
+                          100 * f("mfu"));
+    else
+      os << llvm::formatv("   {0} ops, {1:e3} FLOP, MFU {2:f1}%\n",
+                          i("compute_ops"), f("flops"), 100 * f("mfu"));
     if (i("recompute_ops") > 0)
       os << "  recompute               " << ms(f("recompute_seconds"))
          << llvm::formatv("   {0} ops, {1:e3} FLOP, {2:f1}% of compute\n",

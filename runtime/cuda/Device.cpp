@@ -123,6 +123,12 @@ static int deviceCount() {
   if (rc == cudaErrorNoDevice || (rc == cudaSuccess && count == 0))
     fail("cudaGetDeviceCount", "no CUDA device is visible to this process "
                                "(CUDA_VISIBLE_DEVICES, driver)");
+  if (rc == cudaErrorInsufficientDriver)
+    fail("cudaGetDeviceCount",
+         "no NVIDIA driver on this machine (" +
+             std::string(cudaGetErrorString(rc)) +
+             "): a --target=cuda build runs on NVIDIA GPUs; compile with "
+             "--target=cpu to run here");
   check(rc, "cudaGetDeviceCount");
   return count;
 }
@@ -328,6 +334,14 @@ extern "C" int32_t zero_rt_cuda_init(int32_t numCommStreams) {
   }
   check(cublasCreate(&s.blas), "cublasCreate");
   check(cublasSetStream(s.blas, s.compute), "cublasSetStream");
+  // The runtime's own device memory is taken here, so that what a step
+  // adds is the compiler's plan: a fixed cuBLAS workspace instead of one
+  // allocated at the first GEMM, and NCCL's connections made when the
+  // communicators form instead of at their first collective.
+  check(cudaMalloc(&s.blasWorkspace, kBlasWorkspaceBytes), "cudaMalloc");
+  check(cublasSetWorkspace(s.blas, s.blasWorkspace, kBlasWorkspaceBytes),
+        "cublasSetWorkspace");
+  setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
   commInitNccl(numCommStreams);
   s.initialized = true;
   static bool registered = false;
@@ -362,6 +376,11 @@ extern "C" void zero_rt_cuda_finalize(void) {
   s.arenaBytes = 0;
   check(cublasDestroy(s.blas), "cublasDestroy");
   s.blas = nullptr;
+  check(cudaFree(s.blasWorkspace), "cudaFree");
+  s.blasWorkspace = nullptr;
+  for (void *p : s.allocations)
+    check(cudaFree(p), "cudaFree");
+  s.allocations.clear();
   for (cudaStream_t c : s.commStreams)
     check(cudaStreamDestroy(c), "cudaStreamDestroy");
   s.commStreams.clear();
@@ -396,6 +415,54 @@ extern "C" void zero_rt_cuda_memcpy(int64_t dst, int64_t src, int64_t bytes) {
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
+/// cudaMalloc, or the job's end with the sizes when the device is full.
+static void *allocate(int64_t bytes, const char *what) {
+  void *ptr = nullptr;
+  cudaError_t rc = cudaMalloc(&ptr, (size_t)bytes);
+  if (rc == cudaErrorMemoryAllocation) {
+    size_t freeBytes = 0, totalBytes = 0;
+    cudaGetLastError();
+    cudaMemGetInfo(&freeBytes, &totalBytes);
+    fail("cudaMalloc", std::string(what) + " of " + std::to_string(bytes) +
+                           " bytes does not fit: the device has " +
+                           std::to_string(freeBytes) + " of " +
+                           std::to_string(totalBytes) + " bytes free");
+  }
+  check(rc, "cudaMalloc");
+  return ptr;
+}
+
+extern "C" int64_t zero_rt_cuda_alloc(int64_t bytes) {
+  State &s = state();
+  ensureContext();
+  if (bytes <= 0)
+    return 0;
+  void *ptr = allocate(bytes, "a buffer");
+  {
+    std::lock_guard<std::mutex> lock(s.m);
+    s.allocations.insert(ptr);
+  }
+  sampleMemory();
+  return reinterpret_cast<int64_t>(ptr);
+}
+
+extern "C" void zero_rt_cuda_free(int64_t address) {
+  State &s = state();
+  void *ptr = reinterpret_cast<void *>(address);
+  if (!ptr)
+    return;
+  ensureContext();
+  {
+    std::lock_guard<std::mutex> lock(s.m);
+    if (!s.allocations.erase(ptr))
+      fail("zero_rt_cuda_free", "the address was not allocated by "
+                                "zero_rt_cuda_alloc (or freed twice)");
+  }
+  // Work still queued may use it.
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  check(cudaFree(ptr), "cudaFree");
+}
+
 extern "C" int64_t zero_rt_cuda_arena_init(int64_t bytes) {
   State &s = state();
   ensureContext();
@@ -407,17 +474,7 @@ extern "C" int64_t zero_rt_cuda_arena_init(int64_t bytes) {
     s.arenaBytes = 0;
   }
   if (bytes > 0) {
-    cudaError_t rc = cudaMalloc(&s.arena, (size_t)bytes);
-    if (rc == cudaErrorMemoryAllocation) {
-      size_t freeBytes = 0, totalBytes = 0;
-      cudaGetLastError();
-      cudaMemGetInfo(&freeBytes, &totalBytes);
-      fail("cudaMalloc", "the arena of " + std::to_string(bytes) +
-                             " bytes does not fit: the device has " +
-                             std::to_string(freeBytes) + " of " +
-                             std::to_string(totalBytes) + " bytes free");
-    }
-    check(rc, "cudaMalloc");
+    s.arena = allocate(bytes, "the arena");
     s.arenaBytes = bytes;
   }
   sampleMemory();

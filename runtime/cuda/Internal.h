@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ struct Driver {
 /// Loaded on first use.
 const Driver &driver();
 
+/// cuBLAS's own default on Hopper, allocated once at init.
+constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;
+
 struct State {
   std::mutex m; ///< guards device selection and the event pools
   bool deviceChosen = false, initialized = false;
@@ -57,6 +61,8 @@ struct State {
   bool tf32 = false, overlap = true;
   void *arena = nullptr;
   int64_t arenaBytes = 0;
+  void *blasWorkspace = nullptr;
+  std::set<void *> allocations; ///< by zero_rt_cuda_alloc
   int64_t memoryBaseline = 0, memoryPeak = 0;
   std::vector<cudaEvent_t> timingEvents, plainEvents;
 };

@@ -9,13 +9,18 @@
 using namespace zero::rt;
 
 std::string zero::rt::chromeTrace(int64_t pid,
-                                  const std::vector<TraceEvent> &events) {
+                                  const std::vector<TraceEvent> &events,
+                                  bool streams) {
   std::string text;
   llvm::raw_string_ostream os(text);
   llvm::json::OStream j(os, 1);
   j.object([&] {
     j.attributeArray("traceEvents", [&] {
       const char *threads[] = {"step", "compute and waits", "communication"};
+      if (streams) {
+        threads[1] = "compute stream (waits included)";
+        threads[2] = "communication stream";
+      }
       for (int tid = 0; tid < 3; ++tid)
         j.object([&] {
           j.attribute("name", "thread_name");
@@ -48,6 +53,7 @@ std::string zero::rt::chromeTrace(int64_t pid,
 
 bool zero::rt::writeChromeTrace(const std::string &path, int64_t pid,
                                 const std::vector<TraceEvent> &events,
+                                bool streams,
                                 std::string &error) {
-  return writeTextFile(path, chromeTrace(pid, events), error);
+  return writeTextFile(path, chromeTrace(pid, events, streams), error);
 }

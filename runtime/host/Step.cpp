@@ -91,6 +91,7 @@ static bool parseBuffers(const json::Array *list, const std::string &what,
       return false;
     }
     spec.init = o->getNumber("init").value_or(0.0);
+    spec.onDevice = o->getString("memory").value_or("host") == "device";
     if (const json::Object *sh = o->getObject("shard")) {
       spec.fullNumel = sh->getInteger("numel").value_or(0);
       if (const json::Array *fs = sh->getArray("shape"))
@@ -146,18 +147,18 @@ bool Program::load(const std::string &dir, std::string &error) {
   model_ = plan->getString("model").value_or("").str();
   modelPath_ = plan->getString("model_path").value_or(model_).str();
   modelHash_ = plan->getString("model_hash").value_or("").str();
+  target_ = plan->getString("target").value_or("cpu").str();
+  if (target_ != "cpu" && target_ != "cuda") {
+    error = planPath + ": unknown target '" + target_ + "'";
+    return false;
+  }
+  cudaAbi_ = plan->getInteger("cuda_runtime_abi").value_or(-1);
   const json::Object *fns = plan->getObject("functions");
   if (!fns || fns->empty()) {
     error = planPath + ": no step functions";
     return false;
   }
-  std::string lib =
-      dir + "/" + plan->getString("library").value_or("step.so").str();
-  handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    error = "cannot load " + lib + ": " + dlerror();
-    return false;
-  }
+  library_ = dir + "/" + plan->getString("library").value_or("step.so").str();
   for (const auto &kv : *fns) {
     const json::Object *o = kv.second.getAsObject();
     Function f;
@@ -170,11 +171,9 @@ bool Program::load(const std::string &dir, std::string &error) {
                       error) ||
         !parseBuffers(o->getArray("results"), "results", f.results, error))
       return false;
-    f.fn = reinterpret_cast<void (*)(void **)>(dlsym(handle, f.entry.c_str()));
-    if (!f.fn) {
-      error = lib + ": no entry '" + f.entry + "'";
-      return false;
-    }
+    if (const json::Object *m = o->getObject("memory"))
+      if (const json::Object *a = m->getObject("arena"))
+        f.arenaBytes = a->getInteger("bytes").value_or(0);
     functions[kv.first.str()] = std::move(f);
   }
   if (const json::Object *t = plan->getObject("training")) {
@@ -218,6 +217,22 @@ bool Program::load(const std::string &dir, std::string &error) {
       tr.tagValidation =
           c->getString("tag_validation").value_or(tr.tagValidation).str();
     training_ = tr;
+  }
+  return true;
+}
+
+bool Program::open(std::string &error) {
+  handle = dlopen(library_.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    error = "cannot load " + library_ + ": " + dlerror();
+    return false;
+  }
+  for (auto &[name, f] : functions) {
+    f.fn = reinterpret_cast<void (*)(void **)>(dlsym(handle, f.entry.c_str()));
+    if (!f.fn) {
+      error = library_ + ": no entry '" + f.entry + "'";
+      return false;
+    }
   }
   return true;
 }

@@ -595,6 +595,23 @@ int main(int argc, char **argv) {
          "cudaMemGetInfo peak covers the arena (" +
              std::to_string(zero_rt_cuda_memory_peak() - before) + " bytes)");
 
+  // Buffers outside the arena (a step's arguments): device memory that
+  // the peak covers, usable by copies, freed on request.
+  {
+    const int64_t bytes = 64ll << 20;
+    int64_t peak = zero_rt_cuda_memory_peak();
+    int64_t buf = zero_rt_cuda_alloc(bytes);
+    expect(buf != 0 && buf % 256 == 0 && zero_rt_cuda_alloc(0) == 0,
+           "zero_rt_cuda_alloc returns aligned device memory");
+    expect(zero_rt_cuda_memory_peak() - peak >= bytes,
+           "cudaMemGetInfo peak covers the buffer");
+    std::vector<float> in(1024, 3.0f), out(1024, 0.0f);
+    zero_rt_cuda_memcpy(buf, reinterpret_cast<int64_t>(in.data()), 4096);
+    zero_rt_cuda_memcpy(reinterpret_cast<int64_t>(out.data()), buf, 4096);
+    expect(out == in, "a buffer round-trips through zero_rt_cuda_memcpy");
+    zero_rt_cuda_free(buf);
+  }
+
   testGemms();
   testCollectives();
   testKernels();

@@ -295,7 +295,7 @@ Result runDataSet(const onnx::ModelProto &original, const std::string &dataDir,
 
   rt::Program prog;
   std::string error;
-  if (!prog.load(outDir, error))
+  if (!prog.load(outDir, error) || !prog.open(error))
     return {Outcome::Fail, error};
   const rt::Function *fn = prog.function("forward");
   if (!fn)

@@ -3,6 +3,7 @@
 #include "zero-rt/Batches.h"
 #include "zero-rt/Checkpointing.h"
 #include "zero-rt/Comm.h"
+#include "zero-rt/CudaDevice.h"
 #include "zero-rt/Files.h"
 #include "zero-rt/Memory.h"
 #include "zero-rt/Npz.h"
@@ -23,6 +24,7 @@
 #include <cstring>
 #include <malloc.h>
 #include <map>
+#include <optional>
 
 using namespace zero::rt;
 namespace cl = llvm::cl;
@@ -61,7 +63,12 @@ static Array gatherFull(const BufferSpec &spec, const Array &shard) {
   return a;
 }
 
+/// `device`: a CUDA run, whose device memory is reported beside the
+/// step's buffers: what the runtime held after its setup (context, cuBLAS,
+/// NCCL, the kernels), the peak, and the bytes the program asked for (the
+/// arena and its buffers).
 static bool writeStats(const std::string &path, int64_t steps,
+                       CudaDevice *device, int64_t programBytes,
                        std::string &error) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -89,6 +96,14 @@ static bool writeStats(const std::string &path, int64_t steps,
                             [&] { j.attribute("peak", m.peak[c]); });
       });
     });
+    if (device)
+      j.attributeObject("device_memory", [&] {
+        int64_t peak = device->memoryPeak();
+        j.attribute("runtime", device->runtimeBytes());
+        j.attribute("peak", peak);
+        j.attribute("program_peak", peak - device->runtimeBytes());
+        j.attribute("program_allocated", programBytes);
+      });
   });
   os << "\n";
   return writeTextFile(path, text, error);
@@ -112,7 +127,8 @@ static std::string tracePath(const std::string &path) {
 /// Chrome trace events (chrome://tracing, ui.perfetto.dev): steps, the
 /// compute between waits, waits, and collectives on the communication
 /// thread.
-static bool writeTrace(const std::string &path, std::string &error) {
+static bool writeTrace(const std::string &path, bool streams,
+                       std::string &error) {
   std::vector<TraceEvent> events = traceEvents();
   // Compute is the step's time outside its waits: one sweep over the steps
   // and the waits, both in time order (waits happen on the step's thread).
@@ -141,20 +157,68 @@ static bool writeTrace(const std::string &path, std::string &error) {
       compute.push_back({"compute", "compute", 1, t, end - t});
   }
   llvm::append_range(events, compute);
-  return writeChromeTrace(tracePath(path), commRank(), events, error);
+  return writeChromeTrace(tracePath(path), commRank(), events, streams, error);
 }
 
-/// Buffers of one function call: arguments then results.
+/// Buffers of one function call: arguments then results. A CUDA step gets
+/// device copies of its device-resident buffers, in one allocation next to
+/// the arena; the host arrays mirror them and are refreshed only where the
+/// host reads them (results after each step, the rest for checkpoints and
+/// saved weights).
 struct Buffers {
   std::vector<Array> arrays;
-  std::vector<void *> ptrs;
-  void finish() {
-    for (Array &a : arrays)
-      ptrs.push_back(a.data.data());
+  std::vector<void *> ptrs; ///< what the step gets
+  std::vector<bool> onDevice;
+  CudaDevice *device = nullptr;
+  int64_t deviceBytes = 0;
+
+  void finish(const Function &fn, CudaDevice *dev) {
+    device = dev;
+    std::vector<const BufferSpec *> specs;
+    for (const auto *list : {&fn.arguments, &fn.results})
+      for (const BufferSpec &spec : *list)
+        specs.push_back(&spec);
+    std::vector<int64_t> offsets;
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      onDevice.push_back(device && specs[i]->onDevice);
+      offsets.push_back(deviceBytes);
+      if (onDevice.back())
+        deviceBytes += (int64_t(arrays[i].data.size()) + 255) / 256 * 256;
+    }
+    char *base = nullptr;
+    if (device) {
+      device->arenaInit(fn.arenaBytes);
+      base = static_cast<char *>(device->alloc(deviceBytes));
+    }
+    for (size_t i = 0; i < arrays.size(); ++i)
+      ptrs.push_back(onDevice[i] ? static_cast<void *>(base + offsets[i])
+                                 : arrays[i].data.data());
+  }
+  void *host(size_t i) { return arrays[i].data.data(); }
+  void upload(size_t i) {
+    if (onDevice[i])
+      device->copy(ptrs[i], arrays[i].data.data(), arrays[i].data.size());
+  }
+  void download(size_t i) {
+    if (onDevice[i])
+      device->copy(arrays[i].data.data(), ptrs[i], arrays[i].data.size());
+  }
+  void upload(size_t first, size_t end) {
+    for (size_t i = first; i < end; ++i)
+      upload(i);
+  }
+  void download(size_t first, size_t end) {
+    for (size_t i = first; i < end; ++i)
+      download(i);
+  }
+  /// Waits for the step (a CUDA step only queues its work).
+  void synchronize() {
+    if (device)
+      device->synchronize();
   }
 };
 
-static int infer(const Program &prog, const Options &o) {
+static int infer(const Program &prog, const Options &o, CudaDevice *device) {
   const Function *fn = prog.function("forward");
   if (!fn)
     return fail(o.dir + " has no forward function");
@@ -185,13 +249,18 @@ static int infer(const Program &prog, const Options &o) {
     a.data.assign(a.data.size() * count, 0);
     outs.push_back(std::move(a));
   }
-  buf.finish();
+  buf.finish(*fn, device);
   size_t firstResult = fn->arguments.size();
+  buf.upload(0, firstResult);
   for (int64_t s = 0; s < count; ++s) {
     for (size_t i = 0; i < fn->arguments.size(); ++i)
-      if (batches.inputFor(i) >= 0)
-        batches.copyRows(batches.inputFor(i), s * b, b, buf.ptrs[i]);
+      if (batches.inputFor(i) >= 0) {
+        batches.copyRows(batches.inputFor(i), s * b, b, buf.host(i));
+        buf.upload(i);
+      }
     fn->run(buf.ptrs.data());
+    buf.synchronize();
+    buf.download(firstResult, buf.arrays.size());
     for (size_t r = 0; r < fn->results.size(); ++r) {
       const Array &res = buf.arrays[firstResult + r];
       std::memcpy(outs[r].data.data() + s * res.data.size(), res.data.data(),
@@ -217,7 +286,7 @@ static std::string jsonNumber(double v) {
 /// Every rank stopped at the same step for the same reason: no abort.
 static constexpr int kAllRanksStopped = 2;
 
-static int train(const Program &prog, const Options &o) {
+static int train(const Program &prog, const Options &o, CudaDevice *device) {
   const Function *fn = prog.function("train_step");
   if (!fn || !prog.training())
     return fail(o.dir + " holds no training step (the model has no scalar "
@@ -306,7 +375,8 @@ static int train(const Program &prog, const Options &o) {
   size_t firstResult = buf.arrays.size();
   for (const BufferSpec &spec : fn->results)
     buf.arrays.push_back(makeArray(spec));
-  buf.finish();
+  buf.finish(*fn, device);
+  buf.upload(0, firstResult);
   for (const auto *specs : {&fn->arguments, &fn->results})
     for (const BufferSpec &spec : *specs)
       memTrack(spec.category, spec.bytes());
@@ -354,6 +424,7 @@ static int train(const Program &prog, const Options &o) {
   // advance only on steps that were not skipped, as DeepSpeed's do.
   int64_t taken = run.optimizerSteps;
   auto checkpoint = [&](int64_t done) {
+    buf.download(0, firstResult);
     RunState st{done, taken, first + (done - s0) * global, std::nullopt};
     if (scaler)
       st.lossScaler = scaler->state();
@@ -372,7 +443,8 @@ static int train(const Program &prog, const Options &o) {
       for (int64_t j = 0; j < accum; ++j)
         batches.copyRows(
             d, first + (s - s0) * global + (j * world + rank) * micro, micro,
-            static_cast<char *>(buf.ptrs[i]) + j * micro * rowBytes);
+            static_cast<char *>(buf.host(i)) + j * micro * rowBytes);
+      buf.upload(i);
     }
     double lr = tr.schedule.lrAt(taken, tr.lr);
     if (lrIdx >= 0)
@@ -385,7 +457,9 @@ static int train(const Program &prog, const Options &o) {
     auto t0 = std::chrono::steady_clock::now();
     double us0 = commNow();
     fn->run(buf.ptrs.data());
+    buf.synchronize();
     traceRecord({"step " + std::to_string(s), "step", 0, us0, commNow() - us0});
+    buf.download(firstResult, buf.arrays.size());
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - t0)
                     .count();
@@ -432,11 +506,14 @@ static int train(const Program &prog, const Options &o) {
                                   " skipped on overflow"
                             : std::string())
                  << "\n";
-  if (!o.stats.empty() && rank == 0 && !writeStats(o.stats, steps, error))
+  if (!o.stats.empty() && rank == 0 &&
+      !writeStats(o.stats, steps, device, buf.deviceBytes + fn->arenaBytes,
+                  error))
     return fail(error);
-  if (!o.trace.empty() && !writeTrace(o.trace, error))
+  if (!o.trace.empty() && !writeTrace(o.trace, device != nullptr, error))
     return fail(error);
   if (!o.saveWeights.empty() || !o.exportOnnx.empty()) {
+    buf.download(0, firstResult);
     std::vector<Array> weights;
     for (size_t i : paramIdx) {
       // A 16-bit parameter is saved as its fp32 master weight.
@@ -625,6 +702,22 @@ int main(int argc, char **argv) {
   commSetOverlap(prog.overlapComm());
   if (!trace.empty())
     traceEnable();
+  // A CUDA program: this rank's GPU, its streams, cuBLAS and NCCL come
+  // first, since loading the step loads its kernels onto that GPU. All
+  // collectives run on one communication stream (NCCL orders the
+  // operations of a communicator anyway).
+  std::optional<CudaDevice> device;
+  if (prog.cuda()) {
+    device.emplace();
+    if (!device->load(prog.cudaRuntimeAbi(), error))
+      return fail(error);
+    device->init(1);
+    device->setOverlap(prog.overlapComm());
+  }
+  if (!prog.open(error))
+    return fail(error);
+  if (device)
+    device->markRuntimeMemory();
   Options o{dir,
             data,
             out,
@@ -640,13 +733,18 @@ int main(int argc, char **argv) {
             keepCheckpoints,
             exportOnnx,
             externalData};
-  int rc = inferMode ? infer(prog, o) : train(prog, o);
+  CudaDevice *dev = device ? &*device : nullptr;
+  int rc = inferMode ? infer(prog, o, dev) : train(prog, o, dev);
   if (rc == kAllRanksStopped) {
+    if (device)
+      device->finalize();
     commFinalize();
     return 1;
   }
   if (rc != 0 && commWorldSize() > 1)
     commAbort("stopping every rank");
+  if (device)
+    device->finalize();
   commFinalize();
   return rc;
 }

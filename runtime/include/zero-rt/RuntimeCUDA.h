@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define ZERO_RT_CUDA_ABI_VERSION 2
+#define ZERO_RT_CUDA_ABI_VERSION 3
 int32_t zero_rt_cuda_abi_version(void);
 
 /*--- Setup ----------------------------------------------------------------*/
@@ -64,6 +64,11 @@ void zero_rt_cuda_memcpy(int64_t dst, int64_t src, int64_t bytes);
  * compiled code offsets into by the compiler's static memory plan. Returns
  * its base address; a second call frees the previous arena first. */
 int64_t zero_rt_cuda_arena_init(int64_t bytes);
+/* A device buffer of `bytes` outside the arena (a step's arguments), freed
+ * by zero_rt_cuda_free or at finalize; 0 for 0 bytes. A device too full is
+ * an error that ends the job, naming the bytes asked and free. */
+int64_t zero_rt_cuda_alloc(int64_t bytes);
+void zero_rt_cuda_free(int64_t address);
 int64_t zero_rt_cuda_arena_base(void);
 /* The arena's base for a step that lays out `bytes` of it: compiled steps
  * call this on entry; an arena smaller than `bytes` (or none) is an error
@@ -73,7 +78,10 @@ int64_t zero_rt_cuda_arena_bytes(void);
 /* Device memory in use (total - free by cudaMemGetInfo, so other processes
  * on the device count too): when initialization started, and the highest
  * value sampled since. Samples are taken at init, after the arena and each
- * mgpuMemAlloc, at every synchronize and by zero_rt_cuda_memory_sample. */
+ * mgpuMemAlloc, at every synchronize and by zero_rt_cuda_memory_sample.
+ * Initialization takes all the memory the runtime itself needs (context,
+ * a fixed cuBLAS workspace, NCCL's buffers, connected eagerly), so the peak
+ * minus the use right after init is the program's own. */
 int64_t zero_rt_cuda_memory_baseline(void);
 int64_t zero_rt_cuda_memory_peak(void);
 void zero_rt_cuda_memory_sample(void);

@@ -30,6 +30,9 @@ struct BufferSpec {
   /// (`fullNumel` elements); empty when not sharded.
   std::vector<int64_t> fullShape;
   int64_t fullNumel = 0;
+  /// CUDA programs: the buffer lives in device memory (all but the
+  /// hyperparameters, which the step's host code reads).
+  bool onDevice = false;
   bool sharded() const { return fullNumel > 0; }
   /// Model state read from params.npz and saved with the weights:
   /// parameters and buffers (BatchNorm running statistics).
@@ -47,6 +50,8 @@ struct BufferSpec {
 struct Function {
   std::string entry;
   std::vector<BufferSpec> arguments, results;
+  /// CUDA programs: the device arena the step lays its temporaries in.
+  int64_t arenaBytes = 0;
   void (*fn)(void **) = nullptr;
   /// `buffers` holds arguments then results, each sized as its spec.
   void run(void **buffers) const { fn(buffers); }
@@ -86,8 +91,13 @@ public:
   Program &operator=(const Program &) = delete;
   ~Program();
 
-  /// Loads the compiled program in folder `dir`; false with `error` set.
+  /// Reads the plan of the compiled program in folder `dir`; false with
+  /// `error` set.
   bool load(const std::string &dir, std::string &error);
+  /// Loads its step library and binds the step functions. A CUDA program's
+  /// library loads its kernels onto the current device, so the device
+  /// runtime is initialized first.
+  bool open(std::string &error);
 
   /// The function named in the plan ("forward", "train_step"), or null.
   const Function *function(const std::string &name) const;
@@ -98,6 +108,10 @@ public:
   const std::string &model() const { return model_; }
   const std::string &modelPath() const { return modelPath_; }
   const std::string &modelHash() const { return modelHash_; }
+  /// "cpu" or "cuda", and for CUDA the runtime interface compiled for.
+  const std::string &target() const { return target_; }
+  bool cuda() const { return target_ == "cuda"; }
+  int64_t cudaRuntimeAbi() const { return cudaAbi_; }
   int worldSize() const { return worldSize_; }
   int stage() const { return stage_; }
   /// Whether collectives overlap compute (the config's overlap_comm).
@@ -131,7 +145,9 @@ private:
   std::string dir_;
   std::map<std::string, Function> functions;
   std::optional<Training> training_;
-  std::string paramsFile, model_, modelPath_, modelHash_;
+  std::string paramsFile, model_, modelPath_, modelHash_, library_;
+  std::string target_ = "cpu";
+  int64_t cudaAbi_ = 0;
   int worldSize_ = 1, stage_ = 0;
   bool overlapComm_ = true;
   void *handle = nullptr;

@@ -23,12 +23,15 @@ struct TraceEvent {
   int64_t id = -1;        ///< collectives and waits: the call's number
 };
 
-/// The Chrome trace JSON of one process (`pid`: the rank).
-std::string chromeTrace(int64_t pid, const std::vector<TraceEvent> &events);
+/// The Chrome trace JSON of one process (`pid`: the rank). `streams`: a
+/// GPU's trace, whose threads 1 and 2 are its compute and communication
+/// streams.
+std::string chromeTrace(int64_t pid, const std::vector<TraceEvent> &events,
+                        bool streams = false);
 
 /// Writes chromeTrace to `path`; false with a one-line `error` otherwise.
 bool writeChromeTrace(const std::string &path, int64_t pid,
-                      const std::vector<TraceEvent> &events,
+                      const std::vector<TraceEvent> &events, bool streams,
                       std::string &error);
 
 } // namespace zero::rt

@@ -2,6 +2,7 @@
 #include "zero-opt/Dialect/Zero/Schedule/Timeline.h"
 
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
+#include "zero-opt/Dialect/Zero/Utils/Kernels.h"
 #include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -164,7 +165,8 @@ HardwareModel::fromJSON(const llvm::json::Value &v, StringRef path) {
          d.number("loop_flops", hw.loopFlops, false, false) &&
          d.rates("transcendental_flops", hw.transcendentalFlops) &&
          d.number("op_overhead", hw.opOverhead, false, true) &&
-         d.number("alloc_overhead", hw.allocOverhead, false, true);
+         d.number("alloc_overhead", hw.allocOverhead, false, true) &&
+         d.integer("threads", hw.deviceThreads);
   }
   if (!hw.loopFlops)
     hw.loopFlops = hw.peakFlops.lookup("fp32");
@@ -224,7 +226,15 @@ HardwareModel::fromJSON(const llvm::json::Value &v, StringRef path) {
   return hw;
 }
 
-llvm::Error HardwareModel::check(int64_t worldSize, StringRef precision) const {
+llvm::Error HardwareModel::check(int64_t worldSize, StringRef precision,
+                                 bool gpu) const {
+  if (gpu && deviceThreads <= 0)
+    return llvm::createStringError(llvm::formatv(
+        "{0} describes no GPU (device.threads: the threads it keeps "
+        "resident), and the CUDA target's launches are costed by the "
+        "threads they run on; pass a GPU description such as "
+        "hardware/h100-8x-nvlink.json",
+        name));
   if (!peakFlops.count(precision)) {
     std::string have;
     for (const auto &kv : peakFlops)
@@ -290,6 +300,19 @@ static double valueBytes(Value v) {
 }
 
 namespace {
+/// What an op does: its FLOPs, the seconds its arithmetic takes at the
+/// device's full loop rate, and the bytes it moves.
+struct Work {
+  double flops = 0, seconds = 0, bytes = 0;
+  Work &operator+=(const Work &o) {
+    flops += o.flops;
+    seconds += o.seconds;
+    bytes += o.bytes;
+    return *this;
+  }
+  Work operator*(double n) const { return {flops * n, seconds * n, bytes * n}; }
+};
+
 /// Op costs against a roofline; the same for buffers and tensors.
 struct CostModel {
   const HardwareModel &hw;
@@ -300,55 +323,109 @@ struct CostModel {
             hw.opOverhead + std::max(flops / peak, bytes / hw.memoryBandwidth)};
   }
 
-  OpEstimate linalgCost(linalg::LinalgOp op) const {
+  /// A GPU launch of `threads` threads (0: enough for the whole device).
+  /// Arithmetic runs on the launch's share of the resident threads; memory
+  /// requests go out per warp, so a lone thread still streams at a warp's
+  /// share of the bandwidth.
+  OpEstimate launch(const Work &w, double threads) const {
+    double resident = double(hw.deviceThreads);
+    double compute = 1, memory = 1;
+    if (resident > 0 && threads > 0) {
+      compute = std::min(1.0, threads / resident);
+      memory = std::min(1.0, 32 * std::ceil(threads / 32) / resident);
+    }
+    return {w.flops,
+            hw.opOverhead + std::max(w.seconds / compute,
+                                     w.bytes / (hw.memoryBandwidth * memory))};
+  }
+
+  /// Seconds of one scalar op in a loop body: an instruction, or a math
+  /// function's evaluation; 0 for what is not arithmetic.
+  double scalarSeconds(Operation &inner, double &flops) const {
+    // Square roots and rounding are instructions; exp, tanh, log, erf...
+    // are library calls or long expansions.
+    if (isa<math::SqrtOp, math::RsqrtOp, math::AbsFOp, math::FmaOp,
+            math::CopySignOp, math::FloorOp, math::CeilOp, math::RoundOp,
+            math::TruncOp>(inner) ||
+        (isa<arith::ArithDialect>(inner.getDialect()) &&
+         !isa<arith::ConstantOp, arith::IndexCastOp>(inner))) {
+      flops += 1;
+      return 1 / hw.loopFlops;
+    }
+    if (isa<math::MathDialect>(inner.getDialect())) {
+      flops += 1;
+      return mathSeconds(inner.getName().stripDialect());
+    }
+    return 0;
+  }
+
+  Work linalgWork(linalg::LinalgOp op) const {
+    if (getGemmLoops(op)) {
+      double iterations = 1, bytes = 0;
+      for (int64_t size : op.getStaticLoopRanges())
+        iterations *= size;
+      for (Value v : op->getOperands())
+        bytes += valueBytes(v);
+      return {2 * iterations, 2 * iterations / matmulPeak, bytes};
+    }
     double iterations = 1;
     for (int64_t r : op.getStaticLoopRanges())
       iterations *= ShapedType::isDynamic(r) ? 1 : r;
-    double arithmetic = 0, transcendental = 0, transcendentalSeconds = 0;
-    for (Operation &inner : op->getRegion(0).front()) {
-      // Square roots and rounding are instructions; exp, tanh, log, erf...
-      // are library calls or long expansions.
-      if (isa<math::SqrtOp, math::RsqrtOp, math::AbsFOp, math::FmaOp,
-              math::CopySignOp, math::FloorOp, math::CeilOp, math::RoundOp,
-              math::TruncOp>(inner) ||
-          (isa<arith::ArithDialect>(inner.getDialect()) &&
-           !isa<arith::ConstantOp, arith::IndexCastOp>(inner)))
-        arithmetic += 1;
-      else if (isa<math::MathDialect>(inner.getDialect())) {
-        transcendental += 1;
-        StringRef fn = inner.getName().stripDialect();
-        transcendentalSeconds += mathSeconds(fn);
-      }
-    }
+    double flops = 0, seconds = 0;
+    for (Operation &inner : op->getRegion(0).front())
+      seconds += scalarSeconds(inner, flops);
     double bytes = 0;
     for (OpOperand *in : op.getDpsInputOperands())
       bytes += valueBytes(in->get());
     for (OpOperand &init : op.getDpsInitsMutable())
       bytes += valueBytes(init.get()) *
                (op.payloadUsesValueFromOperand(&init) ? 2 : 1);
-    double flops = iterations * (arithmetic + transcendental);
-    double seconds =
-        iterations * (arithmetic / hw.loopFlops + transcendentalSeconds);
-    return {flops,
-            hw.opOverhead + std::max(seconds, bytes / hw.memoryBandwidth)};
+    return {iterations * flops, iterations * seconds, bytes};
   }
 
-  /// A matmul or batch matmul: 2bmnk FLOPs at the matmul peak, against its
-  /// operands' bytes.
-  OpEstimate gemmCost(linalg::LinalgOp op) const {
-    // The loops are (batch,) m, n, k, whichever operand is read transposed.
-    double iterations = 1;
-    for (int64_t size : op.getStaticLoopRanges())
-      iterations *= size;
-    double bytes = 0;
-    for (Value v : op->getOperands())
-      bytes += valueBytes(v);
-    return roofline(2 * iterations, bytes, matmulPeak);
+  /// The work of a region run by one thread: its ops, loops by their trip
+  /// counts, a conditional's first region.
+  Work regionWork(Region &region) const {
+    Work w;
+    if (region.empty())
+      return w;
+    for (Operation &op : region.front()) {
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+        w += linalgWork(linalgOp);
+      } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        w.bytes += 2 * valueBytes(copy.getSource());
+      } else if (isa<memref::LoadOp, memref::StoreOp>(op)) {
+        auto t = cast<MemRefType>(
+            (isa<memref::LoadOp>(op) ? op.getOperand(0) : op.getOperand(1))
+                .getType());
+        w.bytes += double(zero::shapedBytes(
+            RankedTensorType::get({}, t.getElementType())));
+      } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        w += regionWork(loop.getRegion()) * double(tripCount(loop));
+      } else if (op.getNumRegions()) {
+        w += regionWork(op.getRegion(0));
+      } else {
+        w.seconds += scalarSeconds(op, w.flops);
+      }
+    }
+    return w;
   }
 
-  /// A linalg op: a GEMM at the matmul peak, else its loop body's cost.
+  static int64_t tripCount(scf::ForOp loop) {
+    auto lb = getConstantIntValue(loop.getLowerBound());
+    auto ub = getConstantIntValue(loop.getUpperBound());
+    auto step = getConstantIntValue(loop.getStep());
+    return lb && ub && step && *step > 0
+               ? std::max<int64_t>(0, (*ub - *lb + *step - 1) / *step)
+               : 1;
+  }
+
+  /// A linalg op: a GEMM at the matmul peak, else its loop body's cost,
+  /// against the bytes it moves.
   OpEstimate linalg(linalg::LinalgOp op) const {
-    return getGemmLoops(op) ? gemmCost(op) : linalgCost(op);
+    Work w = linalgWork(op);
+    return {w.flops,
+            hw.opOverhead + std::max(w.seconds, w.bytes / hw.memoryBandwidth)};
   }
 
   /// Seconds of one evaluation of a math function.
@@ -500,6 +577,49 @@ private:
     tc = end;
   }
 
+  /// The CUDA target's view of `op` (SimulateOptions::gpu): true when it
+  /// was one launch, or an allocation in the arena.
+  bool visitLaunch(Operation *op) {
+    // zero-gpu-map-kernels' default block size; the thread count hardly
+    // depends on it.
+    constexpr int64_t kThreadsPerBlock = 256;
+    if (isa<memref::AllocOp>(op)) {
+      ++tl.allocations;
+      return true;
+    }
+    if (!isKernelRoot(op) && !isa<BucketPackOp, BucketUnpackOp>(op))
+      return false;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      // GEMMs are cuBLAS calls.
+      if (getGemmLoops(linalgOp)) {
+        compute(op, cost.linalg(linalgOp));
+        return true;
+      }
+      double threads = gpuThreads(linalgOp, kThreadsPerBlock);
+      if (threads == 1)
+        ++tl.serialLaunches;
+      compute(op, cost.launch(cost.linalgWork(linalgOp), threads));
+      return true;
+    }
+    // Copies and bucket packing: one thread per element.
+    if (isa<memref::CopyOp, BucketPackOp, BucketUnpackOp>(op)) {
+      Value from = op->getOperand(isa<BucketUnpackOp>(op) ? 1 : 0);
+      auto t = cast<ShapedType>(from.getType());
+      double elements = t.hasStaticShape() ? double(t.getNumElements()) : 0;
+      compute(op, cost.launch({0, 0, 2 * valueBytes(from)}, elements));
+      return true;
+    }
+    // A loop or conditional of pure compute: one thread runs all of it.
+    Work w;
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      w = cost.regionWork(loop.getRegion()) * double(CostModel::tripCount(loop));
+    else
+      w = cost.regionWork(op->getRegion(0));
+    ++tl.serialLaunches;
+    compute(op, cost.launch(w, 1));
+    return true;
+  }
+
   void visit(Operation *op, SymbolTableCollection &symbols, unsigned depth) {
     // Started collectives run on the communication stream; a synchronous
     // one is a start and its wait.
@@ -515,6 +635,8 @@ private:
         run(fn.getBody().front(), symbols, depth + 1);
       return;
     }
+    if (opt.gpu && visitLaunch(op))
+      return;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
       return compute(op, cost.linalg(linalgOp));
     // Packing into and out of a bucket is a copy.
@@ -534,13 +656,7 @@ private:
       return compute(op, cost.roofline(0, 2 * valueBytes(copy.getSource()),
                                        hw.loopFlops));
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      auto lb = getConstantIntValue(loop.getLowerBound());
-      auto ub = getConstantIntValue(loop.getUpperBound());
-      auto step = getConstantIntValue(loop.getStep());
-      int64_t trips =
-          lb && ub && step && *step > 0
-              ? std::max<int64_t>(0, (*ub - *lb + *step - 1) / *step)
-              : 1;
+      int64_t trips = CostModel::tripCount(loop);
       for (int64_t i = 0; i < trips; ++i)
         run(*loop.getBody(), symbols, depth);
       return;

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+#include "zero-opt/Dialect/Zero/Utils/Kernels.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -27,31 +28,6 @@ using namespace mlir;
 using namespace mlir::zero;
 
 namespace {
-
-/// Whether `op`, with everything nested in it, is pure compute on buffers
-/// that a kernel can hold.
-bool isComputeOnly(Operation *op) {
-  WalkResult r = op->walk([](Operation *nested) {
-    if (isa<CallOpInterface>(nested) ||
-        isa<ZeroDialect>(nested->getDialect()))
-      return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return !r.wasInterrupted();
-}
-
-/// The op that a kernel is formed around, or false for what stays in the
-/// step (allocation, views, scalar bookkeeping, calls, collectives).
-bool isKernelRoot(Operation *op) {
-  if (isa<linalg::LinalgOp, memref::CopyOp>(op))
-    return isComputeOnly(op);
-  if (isa<scf::ForOp, scf::IfOp, scf::WhileOp, scf::ParallelOp,
-          scf::ForallOp>(op))
-    return isComputeOnly(op) &&
-           llvm::all_of(op->getResultTypes(),
-                        [](Type t) { return !isa<BaseMemRefType>(t); });
-  return false;
-}
 
 /// A linalg.fill right before `root` (views in between) that initializes
 /// one of root's outputs, such as a reduction's accumulator.

@@ -34,6 +34,8 @@ DictionaryAttr zero::timelineAttr(Builder &b, const Timeline &tl) {
        b.getNamedAttr("recompute_ops", b.getI64IntegerAttr(tl.recomputeOps)),
        b.getNamedAttr("compute_ops", b.getI64IntegerAttr(tl.computeOps)),
        b.getNamedAttr("allocations", b.getI64IntegerAttr(tl.allocations)),
+       b.getNamedAttr("serial_launches",
+                      b.getI64IntegerAttr(tl.serialLaunches)),
        b.getNamedAttr("collectives", b.getI64IntegerAttr(tl.collectives)),
        b.getNamedAttr("bytes_sent", b.getI64IntegerAttr(tl.bytesSent))});
 }
@@ -63,7 +65,8 @@ struct ZeroTimelineReportPass
       o.overlap = overlapComm;
       o.precision = precision;
       o.recordEvents = false;
-      if (llvm::Error e = hw->check(o.worldSize, o.precision)) {
+      o.gpu = gpu;
+      if (llvm::Error e = hw->check(o.worldSize, o.precision, o.gpu)) {
         fn.emitError(llvm::toString(std::move(e)));
         return signalPassFailure();
       }

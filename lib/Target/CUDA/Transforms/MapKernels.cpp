@@ -9,6 +9,7 @@
 #include "zero-opt/Target/CUDA/Passes.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Utils/Kernels.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -25,10 +26,6 @@ using namespace mlir;
 
 namespace {
 
-// CUDA's limits on a grid's y and z and on a block's z.
-constexpr int64_t kMaxGridYZ = 65535;
-constexpr int64_t kMaxBlockZ = 64;
-
 /// A copy tiles only as linalg.copy.
 struct CopyToLinalg : OpRewritePattern<memref::CopyOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -39,45 +36,6 @@ struct CopyToLinalg : OpRewritePattern<memref::CopyOp> {
     return success();
   }
 };
-
-/// The block tile of each loop of `op` (0: not distributed).
-SmallVector<int64_t> blockTiles(linalg::LinalgOp op, int64_t threadsPerBlock) {
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  SmallVector<int64_t> extents = op.getStaticLoopRanges();
-  // Unit dimensions left (upstream folds none on dynamic-offset views)
-  // are one-trip loops, not worth a thread dimension.
-  SmallVector<unsigned> parallel;
-  for (auto [d, it] : llvm::enumerate(iterators))
-    if (it == utils::IteratorType::parallel && extents[d] != 1)
-      parallel.push_back(d);
-  SmallVector<int64_t> tiles(iterators.size(), 0);
-  int64_t budget = threadsPerBlock;
-  unsigned id = 0;
-  for (unsigned d : llvm::reverse(parallel)) {
-    int64_t extent = extents[d];
-    bool dynamic = ShapedType::isDynamic(extent);
-    int64_t tile;
-    if (id == 0) {
-      // x is coalesced; with other dimensions to map it keeps a warp's width.
-      int64_t want =
-          parallel.size() == 1 ? budget : std::min<int64_t>(32, budget);
-      tile = dynamic ? want : std::min(extent, want);
-    } else {
-      if (dynamic)
-        break;
-      tile = std::max<int64_t>(1, std::min(extent, budget));
-      if (id == 2)
-        tile = std::min(tile, kMaxBlockZ);
-      if (llvm::divideCeil(extent, tile) > kMaxGridYZ)
-        break;
-    }
-    tiles[d] = tile;
-    budget = std::max<int64_t>(1, budget / tile);
-    if (++id == 3)
-      break;
-  }
-  return tiles;
-}
 
 /// `tiles` as the mapping attributes of the loops tiling creates (one per
 /// non-zero tile, outermost first).
@@ -137,7 +95,7 @@ LogicalResult ZeroGPUMapKernelsPass::prepare(func::FuncOp kernel) {
 LogicalResult ZeroGPUMapKernelsPass::mapToGrid(RewriterBase &rewriter,
                                                linalg::LinalgOp op) {
   MLIRContext *ctx = &getContext();
-  SmallVector<int64_t> tiles = blockTiles(op, threadsPerBlock);
+  SmallVector<int64_t> tiles = zero::gpuBlockTiles(op, threadsPerBlock);
   SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, tiles);
 
   scf::SCFTilingOptions blocks;

@@ -10,6 +10,7 @@
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
+#include "zero-opt/Dialect/Zero/Utils/Kernels.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -40,16 +41,9 @@ bool isHostResident(Value v) {
 /// Whether `op` sits in a region that kernel formation outlines whole (a
 /// loop or conditional of pure compute), so it runs on the device anyway.
 bool insideKernelRegion(Operation *op, func::FuncOp fn) {
-  for (Operation *p = op->getParentOp(); p && p != fn; p = p->getParentOp()) {
-    WalkResult r = p->walk([](Operation *nested) {
-      if (isa<CallOpInterface>(nested) ||
-          isa<ZeroDialect>(nested->getDialect()))
-        return WalkResult::interrupt();
-      return WalkResult::advance();
-    });
-    if (!r.wasInterrupted())
+  for (Operation *p = op->getParentOp(); p && p != fn; p = p->getParentOp())
+    if (zero::isComputeOnly(p))
       return true;
-  }
   return false;
 }
 

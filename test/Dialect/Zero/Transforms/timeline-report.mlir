@@ -19,7 +19,7 @@
 // exposes 1.8 us and the step is the same 11.192 us.
 
 // CHECK-LABEL: module attributes
-// CHECK-SAME: zero.timeline = {step = {allocations = 0 : i64, bytes_sent = 2000 : i64, collectives = 1 : i64, communication_seconds = 3.000000e-06 : f64, compute_ops = 2 : i64, compute_seconds = 1.019200e-05 : f64, exposed_seconds = {{1\.000000e-06|1\.0000000+[0-9]E-6}} : f64, flops = 3.024000e+03 : f64, lower_bound_seconds = 1.019200e-05 : f64, mfu = 0.270192{{[0-9]*}} : f64, no_overlap_seconds = 1.319200e-05 : f64, recompute_flops = 0.000000e+00 : f64, recompute_ops = 0 : i64, recompute_seconds = 0.000000e+00 : f64, step_seconds = 1.119200e-05 : f64}}
+// CHECK-SAME: zero.timeline = {step = {allocations = 0 : i64, bytes_sent = 2000 : i64, collectives = 1 : i64, communication_seconds = 3.000000e-06 : f64, compute_ops = 2 : i64, compute_seconds = 1.019200e-05 : f64, exposed_seconds = {{1\.000000e-06|1\.0000000+[0-9]E-6}} : f64, flops = 3.024000e+03 : f64, lower_bound_seconds = 1.019200e-05 : f64, mfu = 0.270192{{[0-9]*}} : f64, no_overlap_seconds = 1.319200e-05 : f64, recompute_flops = 0.000000e+00 : f64, recompute_ops = 0 : i64, recompute_seconds = 0.000000e+00 : f64, serial_launches = 0 : i64, step_seconds = 1.119200e-05 : f64}}
 // TF32: exposed_seconds = {{1\.800000e-06|1\.80000000+[0-9]E-6}} : f64
 // TF32-SAME: step_seconds = 1.119200e-05 : f64
 // Without overlap the gather completes where it starts: the step is the

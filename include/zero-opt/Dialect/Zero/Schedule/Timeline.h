@@ -49,6 +49,10 @@ struct HardwareModel {
   /// launch, a call), and each buffer allocation (default 0: a caching
   /// allocator).
   double opOverhead = 0, allocOverhead = 0;
+  /// A GPU: the threads it keeps resident at once (SMs x threads per SM;
+  /// 0 for a CPU). A launch of fewer threads gets their share of the
+  /// loop FLOP rate, and of the bandwidth by warps of 32.
+  int64_t deviceThreads = 0;
   /// Links: per device and direction.
   double intraBandwidth = 0, intraLatency = 0;
   double interBandwidth = 0, interLatency = 0;
@@ -65,8 +69,9 @@ struct HardwareModel {
                                                 StringRef path);
 
   /// An error when the machine cannot run `worldSize` ranks or lacks the
-  /// precision.
-  llvm::Error check(int64_t worldSize, StringRef precision) const;
+  /// precision, or is no GPU where `gpu` asks for one.
+  llvm::Error check(int64_t worldSize, StringRef precision,
+                    bool gpu = false) const;
   /// Seconds of a collective of `kind` over `worldSize` ranks on a buffer
   /// of `totalBytes` (the whole, unsharded tensor): ring or tree,
   /// whichever is faster, unless measured figures exist.
@@ -94,6 +99,8 @@ struct Timeline {
   double recomputeSeconds = 0, recomputeFlops = 0;
   int64_t recomputeOps = 0;
   int64_t computeOps = 0, allocations = 0, collectives = 0, bytesSent = 0;
+  /// GPU: launches of a single thread (loops of pure compute).
+  int64_t serialLaunches = 0;
   /// The step time with every collective completing where it starts, and
   /// the bound max(compute, communication) no schedule can beat.
   double noOverlapSeconds = 0, lowerBoundSeconds = 0;
@@ -105,6 +112,11 @@ struct SimulateOptions {
   std::string precision = "fp32"; ///< peak FLOP rate matmuls run at
   bool overlap = true;            ///< collectives run beside compute
   bool recordEvents = true;
+  /// The CUDA target's launches: every kernel root is one launch (a loop
+  /// of pure compute runs on one thread), costed by the threads it is
+  /// mapped to; GEMMs are cuBLAS calls; buffers lie in the arena, so
+  /// allocations are free.
+  bool gpu = false;
 };
 
 /// FLOPs and seconds of one op.

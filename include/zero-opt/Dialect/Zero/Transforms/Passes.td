@@ -494,10 +494,23 @@ def ZeroTimelineReport : Pass<"zero-timeline-report", "ModuleOp"> {
     attribute `zero.timeline`, keyed by function name: step, compute,
     communication and exposed seconds, the step without overlap, the lower
     bound max(compute, communication), FLOPs and MFU.
+
+    With `gpu`, the step is costed as the CUDA target runs it on a GPU
+    described with `device.threads` (resident threads): every kernel root
+    is one launch costing `op_overhead` plus its arithmetic over its share
+    of the resident threads at `loop_flops` or its bytes over its warps'
+    share of the bandwidth, whichever is larger. A linalg op runs on the
+    threads zero-gpu-map-kernels spreads it over (its parallel loops); a
+    loop or conditional of pure compute, or an op without parallel loops,
+    on one thread (`serial_launches`); copies on one thread per element;
+    GEMMs are cuBLAS calls at the `precision` peak; allocations are free
+    (the arena).
   }];
   let options = [
     Option<"hardware", "hardware", "std::string", "",
            "Hardware description (JSON, as in hardware/)">,
+    Option<"gpu", "gpu", "bool", "false",
+           "Cost the CUDA target's launches on a GPU description">,
     Option<"precision", "precision", "std::string", "\"fp32\"",
            "Peak FLOP rate the matmuls run at (a key of peak_flops)">,
     Option<"overlapComm", "overlap-comm", "bool", "true",

@@ -1,0 +1,67 @@
+// RUN: zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu.json gpu=true" | FileCheck %s
+// RUN: zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu.json" | FileCheck %s --check-prefix=OPS
+// RUN: not zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-machine.json gpu=true" 2>&1 | FileCheck %s --check-prefix=NOGPU
+
+// The CUDA target's launches on the unit GPU: 1 GFLOP/s, 1 GB/s, 1024
+// resident threads, no launch overhead; an allocation would cost 1 us on
+// the host but lies in the arena.
+//
+// alloc: counted, free.
+// generic, addf over 1024 floats on 1024 threads (the whole device):
+//   1.024 us of arithmetic against 8192 B (8.192 us): 8.192 us.
+// generic, addf over 64 floats on 64 threads: 1/16 of the arithmetic
+//   rate and 2 warps of 32 of the bandwidth: 0.064 us x 16 against
+//   512 B x 16 / 1 GB/s: 8.192 us.
+// full sum of 1024 floats, no parallel loop: one thread, 1/1024 of the
+//   arithmetic, one warp (1/32) of the bandwidth: 1.024 us x 1024 =
+//   1048.576 us against 4104 B x 32 (131.328 us): 1048.576 us.
+// matmul 10x10x10: cuBLAS, 2000 FLOP (2 us) against 1200 B: 2 us.
+// a loop of 3 over a 16-element exp and mulf: one launch on one thread,
+//   3 x 16 x (10 ns + 1 ns) = 0.528 us x 1024 = 540.672 us against
+//   384 B x 32 (12.288 us): 540.672 us.
+// 5 launches, 2 of them on one thread; 4208 FLOP; 1607.632 us.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: zero.timeline = {step = {allocations = 1 : i64, bytes_sent = 0 : i64, collectives = 0 : i64, communication_seconds = 0.000000e+00 : f64, compute_ops = 5 : i64, compute_seconds = {{1\.607632e-03|0\.00160763[0-9]*}} : f64, exposed_seconds = 0.000000e+00 : f64, flops = 4.208000e+03 : f64
+// CHECK-SAME: serial_launches = 2 : i64, step_seconds = {{1\.607632e-03|0\.00160763[0-9]*}} : f64}}
+// Per op (the CPU's model) the same step costs each op's roofline, the
+// loop's body once per iteration (3 ops) and the allocation 1 us.
+// OPS-LABEL: module attributes
+// OPS-SAME: allocations = 1 : i64
+// OPS-SAME: compute_ops = 7 : i64
+// OPS-SAME: serial_launches = 0 : i64
+// NOGPU: error: unit machine describes no GPU (device.threads: the threads it keeps resident), and the CUDA target's launches are costed by the threads they run on; pass a GPU description such as hardware/h100-8x-nvlink.json
+#id = affine_map<(i) -> (i)>
+module {
+  func.func @step(%a: memref<1024xf32>, %b: memref<1024xf32>, %c: memref<64xf32>, %d: memref<64xf32>, %sum: memref<f32>, %m: memref<10x10xf32>, %n: memref<10x10xf32>, %o: memref<10x10xf32>, %e: memref<16xf32>, %f: memref<16xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
+    %t = memref.alloc() : memref<1024xf32>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%a : memref<1024xf32>) outs(%t : memref<1024xf32>) {
+    ^bb0(%x: f32, %y: f32):
+      %s = arith.addf %x, %x : f32
+      linalg.yield %s : f32
+    }
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%c : memref<64xf32>) outs(%d : memref<64xf32>) {
+    ^bb0(%x: f32, %y: f32):
+      %s = arith.addf %x, %x : f32
+      linalg.yield %s : f32
+    }
+    linalg.generic {indexing_maps = [#id, affine_map<(i) -> ()>], iterator_types = ["reduction"]} ins(%t : memref<1024xf32>) outs(%sum : memref<f32>) {
+    ^bb0(%x: f32, %acc: f32):
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+    linalg.matmul ins(%m, %n : memref<10x10xf32>, memref<10x10xf32>) outs(%o : memref<10x10xf32>)
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    scf.for %i = %c0 to %c3 step %c1 {
+      linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%e : memref<16xf32>) outs(%f : memref<16xf32>) {
+      ^bb0(%x: f32, %y: f32):
+        %x2 = math.exp %x : f32
+        %p = arith.mulf %x2, %x : f32
+        linalg.yield %p : f32
+      }
+    }
+    memref.dealloc %t : memref<1024xf32>
+    return
+  }
+}
