@@ -17,9 +17,9 @@ APT_PACKAGES := \
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup build test demo clean \
+.PHONY: all setup build test test-all demo clean \
         test-lit test-conformance test-parity test-train test-zero test-memory \
-        test-fuzz test-runtime test-cuda test-zoo test-gpu
+        test-fuzz test-runtime test-cuda test-zoo test-gpu $(E2E:%=e2e-%)
 
 all: build
 
@@ -53,9 +53,25 @@ $(BUILD)/build.ninja: | .setup.stamp
 build: $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j$(JOBS)
 
-test: build setup test-runtime test-lit test-conformance test-parity test-train test-zoo \
-      test-zero test-memory test-fuzz test-gpu
+# Every suite is its own target, and `make test` runs them $(JOBS) at a
+# time, longest first (most suites are one process at a time), each one's
+# output printed whole when it ends.
+E2E_PARITY := forward_parity math_accuracy gpu_kernels
+E2E_TRAIN  := train_parity onnx_training dropout
+E2E_ZOO    := model_zoo
+E2E_ZERO   := zero_equivalence float64 remat remat_budget mixed_precision \
+              loss_scaling checkpoint onnx_export
+E2E_MEMORY := memory_formulas live_limit consolidate_xl
+E2E := $(E2E_PARITY) $(E2E_TRAIN) $(E2E_ZOO) $(E2E_ZERO) $(E2E_MEMORY)
+# Longest first (measured on 2 cores), the rest in suite order.
+SLOW := e2e-remat_budget test-conformance e2e-model_zoo e2e-zero_equivalence \
+        e2e-mixed_precision test-lit e2e-checkpoint e2e-consolidate_xl
+
+test: build setup
+	@$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target test-all
 	@echo "make test: all suites passed"
+
+test-all: $(SLOW) $(filter-out $(SLOW),test-runtime $(E2E:%=e2e-%) test-fuzz test-gpu)
 
 test-lit: build
 	$(LIT) -sv $(BUILD)/test
@@ -79,6 +95,15 @@ test-cuda: build
 test-gpu: build setup
 	$(PYTHON) test/gpu/gpu_parity.py --build $(BUILD)
 
+$(E2E:%=e2e-%): e2e-%: build setup
+	$(PYTHON) test/e2e/$*.py --build $(BUILD)
+
+test-parity: $(E2E_PARITY:%=e2e-%)
+test-train: $(E2E_TRAIN:%=e2e-%)
+test-zoo: $(E2E_ZOO:%=e2e-%)
+test-zero: $(E2E_ZERO:%=e2e-%)
+test-memory: $(E2E_MEMORY:%=e2e-%)
+
 ONNX_TESTS := /usr/share/libonnx-testdata/data
 # Node tests that an accepted capability rests on: skipping one fails.
 REQUIRED_NODE_TESTS := node/test_batchnorm_epsilon_training_mode,node/test_batchnorm_example_training_mode,node/test_training_dropout_zero_ratio,node/test_training_dropout_zero_ratio_mask,node/test_dropout_default,node/test_dropout_default_mask,node/test_dropout_default_ratio,node/test_dropout_default_mask_ratio,node/test_dropout_default_old,node/test_dropout_random_old,node/test_cast_FLOAT_to_BFLOAT16,node/test_cast_BFLOAT16_to_FLOAT,node/test_cast_FLOAT_to_FLOAT16,node/test_cast_FLOAT16_to_FLOAT
@@ -91,34 +116,6 @@ test-conformance: build
 	  --require $(REQUIRED_NODE_TESTS) --require $(REQUIRED_CONV_TESTS) \
 	  $(ONNX_TESTS)/node $(ONNX_TESTS)/simple $(ONNX_TESTS)/pytorch-operator \
 	  $(ONNX_TESTS)/pytorch-converted
-
-test-parity: build setup
-	$(PYTHON) test/e2e/forward_parity.py --build $(BUILD)
-	$(PYTHON) test/e2e/math_accuracy.py --build $(BUILD)
-	$(PYTHON) test/e2e/gpu_kernels.py --build $(BUILD)
-
-test-train: build setup
-	$(PYTHON) test/e2e/train_parity.py --build $(BUILD)
-	$(PYTHON) test/e2e/onnx_training.py --build $(BUILD)
-	$(PYTHON) test/e2e/dropout.py --build $(BUILD)
-
-test-zoo: build setup
-	$(PYTHON) test/e2e/model_zoo.py --build $(BUILD)
-
-test-zero: build setup
-	$(PYTHON) test/e2e/zero_equivalence.py --build $(BUILD)
-	$(PYTHON) test/e2e/float64.py --build $(BUILD)
-	$(PYTHON) test/e2e/remat.py --build $(BUILD)
-	$(PYTHON) test/e2e/remat_budget.py --build $(BUILD)
-	$(PYTHON) test/e2e/mixed_precision.py --build $(BUILD)
-	$(PYTHON) test/e2e/loss_scaling.py --build $(BUILD)
-	$(PYTHON) test/e2e/checkpoint.py --build $(BUILD)
-	$(PYTHON) test/e2e/onnx_export.py --build $(BUILD)
-
-test-memory: build setup
-	$(PYTHON) test/e2e/memory_formulas.py --build $(BUILD)
-	$(PYTHON) test/e2e/live_limit.py --build $(BUILD)
-	$(PYTHON) test/e2e/consolidate_xl.py --build $(BUILD)
 
 test-fuzz: build
 	$(BUILD)/bin/zero-import-fuzz --runs 10000 --seed 1 \

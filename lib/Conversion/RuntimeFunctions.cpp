@@ -49,6 +49,8 @@ StringRef mlir::zero::runtimeFunctionName(RuntimeFunction fn) {
     return "zero_rt_cuda_comm_wait";
   case RuntimeFunction::CudaArena:
     return "zero_rt_cuda_arena";
+  case RuntimeFunction::CudaArenaClaim:
+    return "zero_rt_cuda_arena_claim";
   }
   llvm_unreachable("unknown runtime function");
 }
@@ -87,6 +89,8 @@ static FunctionType runtimeFunctionType(Builder &b, RuntimeFunction fn) {
     return b.getFunctionType({i64}, {});
   case RuntimeFunction::CudaArena:
     return b.getFunctionType({i64}, {i64});
+  case RuntimeFunction::CudaArenaClaim:
+    return b.getFunctionType({i64}, {i32});
   }
   llvm_unreachable("unknown runtime function");
 }

@@ -466,6 +466,7 @@ extern "C" void zero_rt_cuda_free(int64_t address) {
 extern "C" int64_t zero_rt_cuda_arena_init(int64_t bytes) {
   State &s = state();
   ensureContext();
+  s.arenaOwner = 0;
   if (s.arena) {
     // Work still queued may use the old arena.
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
@@ -495,6 +496,13 @@ extern "C" int64_t zero_rt_cuda_arena(int64_t bytes) {
              std::to_string(s.arenaBytes) +
              " (zero_rt_cuda_arena_init with the plan's arena bytes first)");
   return reinterpret_cast<int64_t>(s.arena);
+}
+
+extern "C" int32_t zero_rt_cuda_arena_claim(int64_t owner) {
+  State &s = state();
+  bool changed = s.arenaOwner != owner;
+  s.arenaOwner = owner;
+  return changed ? 1 : 0;
 }
 
 extern "C" int64_t zero_rt_cuda_memory_baseline(void) {

@@ -61,6 +61,7 @@ struct State {
   bool tf32 = false, overlap = true;
   void *arena = nullptr;
   int64_t arenaBytes = 0;
+  int64_t arenaOwner = 0; ///< zero_rt_cuda_arena_claim's last owner
   void *blasWorkspace = nullptr;
   std::set<void *> allocations; ///< by zero_rt_cuda_alloc
   int64_t memoryBaseline = 0, memoryPeak = 0;

@@ -595,6 +595,13 @@ int main(int argc, char **argv) {
          "cudaMemGetInfo peak covers the arena (" +
              std::to_string(zero_rt_cuda_memory_peak() - before) + " bytes)");
 
+  // Claims: a step's constants are copied in only when its claim says the
+  // arena changed hands or is new.
+  expect(zero_rt_cuda_arena_claim(1) == 1 && zero_rt_cuda_arena_claim(1) == 0 &&
+             zero_rt_cuda_arena_claim(2) == 1 &&
+             zero_rt_cuda_arena_claim(1) == 1,
+         "arena claims follow the owner");
+
   // Buffers outside the arena (a step's arguments): device memory that
   // the peak covers, usable by copies, freed on request.
   {

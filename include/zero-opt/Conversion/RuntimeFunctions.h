@@ -28,6 +28,7 @@ enum class RuntimeFunction {
   CudaCommStart, ///< zero_rt_cuda_comm_start(comm_start's arguments)
   CudaCommWait,  ///< zero_rt_cuda_comm_wait(handle)
   CudaArena,     ///< zero_rt_cuda_arena(bytes) -> base address
+  CudaArenaClaim, ///< zero_rt_cuda_arena_claim(owner) -> contents changed
 };
 
 /// The C symbol of a runtime function.

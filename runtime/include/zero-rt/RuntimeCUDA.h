@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define ZERO_RT_CUDA_ABI_VERSION 3
+#define ZERO_RT_CUDA_ABI_VERSION 4
 int32_t zero_rt_cuda_abi_version(void);
 
 /*--- Setup ----------------------------------------------------------------*/
@@ -74,6 +74,11 @@ int64_t zero_rt_cuda_arena_base(void);
  * call this on entry; an arena smaller than `bytes` (or none) is an error
  * that ends the job. */
 int64_t zero_rt_cuda_arena(int64_t bytes);
+/* Makes `owner` (a compiled step's own address for it) the arena's user
+ * and returns 1 when what it left there may be gone: the arena is new, or
+ * another owner claimed it since. Steps keep their constants in blocks no
+ * other buffer of theirs uses and copy them in only then, not every step. */
+int32_t zero_rt_cuda_arena_claim(int64_t owner);
 int64_t zero_rt_cuda_arena_bytes(void);
 /* Device memory in use (total - free by cudaMemGetInfo, so other processes
  * on the device count too): when initialization started, and the highest

@@ -1,17 +1,26 @@
 // RUN: zero-opt %s --zero-gpu-arena -split-input-file | FileCheck %s
 
-// Constants first, for the whole step, filled on the compute stream; a
+// Constants first, in blocks nothing else uses, filled on the compute
+// stream only when the step's claim on the arena says they may be gone; a
 // freed block is reused by the next buffer that fits; deallocations go.
 // The layout the views use is the one recorded for plan.json.
 // CHECK: zero.memory = {train_step = {arena = {alignment = 256 : i64, buffers = [{bytes = 16 : i64, category = "constant", offset = 0 : i64}, {bytes = 32 : i64, category = "other", offset = 256 : i64}, {bytes = 400 : i64, category = "other", offset = 512 : i64}, {bytes = 32 : i64, category = "other", offset = 256 : i64}], bytes = 1024 : i64}}}
+// CHECK: memref.global "private" @__zero_arena_owner_train_step : memref<i8> = dense<0>
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[BASE:.*]] = call @zero_rt_cuda_arena(%c1024_i64) : (i64) -> i64
 // CHECK: llvm.inttoptr %[[BASE]]
 // CHECK: %[[ARENA:.*]] = builtin.unrealized_conversion_cast {{.*}} to memref<1024xi8>
 // CHECK: %[[HOST:.*]] = memref.get_global @__constant_4xf32
 // CHECK: %[[CONST:.*]] = memref.view %[[ARENA]][%c0][] : memref<1024xi8> to memref<4xf32>
-// CHECK: %[[S:.*]] = gpu.wait async
-// CHECK: gpu.memcpy async [%[[S]]] %[[CONST]], %[[HOST]]
+// CHECK: %[[OWNER:.*]] = memref.get_global @__zero_arena_owner_train_step : memref<i8>
+// CHECK: %[[PTR:.*]] = memref.extract_aligned_pointer_as_index %[[OWNER]]
+// CHECK: %[[ID:.*]] = arith.index_cast %[[PTR]] : index to i64
+// CHECK: %[[CLAIM:.*]] = call @zero_rt_cuda_arena_claim(%[[ID]]) : (i64) -> i32
+// CHECK: %[[CHANGED:.*]] = arith.cmpi ne, %[[CLAIM]], %{{.*}} : i32
+// CHECK: scf.if %[[CHANGED]] {
+// CHECK-NEXT: %[[S:.*]] = gpu.wait async
+// CHECK-NEXT: gpu.memcpy async [%[[S]]] %[[CONST]], %[[HOST]]
+// CHECK-NEXT: }
 // CHECK: %[[A:.*]] = memref.view %[[ARENA]][%c256][] : memref<1024xi8> to memref<8xf32>
 // CHECK: call @k(%[[CONST]], %[[A]])
 // CHECK: memref.view %[[ARENA]][%c512][] : memref<1024xi8> to memref<100xf32>

@@ -156,8 +156,11 @@ def ZeroGPUArena : Pass<"zero-gpu-arena", "ModuleOp"> {
     blocks live at that point (first fit). Allocations become
     `memref.view`s of the arena, whose base the step gets on entry from
     `zero_rt_cuda_arena(bytes)`; deallocations disappear. Constant globals
-    the step reads get a block for the whole step, filled from the host
-    copy by a `gpu.memcpy` on the compute stream when the step starts.
+    the step reads get blocks of their own, before any other, filled from
+    the host copy by `gpu.memcpy`s on the compute stream only when
+    `zero_rt_cuda_arena_claim` says the arena may have lost them (a new
+    arena, or another step used it since); the step claims it under the
+    address of a global of its own, `__zero_arena_owner_<function>`.
 
     The layout is added to the module's `zero.memory` entry for the
     function as `arena` (bytes, alignment, and per buffer its offset,
@@ -175,7 +178,8 @@ def ZeroGPUArena : Pass<"zero-gpu-arena", "ModuleOp"> {
                            "mlir::gpu::GPUDialect",
                            "mlir::LLVM::LLVMDialect",
                            "mlir::func::FuncDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 def ZeroGPURuntimeCalls : Pass<"zero-gpu-runtime-calls", "ModuleOp"> {

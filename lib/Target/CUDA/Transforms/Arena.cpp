@@ -15,6 +15,9 @@
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -213,20 +216,54 @@ LogicalResult ZeroGPUArenaPass::run(func::FuncOp fn) {
     Value off = arith::ConstantIndexOp::create(at, l, offset);
     return memref::ViewOp::create(at, l, t, arena, off, ValueRange{});
   };
-  // Constants: filled from the host copy on the compute stream on entry.
-  for (const Placed &p : placed) {
-    auto g = dyn_cast<memref::GetGlobalOp>(p.op);
-    if (!g)
-      continue;
-    g->moveAfter(arena.getDefiningOp());
-    b.setInsertionPointAfter(g);
-    Value dst = view(b, g.getLoc(), p.offset, g.getType());
-    g.getResult().replaceAllUsesExcept(dst, dst.getDefiningOp());
+  // Constants: their blocks are no other buffer's, so they are copied from
+  // the host only when the arena may have lost them (a new arena, or
+  // another step ran in it): the step claims the arena under an address of
+  // its own, a global of this module.
+  if (!globals.empty()) {
+    Operation *last = arena.getDefiningOp();
+    SmallVector<std::pair<Value, Value>> fills; // device view, host global
+    for (const Placed &p : placed) {
+      auto g = dyn_cast<memref::GetGlobalOp>(p.op);
+      if (!g)
+        continue;
+      g->moveAfter(last);
+      b.setInsertionPointAfter(g);
+      Value dst = view(b, g.getLoc(), p.offset, g.getType());
+      g.getResult().replaceAllUsesExcept(dst, dst.getDefiningOp());
+      fills.push_back({dst, g.getResult()});
+      last = dst.getDefiningOp();
+    }
+    b.setInsertionPointAfter(last);
+    ModuleOp module = getOperation();
+    std::string ownerName = ("__zero_arena_owner_" + fn.getName()).str();
+    auto ownerTy = MemRefType::get({}, b.getI8Type());
+    if (!module.lookupSymbol(ownerName)) {
+      OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+      memref::GlobalOp::create(
+          mb, loc, ownerName, mb.getStringAttr("private"), ownerTy,
+          DenseElementsAttr::get(RankedTensorType::get({}, mb.getI8Type()),
+                                 mb.getI8IntegerAttr(0)),
+          /*constant=*/false, IntegerAttr());
+    }
+    Value owner = memref::GetGlobalOp::create(b, loc, ownerTy, ownerName);
+    Value address =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, owner);
+    Value id = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+    func::FuncOp claimFn = lookupOrDeclareRuntimeFunction(
+        module, RuntimeFunction::CudaArenaClaim);
+    Value claimed = func::CallOp::create(b, loc, claimFn, id).getResult(0);
+    Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+    Value changed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                          claimed, zero);
+    auto fill = scf::IfOp::create(b, loc, changed, /*withElseRegion=*/false);
+    OpBuilder in = OpBuilder::atBlockTerminator(fill.thenBlock());
     auto tokenTy = gpu::AsyncTokenType::get(ctx);
-    Value stream = gpu::WaitOp::create(b, g.getLoc(), tokenTy, ValueRange{})
-                       .getAsyncToken();
-    gpu::MemcpyOp::create(b, g.getLoc(), tokenTy, ValueRange{stream}, dst,
-                          g.getResult());
+    for (auto [dst, src] : fills) {
+      Value stream =
+          gpu::WaitOp::create(in, loc, tokenTy, ValueRange{}).getAsyncToken();
+      gpu::MemcpyOp::create(in, loc, tokenTy, ValueRange{stream}, dst, src);
+    }
   }
   for (const Placed &p : placed) {
     auto alloc = dyn_cast<memref::AllocOp>(p.op);
