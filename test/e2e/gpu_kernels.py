@@ -7,7 +7,9 @@ the foralls running one after another (the order the barriers between
 launches give) and every thread reducing in loop order, as a GPU thread
 does. For the MLP, CNN and GPT test models in fp32 and bf16, at stage 0
 on 1 rank and at stage 3 on 2 ranks (sharded updates, gathered
-parameters), and the GPT in fp16 with clipping at stage 2 on 2 ranks, 5
+parameters), and the GPT in fp16 with clipping at stage 2 on 2 ranks, and a GPT with a
+512-token vocabulary (rows that zero-gpu-split-reductions splits into
+partials) in fp32 at stage 3 on 2 ranks, 5
 AdamW steps from the same weights on the same data:
 
 - the compile reports GPU launches (the kernels were mapped);
@@ -76,7 +78,7 @@ def check(bindir, tmp, name, precision, stage, n, extra=()):
     finite = np.all(np.isfinite(l))
     ok = (len(l) == STEPS and finite and rel <= ltol and werr <= wtol
           and launches > 0 and ref_launches == 0 and sorted(w.files) == sorted(ref_w.files))
-    print(f"{'ok  ' if ok else 'FAIL'} {name:4s} {precision} stage {stage} on {n}"
+    print(f"{'ok  ' if ok else 'FAIL'} {name:8s} {precision} stage {stage} on {n}"
           f"{' ' + ' '.join(extra) if extra else ''}: "
           f"{launches} GPU launches; loss max rel {rel:.2e} (tol {ltol:g}), "
           f"weights max abs {werr:.2e} (tol {wtol:g})")
@@ -96,6 +98,11 @@ def main():
             for precision in ("fp32", "bf16"):
                 ok &= check(bindir, tmp, name, precision, 0, 1)
                 ok &= check(bindir, tmp, name, precision, 3, 2)
+        # Rows long enough to split (the 512-token cross-entropy, its
+        # softmax's statistics): partials per row and an ordered combine.
+        run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
+             tmp, "--only", "gpt_wide"])
+        ok &= check(bindir, tmp, "gpt_wide", "fp32", 3, 2)
         # fp16 loss scaling and clipping: scalars the step computes on the
         # device (the overflow flag, the unscale-and-clip factor), which
         # the GPU's kernels read from device memory themselves.

@@ -65,8 +65,41 @@ func.func @max_tail(%x: memref<2x4259xf32>, %out: memref<f32>) attributes {zero.
 
 // -----
 
-// Left alone: a row reduction (it has a parallel loop), a reduction too
-// small to split, and a kernel's body.
+// A maximum over each of 64 rows of 4100: 64 x 1024 threads wanted, at
+// least 32 iterations each, so 124 partials of 33 per row (a [124, 64]
+// buffer starting at -inf), combined per row in order, and the last 8
+// iterations of each row reduced by the original op.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
+// CHECK-DAG: #[[PART:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[T:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @rows
+// CHECK: %[[S:.*]] = memref.subview %arg0[0, 0] [64, 4092] [1, 1]
+// CHECK: %[[E:.*]] = memref.expand_shape %[[S]] {{\[\[}}0], [1, 2]] output_shape [64, 124, 33]
+// CHECK: %[[P:.*]] = memref.alloc() : memref<124x64xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<124x64xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[PART]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[E]] : {{.*}}) outs(%[[P]] : memref<124x64xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[T]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[P]] : memref<124x64xf32>) outs(%arg1 : memref<64xf32>)
+// CHECK-NEXT: ^bb0(%[[V:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: arith.maximumf %[[ACC]], %[[V]] : f32
+// CHECK: memref.dealloc %[[P]]
+// CHECK: %[[TAIL:.*]] = memref.subview %arg0[0, 4092] [64, 8] [1, 1]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[TAIL]] : {{.*}}) outs(%arg1 : memref<64xf32>)
+#rr = affine_map<(d0, d1) -> (d0, d1)>
+#ro = affine_map<(d0, d1) -> (d0)>
+func.func @rows(%x: memref<64x4100xf32>, %rows: memref<64xf32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#rr, #ro], iterator_types = ["parallel", "reduction"]} ins(%x : memref<64x4100xf32>) outs(%rows : memref<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.maximumf %acc, %in : f32
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// Left alone: a reduction with as many rows as row-threads (65536: enough
+// threads already), a reduction too small to split, and a kernel's body.
 // CHECK-LABEL: func.func @alone
 // CHECK-NOT: memref.alloc
 // CHECK: return
@@ -74,8 +107,8 @@ func.func @max_tail(%x: memref<2x4259xf32>, %out: memref<f32>) attributes {zero.
 #o = affine_map<(d0, d1) -> (d0)>
 #s1 = affine_map<(d0) -> (d0)>
 #s0 = affine_map<(d0) -> ()>
-func.func @alone(%x: memref<64x4096xf32>, %rows: memref<64xf32>, %y: memref<512xf32>, %out: memref<f32>) attributes {zero.entry} {
-  linalg.generic {indexing_maps = [#r, #o], iterator_types = ["parallel", "reduction"]} ins(%x : memref<64x4096xf32>) outs(%rows : memref<64xf32>) {
+func.func @alone(%x: memref<65536x4096xf32>, %rows: memref<65536xf32>, %y: memref<512xf32>, %out: memref<f32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#r, #o], iterator_types = ["parallel", "reduction"]} ins(%x : memref<65536x4096xf32>) outs(%rows : memref<65536xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %a = arith.addf %acc, %in : f32
     linalg.yield %a : f32

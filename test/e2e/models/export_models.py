@@ -177,6 +177,16 @@ def gpt_spec(gen):
     return GPT(vocab=V, block_size=T), B, data
 
 
+def gpt_wide_spec(gen):
+    """The GPT with a 512-token vocabulary and width 64: rows of 512 logits
+    and of 64 features, which the CUDA target splits across threads."""
+    B, T, V = 2, 8, 512
+    n = NUM_BATCHES * B
+    data = {"tokens": torch.randint(0, V, (n, T), generator=gen),
+            "targets": torch.randint(0, V, (n, T), generator=gen)}
+    return GPT(vocab=V, d=64, n_head=2, block_size=T), B, data
+
+
 def gpt_dropout_spec(gen):
     """The GPT with dropout 0.1 on embeddings, attention and residuals."""
     _, B, data = gpt_spec(gen)
@@ -262,7 +272,7 @@ MODELS = {"mlp": mlp_spec, "mlp64": mlp64_spec, "cnn": cnn_spec, "gpt": gpt_spec
 # Exported with --only: their training is random, PyTorch's draws differ.
 RANDOM = {"gpt_dropout": gpt_dropout_spec}
 # Exported with --only: shapes for one test.
-SHAPES = {"chain16": chain16_spec}
+SHAPES = {"chain16": chain16_spec, "gpt_wide": gpt_wide_spec}
 # Models that PyTorch and torchvision wrote, in small configurations.
 # BatchNorm over 4 samples of 1x1 maps is ill-conditioned: PyTorch's own
 # float32 and float64 runs of resnet18 part by 5% within 5 steps. Those

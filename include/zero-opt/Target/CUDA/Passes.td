@@ -99,28 +99,39 @@ def ZeroGPUScalarCopies : Pass<"zero-gpu-scalar-copies", "ModuleOp"> {
 }
 
 def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
-  let summary = "Full reductions as parallel partials and an ordered combine";
+  let summary = "Reductions as parallel partials and an ordered combine";
   let description = [{
     Runs on the step functions before `zero-form-kernels`. A
     `linalg.generic` with only reduction loops (a loss, a gradient's sum of
-    squares for the global norm) would run in one GPU thread. Its
-    outermost loop, of extent E, is cut into `P = E / ceil(E / max-partials)`
-    chunks: a first op computes one partial per chunk (a parallel loop
-    over P: the inputs are expanded to [P, chunk] along the dimension that
-    loop indexes) into a buffer filled with the combining op's neutral
-    element, a second combines the partials into the output in order with
-    that op (found by upstream's `matchReduction`), and the original op
-    reduces the last `E - P * chunk` iterations after them. Sums are
-    therefore reassociated, deterministically: `--simulate-gpu` runs the
-    same order on the CPU. Reductions with fewer than `min-iterations`
-    iterations, several outputs, several combining ops or an outermost
-    loop used in an index expression are left alone.
+    squares for the global norm) would run in one GPU thread, and one with
+    R rows (its parallel iterations: a cross-entropy over a large
+    vocabulary, the statistics of a softmax or a layer norm) in R threads,
+    each reducing a whole row. Its outermost reduction loop, of extent E,
+    is cut into `P = E / ceil(E / W)` chunks, where W is `max-partials`
+    for a full reduction and, for R > 1, `min(max-partials,
+    ceil(row-threads / R), E / 32)` (enough partials for `row-threads`
+    threads, each reducing at least 32 iterations). A first op computes
+    one partial per chunk and row (a parallel loop over P in front of the
+    op's loops: the inputs are expanded to [P, chunk] along the dimension
+    that loop indexes) into a [P, output shape] buffer filled with the
+    combining op's neutral element, a second combines the partials into
+    the output in order with that op (found by upstream's
+    `matchReduction`), and the original op reduces the last `E - P *
+    chunk` iterations after them. Sums are therefore reassociated,
+    deterministically: `--simulate-gpu` runs the same order on the CPU.
+    Reductions with fewer than `min-iterations` iterations, at least
+    `row-threads` rows, several outputs, several combining ops, an output
+    indexed other than by parallel loops, or a split loop used in an index
+    expression are left alone.
   }];
   let options = [
     Option<"maxPartials", "max-partials", "int64_t", "1024",
-           "Most partial results (parallel chunks)">,
+           "Most partial results (parallel chunks) per row">,
     Option<"minIterations", "min-iterations", "int64_t", "1024",
-           "Fewest iterations of a reduction worth splitting">
+           "Fewest iterations of a reduction worth splitting">,
+    Option<"rowThreads", "row-threads", "int64_t", "65536",
+           "Threads a split row reduction aims for; reductions with at "
+           "least this many rows stay whole">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect",

@@ -1,10 +1,13 @@
 //===- SplitReductions.cpp - full reductions in two stages ------*- C++ -*-===//
 //
 // A reduction with no parallel dimension (a loss, a gradient's sum of
-// squares for the global norm) would run in one GPU thread. Splitting its
-// outermost dimension gives one partial result per chunk, computed in
-// parallel, and a short second stage that combines the partials in order:
-// deterministic, and the same on the CPU (--simulate-gpu) as on the GPU.
+// squares for the global norm) would run in one GPU thread, and one with
+// few rows (a cross-entropy over a large vocabulary, softmax and layer-norm
+// statistics of a small batch) in one thread per row, each reading a whole
+// row. Splitting its outermost reduction loop gives one partial result per
+// chunk (and row), computed in parallel, and a short second stage that
+// combines the partials in order: deterministic, and the same on the CPU
+// (--simulate-gpu) as on the GPU.
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Target/CUDA/Passes.h"
@@ -25,37 +28,49 @@ using namespace mlir::zero;
 
 namespace {
 
-/// How a reduction is split: the outermost loop's `partials * chunk`
-/// first iterations in parallel chunks, the `tail` left after them.
+/// How a reduction is split: loop `loop` (its outermost reduction loop)
+/// has its first `partials * chunk` iterations in parallel chunks, the
+/// `tail` left after them.
 struct Split {
+  unsigned loop;
   int64_t partials, chunk, tail;
   Operation *combiner;
   TypedAttr neutral;
 };
 
-/// The split of `g`, if it is a full reduction worth splitting whose
-/// outermost loop each input indexes directly (or not at all).
+/// Iterations each partial of a row reduction reduces at least.
+constexpr int64_t kMinChunk = 32;
+
+/// The split of `g`, if it is a reduction worth splitting whose outermost
+/// reduction loop each input indexes directly (or not at all), and whose
+/// output is indexed by its parallel loops alone.
 std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
-                               int64_t minIterations) {
-  if (g.getNumDpsInits() != 1 || g.getNumLoops() == 0 ||
-      g.getNumParallelLoops() != 0 || !g.hasPureBufferSemantics())
+                               int64_t minIterations, int64_t rowThreads) {
+  if (g.getNumDpsInits() != 1 || g.getNumReductionLoops() == 0 ||
+      !g.hasPureBufferSemantics())
     return std::nullopt;
-  if (!g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isConstant())
+  AffineMap outMap = g.getMatchingIndexingMap(g.getDpsInitOperand(0));
+  if (!outMap.isProjectedPermutation())
     return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = g.getIteratorTypesArray();
   SmallVector<int64_t> ranges = g.getStaticLoopRanges();
-  int64_t total = 1;
-  for (int64_t r : ranges) {
+  int64_t total = 1, rows = 1;
+  for (auto [r, it] : llvm::zip(ranges, iterators)) {
     if (ShapedType::isDynamic(r))
       return std::nullopt;
     total *= r;
+    if (it == utils::IteratorType::parallel)
+      rows *= r;
   }
-  int64_t outer = ranges.front();
-  if (total < minIterations || outer < 2)
+  unsigned loop =
+      llvm::find(iterators, utils::IteratorType::reduction) - iterators.begin();
+  int64_t outer = ranges[loop];
+  if (total < minIterations || outer < 2 || rows >= rowThreads)
     return std::nullopt;
   for (OpOperand *in : g.getDpsInputOperands()) {
     AffineMap m = g.getMatchingIndexingMap(in);
     for (AffineExpr e : m.getResults())
-      if (e.isFunctionOfDim(0) && !isa<AffineDimExpr>(e))
+      if (e.isFunctionOfDim(loop) && !isa<AffineDimExpr>(e))
         return std::nullopt;
   }
   // A body that reads its indices would see the split loops'.
@@ -69,21 +84,29 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
   std::optional<TypedAttr> neutral = arith::getNeutralElement(combiners[0]);
   if (!neutral)
     return std::nullopt;
-  int64_t chunk = (outer + maxPartials - 1) / maxPartials;
+  // A full reduction takes as many partials as allowed; rows take enough
+  // to give the launch `rowThreads` threads, each at least kMinChunk
+  // iterations of the loop.
+  int64_t want = maxPartials;
+  if (rows > 1)
+    want = std::min<int64_t>({maxPartials, llvm::divideCeilSigned(rowThreads, rows),
+                     outer / kMinChunk});
+  if (want < 2)
+    return std::nullopt;
+  int64_t chunk = llvm::divideCeilSigned(outer, want);
   int64_t partials = outer / chunk;
   if (partials < 2)
     return std::nullopt;
-  return Split{partials, chunk, outer - partials * chunk, combiners[0],
-               *neutral};
+  return Split{loop,      partials, chunk, outer - partials * chunk,
+               combiners[0], *neutral};
 }
 
-bool isOuterLoop(AffineExpr e) {
+bool isLoop(AffineExpr e, unsigned loop) {
   auto d = dyn_cast<AffineDimExpr>(e);
-  return d && d.getPosition() == 0;
+  return d && d.getPosition() == loop;
 }
 
-/// `v` restricted along the dimension that loop 0 indexes to
-/// [offset, offset + size).
+/// `v` restricted along dimension `dim` to [offset, offset + size).
 Value sliceOuter(OpBuilder &b, Location loc, Value v, unsigned dim,
                  int64_t offset, int64_t size) {
   auto t = cast<MemRefType>(v.getType());
@@ -102,12 +125,17 @@ void split(linalg::GenericOp g, const Split &s) {
   Location loc = g.getLoc();
   unsigned n = g.getNumLoops();
   Value out = g.getDpsInitOperand(0)->get();
-  Type elem = getElementTypeOrSelf(out.getType());
-  auto partialTy = MemRefType::get({s.partials}, elem);
+  auto outTy = cast<MemRefType>(out.getType());
+  Type elem = outTy.getElementType();
+  SmallVector<int64_t> partialShape = {s.partials};
+  llvm::append_range(partialShape, outTy.getShape());
+  auto partialTy = MemRefType::get(partialShape, elem);
+  AffineMap outMap = g.getMatchingIndexingMap(g.getDpsInitOperand(0));
 
-  // Stage 1: loops (p, i0, i1, ...), p parallel; loop 0 of the original
-  // op is p * chunk + i0, so each input indexed by it is expanded to
-  // [partials, chunk] along that dimension.
+  // Stage 1: loops (p, i0, i1, ...), p parallel; loop `s.loop` of the
+  // original op is p * chunk + i, so each input indexed by it is expanded
+  // to [partials, chunk] along that dimension; each partial has a row of
+  // the output's shape.
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (OpOperand *in : g.getDpsInputOperands()) {
@@ -116,10 +144,10 @@ void split(linalg::GenericOp g, const Split &s) {
     Value v = in->get();
     std::optional<unsigned> outerDim;
     for (auto [pos, e] : llvm::enumerate(m.getResults())) {
-      if (isOuterLoop(e)) {
+      if (isLoop(e, s.loop)) {
         outerDim = pos;
         results.push_back(getAffineDimExpr(0, ctx));
-        results.push_back(getAffineDimExpr(1, ctx));
+        results.push_back(getAffineDimExpr(s.loop + 1, ctx));
       } else {
         // Loop k of the original op is loop k + 1 of the split one.
         results.push_back(e.shiftDims(n, 1));
@@ -145,10 +173,12 @@ void split(linalg::GenericOp g, const Split &s) {
     inputs.push_back(v);
     maps.push_back(AffineMap::get(n + 1, 0, results, ctx));
   }
-  maps.push_back(AffineMap::get(n + 1, 0, getAffineDimExpr(0, ctx)));
-  SmallVector<utils::IteratorType> iterators(n + 1,
-                                             utils::IteratorType::reduction);
-  iterators[0] = utils::IteratorType::parallel;
+  SmallVector<AffineExpr> partialResults = {getAffineDimExpr(0, ctx)};
+  for (AffineExpr e : outMap.getResults())
+    partialResults.push_back(e.shiftDims(n, 1));
+  maps.push_back(AffineMap::get(n + 1, 0, partialResults, ctx));
+  SmallVector<utils::IteratorType> iterators = {utils::IteratorType::parallel};
+  llvm::append_range(iterators, g.getIteratorTypesArray());
   Value partial = memref::AllocOp::create(b, loc, partialTy);
   Value neutral = arith::ConstantOp::create(b, loc, s.neutral);
   linalg::FillOp::create(b, loc, neutral, partial);
@@ -157,14 +187,23 @@ void split(linalg::GenericOp g, const Split &s) {
   IRMapping first;
   g.getRegion().cloneInto(&stage1.getRegion(), first);
 
-  // Stage 2: the partials combined into the output in order.
-  AffineMap outMap = g.getMatchingIndexingMap(g.getDpsInitOperand(0));
+  // Stage 2: the partials combined into the output in order: loops over
+  // the output's dimensions (parallel), then over the partials.
+  unsigned rank = outTy.getRank();
+  SmallVector<AffineExpr> partialIndex = {getAffineDimExpr(rank, ctx)};
+  SmallVector<AffineExpr> outIndex;
+  for (unsigned d = 0; d < rank; ++d) {
+    partialIndex.push_back(getAffineDimExpr(d, ctx));
+    outIndex.push_back(getAffineDimExpr(d, ctx));
+  }
   SmallVector<AffineMap> combineMaps = {
-      AffineMap::get(1, 0, getAffineDimExpr(0, ctx)),
-      AffineMap::get(1, 0, outMap.getResults(), ctx)};
+      AffineMap::get(rank + 1, 0, partialIndex, ctx),
+      AffineMap::get(rank + 1, 0, outIndex, ctx)};
+  SmallVector<utils::IteratorType> combineIterators(
+      rank, utils::IteratorType::parallel);
+  combineIterators.push_back(utils::IteratorType::reduction);
   linalg::GenericOp::create(
-      b, loc, TypeRange{}, partial, out, combineMaps,
-      utils::IteratorType::reduction,
+      b, loc, TypeRange{}, partial, out, combineMaps, combineIterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Value acc = args[1], value = args[0];
         Operation *c = s.combiner;
@@ -184,7 +223,7 @@ void split(linalg::GenericOp g, const Split &s) {
       AffineMap m = g.getMatchingIndexingMap(in);
       Value v = in->get();
       for (auto [pos, e] : llvm::enumerate(m.getResults()))
-        if (isOuterLoop(e))
+        if (isLoop(e, s.loop))
           v = sliceOuter(b, loc, v, pos, s.partials * s.chunk, s.tail);
       tails.push_back(v);
     }
@@ -213,7 +252,7 @@ struct ZeroGPUSplitReductionsPass
       if (fn.isExternal() || fn->hasAttr(kKernelAttr))
         continue;
       fn.walk([&](linalg::GenericOp g) {
-        if (auto s = planSplit(g, maxPartials, minIterations))
+        if (auto s = planSplit(g, maxPartials, minIterations, rowThreads))
           work.push_back({g, *s});
       });
     }
