@@ -161,3 +161,27 @@ func.func @indexed(%x: memref<4096xf32>, %out: memref<f32>) attributes {zero.ent
   }
   return
 }
+
+// -----
+
+// A linalg.reduce (a bias gradient: 4096 rows summed per feature) is a
+// generic with a reduction loop: 64 features x 128 partials of 32 rows,
+// the feature loop innermost (coalesced), then 128 partials per feature
+// added in order.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[PART:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @bias_grad
+// CHECK-NOT: linalg.reduce
+// CHECK: %[[E:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [128, 32, 64]
+// CHECK: %[[P:.*]] = memref.alloc() : memref<128x64xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[PART]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[E]] : {{.*}}) outs(%[[P]] : memref<128x64xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P]] : memref<128x64xf32>) outs(%arg1 : memref<64xf32>)
+// CHECK-NOT: linalg.reduce
+func.func @bias_grad(%dy: memref<4096x64xf32>, %db: memref<64xf32>) attributes {zero.entry} {
+  linalg.reduce ins(%dy : memref<4096x64xf32>) outs(%db : memref<64xf32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}

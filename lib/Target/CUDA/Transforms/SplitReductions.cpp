@@ -15,6 +15,7 @@
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -248,9 +249,21 @@ struct ZeroGPUSplitReductionsPass
       return signalPassFailure();
     }
     SmallVector<std::pair<linalg::GenericOp, Split>> work;
+    IRRewriter rewriter(&getContext());
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (fn.isExternal() || fn->hasAttr(kKernelAttr))
         continue;
+      // linalg.reduce (bias gradients: sums over the batch's rows) is a
+      // generic with reduction loops; zero-gpu-map-kernels generalizes it
+      // anyway.
+      SmallVector<linalg::ReduceOp> reduces;
+      fn.walk([&](linalg::ReduceOp r) { reduces.push_back(r); });
+      for (linalg::ReduceOp r : reduces) {
+        if (!r.hasPureBufferSemantics() || r.getNumDpsInits() != 1)
+          continue;
+        rewriter.setInsertionPoint(r);
+        (void)linalg::generalizeNamedOp(rewriter, r);
+      }
       fn.walk([&](linalg::GenericOp g) {
         if (auto s = planSplit(g, maxPartials, minIterations, rowThreads))
           work.push_back({g, *s});
