@@ -101,8 +101,9 @@ def ZeroGPUScalarCopies : Pass<"zero-gpu-scalar-copies", "ModuleOp"> {
 def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
   let summary = "Reductions as parallel partials and an ordered combine";
   let description = [{
-    Runs on the step functions before `zero-form-kernels`. A
-    `linalg.generic` with only reduction loops (a loss, a gradient's sum of
+    Runs on the step functions before `zero-form-kernels`, on
+    `linalg.generic`s and on `linalg.reduce`s (generalized first: bias
+    gradients). A reduction with only reduction loops (a loss, a gradient's sum of
     squares for the global norm) would run in one GPU thread, and one with
     R rows (its parallel iterations: a cross-entropy over a large
     vocabulary, the statistics of a softmax or a layer norm) in R threads,
