@@ -3,6 +3,7 @@
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero-opt/Dialect/Zero/Schedule/Timeline.h"
+#include "zero-opt/Target/CUDA/Mapping.h"
 #include "zero-opt/Target/CUDA/Passes.h"
 #include "zero-rt/Trace.h"
 
@@ -163,6 +164,10 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
     o.overlap = options.training.overlapComm;
     o.precision = options.precision;
     o.gpu = options.cuda;
+    if (o.gpu)
+      o.launchThreads = [](linalg::LinalgOp op) {
+        return cuda::gpuThreads(op, cuda::kDefaultThreadsPerBlock);
+      };
     if (llvm::Error e = hw->check(o.worldSize, o.precision, o.gpu))
       return fn.emitError(llvm::toString(std::move(e)));
     Timeline tl = simulateStep(fn, *hw, o);

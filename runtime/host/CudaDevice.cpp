@@ -20,20 +20,20 @@ bool CudaDevice::load(int64_t abiVersion, std::string &error) {
   }
   llvm::SmallString<256> lib(llvm::sys::path::parent_path(info.dli_fname));
   llvm::sys::path::append(lib, "libZeroRuntimeCUDA.so");
-  path_ = lib.str().str();
-  if (!llvm::sys::fs::exists(path_)) {
+  std::string path = lib.str().str();
+  if (!llvm::sys::fs::exists(path)) {
     error = "this program was compiled with --target=cuda, and this zero-run "
             "has no CUDA runtime (" +
-            path_ +
+            path +
             "; it is built where CMake finds the CUDA toolkit and NCCL); "
             "recompile with --target=cpu to run here";
     return false;
   }
   // Global: the step library resolves the mgpu* and zero_rt_cuda_* calls
   // against this copy.
-  handle = dlopen(path_.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (!handle) {
-    error = "cannot load the CUDA runtime " + path_ + ": " + dlerror();
+    error = "cannot load the CUDA runtime " + path + ": " + dlerror();
     return false;
   }
   bool missing = false;
@@ -42,7 +42,7 @@ bool CudaDevice::load(int64_t abiVersion, std::string &error) {
         dlsym(handle, name));
     if (!fn && !missing) {
       missing = true;
-      error = path_ + ": no " + name;
+      error = path + ": no " + name;
     }
   };
   int32_t (*abi)() = nullptr;
@@ -60,7 +60,7 @@ bool CudaDevice::load(int64_t abiVersion, std::string &error) {
     return false;
   if (abi() != abiVersion) {
     error = "the program was compiled for CUDA runtime interface " +
-            std::to_string(abiVersion) + ", " + path_ + " has " +
+            std::to_string(abiVersion) + ", " + path + " has " +
             std::to_string(abi()) + "; recompile the model";
     return false;
   }

@@ -147,11 +147,12 @@ bool Program::load(const std::string &dir, std::string &error) {
   model_ = plan->getString("model").value_or("").str();
   modelPath_ = plan->getString("model_path").value_or(model_).str();
   modelHash_ = plan->getString("model_hash").value_or("").str();
-  target_ = plan->getString("target").value_or("cpu").str();
-  if (target_ != "cpu" && target_ != "cuda") {
-    error = planPath + ": unknown target '" + target_ + "'";
+  std::string target = plan->getString("target").value_or("cpu").str();
+  if (target != "cpu" && target != "cuda") {
+    error = planPath + ": unknown target '" + target + "'";
     return false;
   }
+  cuda_ = target == "cuda";
   cudaAbi_ = plan->getInteger("cuda_runtime_abi").value_or(-1);
   const json::Object *fns = plan->getObject("functions");
   if (!fns || fns->empty()) {

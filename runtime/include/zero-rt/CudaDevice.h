@@ -43,10 +43,8 @@ public:
   /// the step library's kernels are loaded).
   void markRuntimeMemory();
   int64_t runtimeBytes() const { return runtimeBytes_; }
-  const std::string &path() const { return path_; }
 
 private:
-  std::string path_;
   void *handle = nullptr;
   int64_t runtimeBytes_ = 0;
   int32_t (*init_)(int32_t) = nullptr;

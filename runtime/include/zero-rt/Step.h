@@ -108,9 +108,8 @@ public:
   const std::string &model() const { return model_; }
   const std::string &modelPath() const { return modelPath_; }
   const std::string &modelHash() const { return modelHash_; }
-  /// "cpu" or "cuda", and for CUDA the runtime interface compiled for.
-  const std::string &target() const { return target_; }
-  bool cuda() const { return target_ == "cuda"; }
+  /// Compiled with --target=cuda, for this CUDA runtime interface.
+  bool cuda() const { return cuda_; }
   int64_t cudaRuntimeAbi() const { return cudaAbi_; }
   int worldSize() const { return worldSize_; }
   int stage() const { return stage_; }
@@ -146,7 +145,7 @@ private:
   std::map<std::string, Function> functions;
   std::optional<Training> training_;
   std::string paramsFile, model_, modelPath_, modelHash_, library_;
-  std::string target_ = "cpu";
+  bool cuda_ = false;
   int64_t cudaAbi_ = 0;
   int worldSize_ = 1, stage_ = 0;
   bool overlapComm_ = true;

@@ -1,6 +1,8 @@
 // RUN: zero-opt %s --zero-gpu-split-reductions=max-partials=128 -split-input-file | FileCheck %s
 // RUN: not zero-opt %s --zero-gpu-split-reductions=max-partials=0 -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: max-partials 0 must be at least 2
+// RUN: not zero-opt %s --zero-gpu-split-reductions=row-threads=0 -split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWS
+// BADROWS: row-threads 0 must be at least 1
 
 // A sum of squares over 300x40: loop 0 in 100 chunks of 3, one partial per
 // chunk in parallel, then the partials added into the output in order.

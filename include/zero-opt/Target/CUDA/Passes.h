@@ -2,6 +2,8 @@
 #ifndef ZERO_OPT_TARGET_CUDA_PASSES_H
 #define ZERO_OPT_TARGET_CUDA_PASSES_H
 
+#include "zero-opt/Target/CUDA/Mapping.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -34,7 +34,8 @@ def ZeroGPUMapKernels : Pass<"zero-gpu-map-kernels", "ModuleOp"> {
     `zero.kernels` as `gpu_launches`.
   }];
   let options = [
-    Option<"threadsPerBlock", "threads-per-block", "int64_t", "256",
+    Option<"threadsPerBlock", "threads-per-block", "int64_t",
+           "mlir::zero::cuda::kDefaultThreadsPerBlock",
            "Most threads of one block (a power of two, 32 to 1024)">
   ];
   let dependentDialects = ["mlir::scf::SCFDialect",

@@ -383,31 +383,32 @@ struct CostModel {
     return {iterations * flops, iterations * seconds, bytes};
   }
 
-  /// The work of a region run by one thread: its ops, loops by their trip
-  /// counts, a conditional's first region.
-  Work regionWork(Region &region) const {
+  /// The work of `op` run by one thread: a loop by its trip count, a
+  /// conditional by its first region.
+  Work serialWork(Operation &op) const {
     Work w;
-    if (region.empty())
-      return w;
-    for (Operation &op : region.front()) {
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-        w += linalgWork(linalgOp);
-      } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-        w.bytes += 2 * valueBytes(copy.getSource());
-      } else if (isa<memref::LoadOp, memref::StoreOp>(op)) {
-        auto t = cast<MemRefType>(
-            (isa<memref::LoadOp>(op) ? op.getOperand(0) : op.getOperand(1))
-                .getType());
-        w.bytes += double(zero::shapedBytes(
-            RankedTensorType::get({}, t.getElementType())));
-      } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
-        w += regionWork(loop.getRegion()) * double(tripCount(loop));
-      } else if (op.getNumRegions()) {
-        w += regionWork(op.getRegion(0));
-      } else {
-        w.seconds += scalarSeconds(op, w.flops);
-      }
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      return linalgWork(linalgOp);
+    if (auto copy = dyn_cast<memref::CopyOp>(op))
+      return {0, 0, 2 * valueBytes(copy.getSource())};
+    if (isa<memref::LoadOp, memref::StoreOp>(op)) {
+      auto t = cast<MemRefType>(
+          (isa<memref::LoadOp>(op) ? op.getOperand(0) : op.getOperand(1))
+              .getType());
+      return {0, 0,
+              double(zero::shapedBytes(
+                  RankedTensorType::get({}, t.getElementType())))};
     }
+    if (op.getNumRegions()) {
+      Region &body = op.getRegion(0);
+      if (!body.empty())
+        for (Operation &inner : body.front())
+          w += serialWork(inner);
+      if (auto loop = dyn_cast<scf::ForOp>(op))
+        w = w * double(tripCount(loop));
+      return w;
+    }
+    w.seconds = scalarSeconds(op, w.flops);
     return w;
   }
 
@@ -577,12 +578,24 @@ private:
     tc = end;
   }
 
-  /// The CUDA target's view of `op` (SimulateOptions::gpu): true when it
-  /// was one launch, or an allocation in the arena.
+  /// One thread per parallel iteration (0 when one is dynamic: the whole
+  /// device).
+  static double parallelIterations(linalg::LinalgOp op) {
+    double threads = 1;
+    for (auto [extent, it] : llvm::zip(op.getStaticLoopRanges(),
+                                       op.getIteratorTypesArray())) {
+      if (it != utils::IteratorType::parallel)
+        continue;
+      if (ShapedType::isDynamic(extent))
+        return 0;
+      threads *= double(extent);
+    }
+    return threads;
+  }
+
+  /// A GPU's view of `op` (SimulateOptions::gpu): true when it was one
+  /// launch, or an allocation in the preplanned block.
   bool visitLaunch(Operation *op) {
-    // zero-gpu-map-kernels' default block size; the thread count hardly
-    // depends on it.
-    constexpr int64_t kThreadsPerBlock = 256;
     if (isa<memref::AllocOp>(op)) {
       ++tl.allocations;
       return true;
@@ -595,7 +608,8 @@ private:
         compute(op, cost.linalg(linalgOp));
         return true;
       }
-      double threads = gpuThreads(linalgOp, kThreadsPerBlock);
+      double threads = opt.launchThreads ? opt.launchThreads(linalgOp)
+                                         : parallelIterations(linalgOp);
       if (threads == 1)
         ++tl.serialLaunches;
       compute(op, cost.launch(cost.linalgWork(linalgOp), threads));
@@ -610,13 +624,8 @@ private:
       return true;
     }
     // A loop or conditional of pure compute: one thread runs all of it.
-    Work w;
-    if (auto loop = dyn_cast<scf::ForOp>(op))
-      w = cost.regionWork(loop.getRegion()) * double(CostModel::tripCount(loop));
-    else
-      w = cost.regionWork(op->getRegion(0));
     ++tl.serialLaunches;
-    compute(op, cost.launch(w, 1));
+    compute(op, cost.launch(cost.serialWork(*op), 1));
     return true;
   }
 

@@ -9,7 +9,7 @@
 #include "zero-opt/Target/CUDA/Passes.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
-#include "zero-opt/Dialect/Zero/Utils/Kernels.h"
+#include "zero-opt/Target/CUDA/Mapping.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -95,7 +95,7 @@ LogicalResult ZeroGPUMapKernelsPass::prepare(func::FuncOp kernel) {
 LogicalResult ZeroGPUMapKernelsPass::mapToGrid(RewriterBase &rewriter,
                                                linalg::LinalgOp op) {
   MLIRContext *ctx = &getContext();
-  SmallVector<int64_t> tiles = zero::gpuBlockTiles(op, threadsPerBlock);
+  SmallVector<int64_t> tiles = zero::cuda::gpuBlockTiles(op, threadsPerBlock);
   SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, tiles);
 
   scf::SCFTilingOptions blocks;

@@ -248,6 +248,12 @@ struct ZeroGPUSplitReductionsPass
           << maxPartials.getValue() << " must be at least 2";
       return signalPassFailure();
     }
+    if (rowThreads < 1) {
+      getOperation().emitError()
+          << "zero-gpu-split-reductions: row-threads " << rowThreads.getValue()
+          << " must be at least 1";
+      return signalPassFailure();
+    }
     SmallVector<std::pair<linalg::GenericOp, Split>> work;
     IRRewriter rewriter(&getContext());
     for (auto fn : getOperation().getOps<func::FuncOp>()) {

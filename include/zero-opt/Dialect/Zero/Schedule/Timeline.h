@@ -10,11 +10,13 @@
 #ifndef ZERO_OPT_DIALECT_ZERO_SCHEDULE_TIMELINE_H
 #define ZERO_OPT_DIALECT_ZERO_SCHEDULE_TIMELINE_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
 #include <array>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -112,11 +114,14 @@ struct SimulateOptions {
   std::string precision = "fp32"; ///< peak FLOP rate matmuls run at
   bool overlap = true;            ///< collectives run beside compute
   bool recordEvents = true;
-  /// The CUDA target's launches: every kernel root is one launch (a loop
-  /// of pure compute runs on one thread), costed by the threads it is
-  /// mapped to; GEMMs are cuBLAS calls; buffers lie in the arena, so
-  /// allocations are free.
+  /// A GPU's launches: every kernel root is one launch (a loop of pure
+  /// compute runs on one thread), costed by the threads it runs on; GEMMs
+  /// are library calls at the matmul peak; buffers lie in one preplanned
+  /// block, so allocations are free.
   bool gpu = false;
+  /// The threads a launch of a linalg op runs on, as the target maps it (0:
+  /// the whole device); unset: one per parallel iteration.
+  std::function<double(linalg::LinalgOp)> launchThreads;
 };
 
 /// FLOPs and seconds of one op.

@@ -495,16 +495,17 @@ def ZeroTimelineReport : Pass<"zero-timeline-report", "ModuleOp"> {
     communication and exposed seconds, the step without overlap, the lower
     bound max(compute, communication), FLOPs and MFU.
 
-    With `gpu`, the step is costed as the CUDA target runs it on a GPU
-    described with `device.threads` (resident threads): every kernel root
-    is one launch costing `op_overhead` plus its arithmetic over its share
-    of the resident threads at `loop_flops` or its bytes over its warps'
-    share of the bandwidth, whichever is larger. A linalg op runs on the
-    threads zero-gpu-map-kernels spreads it over (its parallel loops); a
-    loop or conditional of pure compute, or an op without parallel loops,
-    on one thread (`serial_launches`); copies on one thread per element;
-    GEMMs are cuBLAS calls at the `precision` peak; allocations are free
-    (the arena).
+    With `gpu`, the step is costed as launches on a GPU described with
+    `device.threads` (resident threads): every kernel root is one launch
+    costing `op_overhead` plus its arithmetic over its share of the
+    resident threads at `loop_flops` or its bytes over its warps' share of
+    the bandwidth, whichever is larger. A linalg op runs on one thread per
+    parallel iteration (`zero-opt --report=timeline --target=cuda` gives
+    the CUDA target's own mapping instead); a loop or conditional of pure
+    compute, or an op without parallel loops, on one thread
+    (`serial_launches`); copies on one thread per element; GEMMs are
+    library calls at the `precision` peak; allocations are free (one
+    preplanned block).
   }];
   let options = [
     Option<"hardware", "hardware", "std::string", "",
