@@ -165,8 +165,12 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
     o.precision = options.precision;
     o.gpu = options.cuda;
     if (o.gpu)
-      o.launchThreads = [](linalg::LinalgOp op) {
-        return cuda::gpuThreads(op, cuda::kDefaultThreadsPerBlock);
+      o.launchThreads = [](Operation *op) -> double {
+        if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+          return cuda::gpuThreads(linalgOp, cuda::kDefaultThreadsPerBlock);
+        if (auto loop = dyn_cast<scf::ForOp>(op))
+          return cuda::gpuLoopThreads(loop, cuda::kDefaultThreadsPerBlock);
+        return 1;
       };
     if (llvm::Error e = hw->check(o.worldSize, o.precision, o.gpu))
       return fn.emitError(llvm::toString(std::move(e)));

@@ -60,3 +60,18 @@ double mlir::zero::cuda::gpuThreads(linalg::LinalgOp op,
   }
   return threads;
 }
+
+double mlir::zero::cuda::gpuLoopThreads(scf::ForOp loop,
+                                        int64_t threadsPerBlock) {
+  linalg::LinalgOp op;
+  for (Operation &inner : loop.getBody()->without_terminator()) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(inner);
+    if (linalgOp ? bool(op) : inner.getNumRegions() != 0)
+      return 1;
+    if (linalgOp)
+      op = linalgOp;
+  }
+  if (!op || op.getNumParallelLoops() == 0)
+    return 1;
+  return gpuThreads(op, threadsPerBlock);
+}

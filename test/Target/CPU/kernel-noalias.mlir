@@ -47,3 +47,43 @@ func.func @calls(%x: memref<4xf32>, %y: memref<4xf32>) {
   memref.dealloc %buf : memref<8xf32>
   return
 }
+
+// -----
+
+// Views of one buffer (the CUDA target's arena) whose byte ranges are
+// disjoint do not overlap; ranges that meet do, and a range not known
+// statically may meet any.
+// CHECK-LABEL: func.func private @kernel_disjoint
+// CHECK-SAME: (%{{.*}}: memref<4xf32> {llvm.noalias}, %{{.*}}: memref<2x2xf32> {llvm.noalias}, %{{.*}}: memref<2xf32, strided<[1], offset: 4>> {llvm.noalias})
+// CHECK-LABEL: func.func private @kernel_meet
+// CHECK-NOT: llvm.noalias
+// CHECK-LABEL: func.func private @kernel_unknown
+// CHECK-NOT: llvm.noalias
+// CHECK-LABEL: func.func @arena
+func.func private @kernel_disjoint(%a: memref<4xf32>, %b: memref<2x2xf32>, %c: memref<2xf32, strided<[1], offset: 4>>) attributes {zero.kernel = "linalg.generic"} {
+  return
+}
+func.func private @kernel_meet(%a: memref<4xf32>, %b: memref<2xf32, strided<[1], offset: 3>>) attributes {zero.kernel = "linalg.generic"} {
+  return
+}
+func.func private @kernel_unknown(%a: memref<4xf32>, %b: memref<4xf32>) attributes {zero.kernel = "linalg.generic"} {
+  return
+}
+func.func @arena(%shift: index) {
+  %arena = memref.alloc() : memref<96xi8>
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %a = memref.view %arena[%c0][] : memref<96xi8> to memref<4xf32>
+  %b = memref.view %arena[%c16][] : memref<96xi8> to memref<2x2xf32>
+  %w = memref.view %arena[%c64][] : memref<96xi8> to memref<8xf32>
+  %c = memref.subview %w[4] [2] [1] : memref<8xf32> to memref<2xf32, strided<[1], offset: 4>>
+  call @kernel_disjoint(%a, %b, %c) : (memref<4xf32>, memref<2x2xf32>, memref<2xf32, strided<[1], offset: 4>>) -> ()
+  %v = memref.view %arena[%c0][] : memref<96xi8> to memref<8xf32>
+  %m = memref.subview %v[3] [2] [1] : memref<8xf32> to memref<2xf32, strided<[1], offset: 3>>
+  call @kernel_meet(%a, %m) : (memref<4xf32>, memref<2xf32, strided<[1], offset: 3>>) -> ()
+  %u = memref.view %arena[%shift][] : memref<96xi8> to memref<4xf32>
+  call @kernel_unknown(%a, %u) : (memref<4xf32>, memref<4xf32>) -> ()
+  memref.dealloc %arena : memref<96xi8>
+  return
+}

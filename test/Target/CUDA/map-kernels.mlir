@@ -164,7 +164,8 @@ func.func private @tall(%a: memref<600000x64xf32>, %b: memref<600000x64xf32>) at
 
 // -----
 
-// A loop kernel (the embedding gradient's scatter) runs in one thread; its
+// A loop kernel (the embedding gradient's scatter) that no call shows to
+// write a buffer no other argument overlaps runs in one thread; its
 // fixed-size temporary becomes one stack buffer, not an allocation per
 // iteration.
 // CHECK-LABEL: func.func private @scatter
@@ -194,5 +195,157 @@ func.func private @scatter(%ids: memref<6xindex>, %g: memref<6x4xf32>, %w: memre
     memref.copy %t, %row : memref<4xf32> to memref<4xf32, strided<[1], offset: ?>>
     memref.dealloc %t : memref<4xf32>
   }
+  return
+}
+
+// -----
+
+// The scatter with its caller: the table is an allocation of the step, so
+// no other argument overlaps it. The copy back becomes the add's output,
+// and the loop runs inside the add's grid (two blocks, the second
+// partial): a thread per column, each adding the tokens' rows in order to
+// its column of the table. The thread's tile, the same in every
+// iteration, is computed before the loop.
+// CHECK-LABEL: func.func private @scatter_grid
+// CHECK-NOT: memref.alloc
+// CHECK: scf.forall (%[[B:.*]]) = (0) to (300) step (256) {
+// CHECK-NEXT: scf.forall (%[[T:.*]]) in (256) {
+// CHECK-NEXT: affine.min
+// CHECK: scf.for %[[I:.*]] =
+// CHECK-NOT: affine.
+// CHECK: %[[ID:.*]] = memref.load %{{.*}}[%[[I]]] : memref<6xindex>
+// CHECK: %[[ROW:.*]] = memref.subview %{{.*}}[%[[ID]], 0] [1, 300] [1, 1]
+// CHECK: %[[WT:.*]] = memref.subview %[[ROW]][
+// CHECK: %[[WE:.*]] = memref.subview %[[WT]][
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{[a-z_0-9]+}} : memref<?xf32
+// CHECK-SAME: outs(%[[WE]] : memref<?xf32
+// CHECK-NEXT: ^bb0(%[[G:.*]]: f32, %[[W:.*]]: f32):
+// CHECK-NEXT: arith.addf %[[W]], %[[G]] : f32
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.copy
+// CHECK: {mapping = [#gpu.thread<x>]}
+// CHECK: {mapping = [#gpu.block<x>]}
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @step
+func.func private @scatter_grid(%ids: memref<6xindex>, %g: memref<6x300xf32>, %w: memref<10x300xf32>) attributes {zero.kernel = "scf.for"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  scf.for %i = %c0 to %c6 step %c1 {
+    %id = memref.load %ids[%i] : memref<6xindex>
+    %row = memref.subview %w[%id, 0] [1, 300] [1, 1] : memref<10x300xf32> to memref<300xf32, strided<[1], offset: ?>>
+    %grow = memref.subview %g[%i, 0] [1, 300] [1, 1] : memref<6x300xf32> to memref<300xf32, strided<[1], offset: ?>>
+    %t = memref.alloc() {alignment = 64 : i64} : memref<300xf32>
+    linalg.generic {indexing_maps = [affine_map<(j) -> (j)>, affine_map<(j) -> (j)>, affine_map<(j) -> (j)>], iterator_types = ["parallel"]} ins(%row, %grow : memref<300xf32, strided<[1], offset: ?>>, memref<300xf32, strided<[1], offset: ?>>) outs(%t : memref<300xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %s = arith.addf %x, %y : f32
+      linalg.yield %s : f32
+    }
+    memref.copy %t, %row : memref<300xf32> to memref<300xf32, strided<[1], offset: ?>>
+    memref.dealloc %t : memref<300xf32>
+  }
+  return
+}
+func.func @step(%ids: memref<6xindex>, %g: memref<6x300xf32>) -> memref<10x300xf32> {
+  %w = memref.alloc() : memref<10x300xf32>
+  call @scatter_grid(%ids, %g, %w) : (memref<6xindex>, memref<6x300xf32>, memref<10x300xf32>) -> ()
+  return %w : memref<10x300xf32>
+}
+
+// -----
+
+// Loops a grid would race on stay on one thread: the table is also the
+// gradient (an argument overlaps it); a row's column offset changes with
+// the iteration (a thread's column moves); the loop loads from the table
+// it writes; the body has two ops.
+// CHECK-LABEL: func.func private @overlapping
+// CHECK: {mapping = [#gpu.thread<z>]}
+// CHECK-LABEL: func.func private @moving_columns
+// CHECK: {mapping = [#gpu.thread<z>]}
+// CHECK-LABEL: func.func private @reads_table
+// CHECK: {mapping = [#gpu.thread<z>]}
+// CHECK-LABEL: func.func private @two_ops
+// CHECK: {mapping = [#gpu.thread<z>]}
+// CHECK-LABEL: func.func @steps
+#id = affine_map<(j) -> (j)>
+func.func private @overlapping(%ids: memref<6xindex>, %g: memref<10x40xf32>, %w: memref<10x40xf32>) attributes {zero.kernel = "scf.for"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  scf.for %i = %c0 to %c6 step %c1 {
+    %id = memref.load %ids[%i] : memref<6xindex>
+    %row = memref.subview %w[%id, 0] [1, 40] [1, 1] : memref<10x40xf32> to memref<40xf32, strided<[1], offset: ?>>
+    %grow = memref.subview %g[%i, 0] [1, 40] [1, 1] : memref<10x40xf32> to memref<40xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%grow : memref<40xf32, strided<[1], offset: ?>>) outs(%row : memref<40xf32, strided<[1], offset: ?>>) {
+    ^bb0(%y: f32, %o: f32):
+      %s = arith.addf %o, %y : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
+func.func private @moving_columns(%ids: memref<6xindex>, %g: memref<6x40xf32>, %w: memref<10x80xf32>) attributes {zero.kernel = "scf.for"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  scf.for %i = %c0 to %c6 step %c1 {
+    %id = memref.load %ids[%i] : memref<6xindex>
+    %row = memref.subview %w[%id, %i] [1, 40] [1, 1] : memref<10x80xf32> to memref<40xf32, strided<[1], offset: ?>>
+    %grow = memref.subview %g[%i, 0] [1, 40] [1, 1] : memref<6x40xf32> to memref<40xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%grow : memref<40xf32, strided<[1], offset: ?>>) outs(%row : memref<40xf32, strided<[1], offset: ?>>) {
+    ^bb0(%y: f32, %o: f32):
+      %s = arith.addf %o, %y : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
+func.func private @reads_table(%g: memref<6x40xf32>, %w: memref<10x40xf32>) attributes {zero.kernel = "scf.for"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  scf.for %i = %c0 to %c6 step %c1 {
+    %v = memref.load %w[%i, %c0] : memref<10x40xf32>
+    %id = arith.fptoui %v : f32 to i32
+    %k = arith.index_cast %id : i32 to index
+    %row = memref.subview %w[%k, 0] [1, 40] [1, 1] : memref<10x40xf32> to memref<40xf32, strided<[1], offset: ?>>
+    %grow = memref.subview %g[%i, 0] [1, 40] [1, 1] : memref<6x40xf32> to memref<40xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%grow : memref<40xf32, strided<[1], offset: ?>>) outs(%row : memref<40xf32, strided<[1], offset: ?>>) {
+    ^bb0(%y: f32, %o: f32):
+      %s = arith.addf %o, %y : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
+func.func private @two_ops(%ids: memref<6xindex>, %g: memref<6x40xf32>, %w: memref<10x40xf32>) attributes {zero.kernel = "scf.for"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  scf.for %i = %c0 to %c6 step %c1 {
+    %id = memref.load %ids[%i] : memref<6xindex>
+    %row = memref.subview %w[%id, 0] [1, 40] [1, 1] : memref<10x40xf32> to memref<40xf32, strided<[1], offset: ?>>
+    %grow = memref.subview %g[%i, 0] [1, 40] [1, 1] : memref<6x40xf32> to memref<40xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%grow : memref<40xf32, strided<[1], offset: ?>>) outs(%row : memref<40xf32, strided<[1], offset: ?>>) {
+    ^bb0(%y: f32, %o: f32):
+      %s = arith.addf %o, %y : f32
+      linalg.yield %s : f32
+    }
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%grow : memref<40xf32, strided<[1], offset: ?>>) outs(%row : memref<40xf32, strided<[1], offset: ?>>) {
+    ^bb0(%y: f32, %o: f32):
+      %s = arith.mulf %o, %y : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
+func.func @steps(%ids: memref<6xindex>, %g: memref<6x40xf32>) {
+  %w = memref.alloc() : memref<10x40xf32>
+  call @overlapping(%ids, %w, %w) : (memref<6xindex>, memref<10x40xf32>, memref<10x40xf32>) -> ()
+  %w2 = memref.alloc() : memref<10x80xf32>
+  call @moving_columns(%ids, %g, %w2) : (memref<6xindex>, memref<6x40xf32>, memref<10x80xf32>) -> ()
+  call @reads_table(%g, %w) : (memref<6x40xf32>, memref<10x40xf32>) -> ()
+  call @two_ops(%ids, %g, %w) : (memref<6xindex>, memref<6x40xf32>, memref<10x40xf32>) -> ()
   return
 }

@@ -8,6 +8,7 @@
 #define ZERO_OPT_TARGET_CUDA_MAPPING_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::zero::cuda {
 
@@ -25,6 +26,13 @@ SmallVector<int64_t> gpuBlockTiles(linalg::LinalgOp op,
 /// The threads a launch of `op` runs on as gpuBlockTiles spreads it (0
 /// when an extent is dynamic: as many as its size at run time).
 double gpuThreads(linalg::LinalgOp op, int64_t threadsPerBlock);
+
+/// The threads a loop kernel runs on: zero-gpu-map-kernels runs a loop
+/// whose body is one linalg op on that op's grid when every thread owns
+/// what it writes (the embedding gradient's scatter), on one thread
+/// otherwise. This predicts it from the loop's form alone (the ownership
+/// test needs the kernel's buffers): the grid of its one linalg op, or 1.
+double gpuLoopThreads(scf::ForOp loop, int64_t threadsPerBlock);
 
 } // namespace mlir::zero::cuda
 

@@ -21,10 +21,22 @@ def ZeroGPUMapKernels : Pass<"zero-gpu-map-kernels", "ModuleOp"> {
     y/z limit of 65535, stay loops within a thread, so every output
     element is computed by one thread in the op's loop order.
 
-    Ops with no parallel dimension (0-d ops, full reductions) and loops
-    (the embedding gradient's scatter) run in a 1x1 forall pair mapped to
-    `#gpu.block<z>` / `#gpu.thread<z>`; statically shaped allocations in
-    them become stack buffers at the top of the thread's body.
+    A loop whose body is one linalg op with parallel dimensions, around
+    index arithmetic, views and loads, runs on that op's grid with the loop
+    inside every thread, when no thread can see another's writes: the op
+    writes arguments that no other argument overlaps at any call (views of
+    one arena are told apart by byte ranges), every view of them it uses
+    reaches each distributed dimension at the same buffer dimension and
+    constant offset, and the loop loads nothing from them. The embedding
+    gradient's scatter is such a loop, once its add's temporary copied back
+    over the table's row is folded into an add in place: a thread per
+    column adds the tokens' rows in order, the sums the loop gives on one
+    thread. Values the thread's tile needs are hoisted out of the loop.
+
+    Other loops and ops with no parallel dimension (0-d ops, full
+    reductions) run in a 1x1 forall pair mapped to `#gpu.block<z>` /
+    `#gpu.thread<z>`; statically shaped allocations in them become stack
+    buffers at the top of the thread's body.
 
     The result is the mapped kernel IR: `--target=cuda` turns each block
     forall into a launch, and `scf-forall-to-for` runs it on the CPU

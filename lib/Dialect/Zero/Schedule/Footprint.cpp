@@ -4,6 +4,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
@@ -26,6 +27,85 @@ Value zero::rootBuffer(Value v) {
       break;
   }
   return v;
+}
+
+namespace {
+/// Where a view's bytes lie in its root buffer; no range when an offset,
+/// a size or a stride is not static.
+struct ByteSpan {
+  Value root;
+  std::optional<std::pair<int64_t, int64_t>> range;
+};
+} // namespace
+
+static ByteSpan byteSpan(Value v) {
+  // Views other than memref.view keep their source's base pointer, so the
+  // layout of `v` places its elements from that base; memref.view moves
+  // the base by its byte shift.
+  std::optional<std::pair<int64_t, int64_t>> range;
+  auto type = dyn_cast<MemRefType>(v.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (type && type.hasStaticShape() && type.getElementType().isIntOrFloat() &&
+      succeeded(type.getStridesAndOffset(strides, offset)) &&
+      !ShapedType::isDynamic(offset) &&
+      llvm::none_of(strides, ShapedType::isDynamic)) {
+    int64_t bytes =
+        shapedBytes(RankedTensorType::get({}, type.getElementType()));
+    int64_t last = offset;
+    for (auto [size, stride] : llvm::zip(type.getShape(), strides))
+      last += (size - 1) * stride;
+    if (type.getNumElements() > 0)
+      range = {offset * bytes, (last + 1) * bytes};
+  }
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = dyn_cast<memref::ViewOp>(def)) {
+      std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
+      if (!shift)
+        range.reset();
+      else if (range)
+        range = {range->first + *shift, range->second + *shift};
+      v = view.getSource();
+    } else if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
+      v = view.getViewSource();
+    } else {
+      break;
+    }
+  }
+  return {v, range};
+}
+
+bool zero::mayOverlap(Value a, Value b) {
+  ByteSpan x = byteSpan(a), y = byteSpan(b);
+  if (x.root != y.root) {
+    auto allocated = [](Value v) {
+      return v.getDefiningOp<memref::AllocOp>() ||
+             v.getDefiningOp<memref::AllocaOp>();
+    };
+    return !allocated(x.root) && !allocated(y.root);
+  }
+  if (!x.range || !y.range)
+    return true;
+  return x.range->first < y.range->second && y.range->first < x.range->second;
+}
+
+SmallVector<bool> zero::noAliasArguments(func::FuncOp fn,
+                                         SymbolUserMap &users) {
+  unsigned n = fn.getNumArguments();
+  SmallVector<bool> noAlias(n, false);
+  ArrayRef<Operation *> calls = users.getUsers(fn);
+  if (calls.empty() ||
+      llvm::any_of(calls, [](Operation *u) { return !isa<func::CallOp>(u); }))
+    return noAlias;
+  for (unsigned i = 0; i < n; ++i)
+    noAlias[i] = isa<MemRefType>(fn.getArgument(i).getType());
+  for (Operation *call : calls)
+    for (unsigned i = 0; i < n; ++i)
+      for (unsigned j = 0; j < n && noAlias[i]; ++j)
+        if (i != j && isa<MemRefType>(call->getOperand(j).getType()) &&
+            mayOverlap(call->getOperand(i), call->getOperand(j)))
+          noAlias[i] = false;
+  return noAlias;
 }
 
 void zero::collectViews(Value root, DenseSet<Value> &views) {

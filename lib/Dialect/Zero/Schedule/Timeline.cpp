@@ -623,9 +623,12 @@ private:
       compute(op, cost.launch({0, 0, 2 * valueBytes(from)}, elements));
       return true;
     }
-    // A loop or conditional of pure compute: one thread runs all of it.
-    ++tl.serialLaunches;
-    compute(op, cost.launch(cost.serialWork(*op), 1));
+    // A loop or conditional of pure compute: one thread runs all of it,
+    // unless the target spreads the loop's elements over a grid.
+    double threads = opt.launchThreads ? opt.launchThreads(op) : 1;
+    if (threads == 1)
+      ++tl.serialLaunches;
+    compute(op, cost.launch(cost.serialWork(*op), threads));
     return true;
   }
 

@@ -278,7 +278,7 @@ struct ZeroRematerializePass
       if (failed(rematerializeToBudget(block, forward, weights)))
         return failure();
     } else {
-      rematerializeSegments(block, forward);
+      rematerializeSegments(block, forward, weights);
     }
     for (Value v : heldValues(block, forward, weights)) {
       bytesAfter += shapedBytes(cast<ShapedType>(v.getType()));
@@ -328,7 +328,8 @@ struct ZeroRematerializePass
     return cut;
   }
 
-  void rematerializeSegments(Block &block, ArrayRef<Operation *> forward) {
+  void rematerializeSegments(Block &block, ArrayRef<Operation *> forward,
+                             const llvm::DenseSet<Value> &weights) {
     Segmentation cut = segmentation(block, forward, policy, segments);
     // Per segment, the values the backward reads that are recomputed.
     std::map<int64_t, Recomputation> recomputed;
@@ -348,7 +349,7 @@ struct ZeroRematerializePass
 
     for (auto &entry : recomputed) {
       int64_t s = entry.first;
-      recomputeSegment(block, entry.second, [&](Value v) {
+      recomputeSegment(block, entry.second, weights, [&](Value v) {
         return cut.segmentOf(v) == s && cut.recomputes(v);
       });
     }
@@ -493,7 +494,7 @@ struct ZeroRematerializePass
     IRMapping copies;
     for (auto &[t, group] : groups)
       copyBefore(
-          ops[t], group,
+          ops[t], group, weights,
           [&](Value v) {
             Operation *def = v.getDefiningOp();
             return def && isRecomputed.contains(def);
@@ -584,6 +585,7 @@ struct ZeroRematerializePass
   /// `own` says which values the copies compute themselves rather than
   /// read.
   void recomputeSegment(Block &block, const Recomputation &r,
+                        const llvm::DenseSet<Value> &weights,
                         llvm::function_ref<bool(Value)> own) {
     // The ops to copy: the values' producers and, transitively, the
     // producers of the segment's own values they read.
@@ -610,15 +612,17 @@ struct ZeroRematerializePass
         ordered.push_back(&op);
     }
     IRMapping map;
-    copyBefore(r.first, ordered, own, map);
+    copyBefore(r.first, ordered, weights, own, map);
     readCopies(block, ordered, map);
   }
 
   /// Copies `ops` (in program order) before `before`, marked as recomputed
   /// backward ops, into `map`. Operands that `computed` says are made by
-  /// copies read them from `map`; the others (but constants) pass through
-  /// one barrier, so that CSE cannot merge a copy with its original.
+  /// copies read them from `map`; values computed from weights alone are
+  /// remade from the weights; the others (but constants) pass through one
+  /// barrier, so that CSE cannot merge a copy with its original.
   static void copyBefore(Operation *before, ArrayRef<Operation *> ops,
+                         const llvm::DenseSet<Value> &weights,
                          llvm::function_ref<bool(Value)> computed,
                          IRMapping &map) {
     llvm::SetVector<Value> inputs;
@@ -633,16 +637,39 @@ struct ZeroRematerializePass
             inputs.insert(operand);
         }
       });
+    // A weight's transpose held from the forward to the backward would be
+    // an activation-sized buffer that no matmul can read as a view: its
+    // ops are copied too, and the barrier passes the weights.
+    llvm::SetVector<Value> held;
+    llvm::SetVector<Operation *> remade;
+    std::function<void(Value)> hold = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      if (def && def->hasTrait<OpTrait::ConstantLike>())
+        return;
+      if (!def || !weights.contains(v)) {
+        held.insert(v);
+        return;
+      }
+      if (remade.contains(def))
+        return;
+      for (Value operand : def->getOperands())
+        hold(operand);
+      remade.insert(def);
+    };
+    for (Value v : inputs)
+      hold(v);
     OpBuilder b(before);
     IRMapping local = map;
-    if (!inputs.empty()) {
+    if (!held.empty()) {
       auto barrier = RematBarrierOp::create(
-          b, before->getLoc(), ValueRange(inputs.getArrayRef()).getTypes(),
-          inputs.getArrayRef());
+          b, before->getLoc(), ValueRange(held.getArrayRef()).getTypes(),
+          held.getArrayRef());
       barrier->setAttr(kBackwardAttr, b.getUnitAttr());
-      local.map(inputs.getArrayRef(), barrier.getResults());
+      local.map(held.getArrayRef(), barrier.getResults());
     }
-    for (Operation *op : ops) {
+    SmallVector<Operation *> copied(remade.begin(), remade.end());
+    llvm::append_range(copied, ops);
+    for (Operation *op : copied) {
       Operation *copy = b.clone(*op, local);
       copy->walk([&](Operation *inner) {
         inner->setAttr(kBackwardAttr, b.getUnitAttr());

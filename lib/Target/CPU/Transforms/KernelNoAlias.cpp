@@ -24,18 +24,6 @@ using namespace mlir;
 
 namespace {
 
-/// Whether two root buffers may overlap: the same buffer, or two the
-/// caller did not allocate itself.
-bool mayAlias(Value a, Value b) {
-  if (a == b)
-    return true;
-  auto allocated = [](Value v) {
-    return v.getDefiningOp<memref::AllocOp>() ||
-           v.getDefiningOp<memref::AllocaOp>();
-  };
-  return !allocated(a) && !allocated(b);
-}
-
 struct ZeroCPUKernelNoAliasPass
     : zero::cpu::impl::ZeroCPUKernelNoAliasBase<ZeroCPUKernelNoAliasPass> {
   void runOnOperation() override {
@@ -46,27 +34,8 @@ struct ZeroCPUKernelNoAliasPass
       if (!kernel->hasAttr(zero::kKernelAttr) || kernel.isExternal())
         continue;
       unsigned n = kernel.getNumArguments();
-      SmallVector<bool> noAlias(n, false);
-      for (unsigned i = 0; i < n; ++i)
-        noAlias[i] = isa<MemRefType>(kernel.getArgument(i).getType());
-      ArrayRef<Operation *> calls = users.getUsers(kernel);
-      for (Operation *user : calls) {
-        auto call = dyn_cast<func::CallOp>(user);
-        if (!call) {
-          noAlias.assign(n, false);
-          break;
-        }
-        SmallVector<Value> roots;
-        for (Value operand : call.getOperands())
-          roots.push_back(isa<MemRefType>(operand.getType())
-                              ? zero::rootBuffer(operand)
-                              : Value());
-        for (unsigned i = 0; i < n; ++i)
-          for (unsigned j = 0; j < n && noAlias[i]; ++j)
-            if (i != j && roots[i] && roots[j] && mayAlias(roots[i], roots[j]))
-              noAlias[i] = false;
-      }
-      if (calls.empty())
+      SmallVector<bool> noAlias = zero::noAliasArguments(kernel, users);
+      if (llvm::none_of(noAlias, [](bool b) { return b; }))
         continue;
       // convert-func-to-llvm drops argument attributes of memrefs, which
       // expand into a descriptor's fields; record which LLVM parameters

@@ -9,13 +9,16 @@
 #include "zero-opt/Target/CUDA/Passes.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 #include "zero-opt/Target/CUDA/Mapping.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 namespace mlir::zero::cuda {
 #define GEN_PASS_DEF_ZEROGPUMAPKERNELS
@@ -52,24 +55,176 @@ SmallVector<Attribute> mappingOf(MLIRContext *ctx, ArrayRef<int64_t> tiles) {
   return mapping;
 }
 
+/// The kernel argument a view comes from through subviews only; null
+/// otherwise.
+BlockArgument subviewRoot(Value v) {
+  while (auto view = v.getDefiningOp<memref::SubViewOp>())
+    v = view.getSource();
+  return dyn_cast<BlockArgument>(v);
+}
+
+/// Whether no two elements of `type` share an address.
+bool nonOverlapping(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type.hasStaticShape() ||
+      failed(type.getStridesAndOffset(strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return false;
+  SmallVector<unsigned> dims = llvm::to_vector(
+      llvm::seq<unsigned>(0, static_cast<unsigned>(strides.size())));
+  llvm::sort(dims,
+             [&](unsigned a, unsigned b) { return strides[a] > strides[b]; });
+  for (size_t i = 0; i + 1 < dims.size(); ++i)
+    if (type.getDimSize(dims[i + 1]) > 1 &&
+        strides[dims[i]] < strides[dims[i + 1]] * type.getDimSize(dims[i + 1]))
+      return false;
+  return dims.empty() || strides[dims.back()] >= 1 ||
+         type.getDimSize(dims.back()) == 1;
+}
+
+/// For each distributed loop of `op` (`tiles` non-zero), the dimension of
+/// `operand`'s root buffer it indexes and the constant offset it indexes it
+/// at: each such loop must be one result of the operand's map alone, and
+/// every subview on the way to the root must keep that dimension at unit
+/// stride and a constant offset. None when it is not so.
+std::optional<SmallVector<std::pair<unsigned, int64_t>>>
+rootCoordinates(linalg::LinalgOp op, OpOperand &operand,
+                ArrayRef<int64_t> tiles) {
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  SmallVector<std::pair<unsigned, int64_t>> coords;
+  for (auto [d, tile] : llvm::enumerate(tiles)) {
+    if (tile == 0)
+      continue;
+    std::optional<unsigned> position;
+    for (auto [e, expr] : llvm::enumerate(map.getResults())) {
+      if (!expr.isFunctionOfDim(d))
+        continue;
+      if (position || expr != getAffineDimExpr(d, op->getContext()))
+        return std::nullopt;
+      position = e;
+    }
+    if (!position)
+      return std::nullopt;
+    unsigned dim = *position;
+    int64_t offset = 0;
+    Value v = operand.get();
+    while (auto view = v.getDefiningOp<memref::SubViewOp>()) {
+      llvm::SmallBitVector dropped = view.getDroppedDims();
+      unsigned source = 0;
+      for (unsigned kept = 0;; ++source)
+        if (!dropped.test(source) && kept++ == dim)
+          break;
+      std::optional<int64_t> off =
+          getConstantIntValue(view.getMixedOffsets()[source]);
+      std::optional<int64_t> stride =
+          getConstantIntValue(view.getMixedStrides()[source]);
+      if (!off || stride != 1)
+        return std::nullopt;
+      offset += *off;
+      dim = source;
+      v = view.getSource();
+    }
+    coords.push_back({dim, offset});
+  }
+  return coords;
+}
+
 struct ZeroGPUMapKernelsPass
     : zero::cuda::impl::ZeroGPUMapKernelsBase<ZeroGPUMapKernelsPass> {
   using Base::Base;
   void runOnOperation() override;
 
 private:
-  LogicalResult prepare(func::FuncOp kernel);
-  LogicalResult mapToGrid(RewriterBase &rewriter, linalg::LinalgOp op);
+  LogicalResult prepare(func::FuncOp kernel, ArrayRef<bool> noAlias);
+  FailureOr<std::pair<scf::ForallOp, scf::ForallOp>>
+  mapToGrid(RewriterBase &rewriter, linalg::LinalgOp op);
+  linalg::LinalgOp distributable(scf::ForOp loop, ArrayRef<bool> noAlias);
+  LogicalResult mapLoop(RewriterBase &rewriter, scf::ForOp loop,
+                        linalg::LinalgOp op);
   void mapSerial(RewriterBase &rewriter, Operation *op);
 };
 
-LogicalResult ZeroGPUMapKernelsPass::prepare(func::FuncOp kernel) {
+/// A result computed into a temporary and copied back over one of its
+/// inputs (bufferization's form of `x += y` on a view) is computed in place:
+/// the copy's target becomes the output and its input's block argument the
+/// output's. Legal because that input is read at the element the same
+/// iteration writes, and no other input overlaps the target.
+void foldCopyBack(RewriterBase &rewriter, func::FuncOp kernel,
+                  ArrayRef<bool> noAlias) {
+  auto disjoint = [&](Value a, Value b) {
+    BlockArgument ra = subviewRoot(a), rb = subviewRoot(b);
+    if (ra && rb && ra != rb &&
+        (noAlias[ra.getArgNumber()] || noAlias[rb.getArgNumber()]))
+      return true;
+    return !zero::mayOverlap(a, b);
+  };
+  SmallVector<memref::CopyOp> copies;
+  kernel.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+  for (memref::CopyOp copy : copies) {
+    Value temp = copy.getSource(), target = copy.getTarget();
+    auto alloc = temp.getDefiningOp<memref::AllocOp>();
+    auto op = dyn_cast_or_null<linalg::GenericOp>(copy->getPrevNode());
+    if (!alloc || !op || op.getNumDpsInits() != 1 ||
+        op.getDpsInits()[0] != temp || op.getNumResults() != 0)
+      continue;
+    OpOperand *init = op.getDpsInitOperand(0);
+    AffineMap map = op.getMatchingIndexingMap(init);
+    if (op.payloadUsesValueFromOperand(init) || !map.isPermutation() ||
+        cast<MemRefType>(temp.getType()).getShape() !=
+            cast<MemRefType>(target.getType()).getShape() ||
+        llvm::any_of(temp.getUsers(), [&](Operation *user) {
+          return user != op && user != copy && !isa<memref::DeallocOp>(user);
+        }))
+      continue;
+    OpOperand *in = nullptr;
+    bool others = true;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      if (input->get() == target && !in &&
+          op.getMatchingIndexingMap(input) == map)
+        in = input;
+      else if (!isa<MemRefType>(input->get().getType()) ||
+               !disjoint(input->get(), target))
+        others = false;
+    }
+    if (!in || !others)
+      continue;
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (input != in) {
+        inputs.push_back(input->get());
+        maps.push_back(op.getMatchingIndexingMap(input));
+      }
+    maps.push_back(map);
+    rewriter.setInsertionPoint(op);
+    auto inPlace = linalg::GenericOp::create(
+        rewriter, op.getLoc(), TypeRange{}, inputs, ValueRange{target},
+        rewriter.getAffineMapArrayAttr(maps), op.getIteratorTypes(),
+        op.getDocAttr(), op.getLibraryCallAttr());
+    rewriter.inlineRegionBefore(op.getRegion(), inPlace.getRegion(),
+                                inPlace.getRegion().end());
+    Block &body = inPlace.getRegion().front();
+    unsigned index = in->getOperandNumber();
+    body.getArgument(index).replaceAllUsesWith(body.getArguments().back());
+    body.eraseArgument(index);
+    rewriter.eraseOp(op);
+    rewriter.eraseOp(copy);
+    for (Operation *user : llvm::make_early_inc_range(temp.getUsers()))
+      rewriter.eraseOp(user);
+    rewriter.eraseOp(alloc);
+  }
+}
+
+LogicalResult ZeroGPUMapKernelsPass::prepare(func::FuncOp kernel,
+                                             ArrayRef<bool> noAlias) {
   MLIRContext *ctx = &getContext();
+  IRRewriter rewriter(ctx);
+  foldCopyBack(rewriter, kernel, noAlias);
   RewritePatternSet copies(ctx);
   copies.add<CopyToLinalg>(ctx);
   if (failed(applyPatternsGreedily(kernel, std::move(copies))))
     return kernel.emitError("copies did not converge");
-  IRRewriter rewriter(ctx);
   SmallVector<linalg::LinalgOp> named;
   kernel.walk([&](linalg::LinalgOp op) {
     if (!isa<linalg::GenericOp>(op))
@@ -92,8 +247,8 @@ LogicalResult ZeroGPUMapKernelsPass::prepare(func::FuncOp kernel) {
   return success();
 }
 
-LogicalResult ZeroGPUMapKernelsPass::mapToGrid(RewriterBase &rewriter,
-                                               linalg::LinalgOp op) {
+FailureOr<std::pair<scf::ForallOp, scf::ForallOp>>
+ZeroGPUMapKernelsPass::mapToGrid(RewriterBase &rewriter, linalg::LinalgOp op) {
   MLIRContext *ctx = &getContext();
   SmallVector<int64_t> tiles = zero::cuda::gpuBlockTiles(op, threadsPerBlock);
   SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, tiles);
@@ -107,6 +262,7 @@ LogicalResult ZeroGPUMapKernelsPass::mapToGrid(RewriterBase &rewriter,
       rewriter, cast<TilingInterface>(op.getOperation()), blocks);
   if (failed(grid))
     return op.emitError("cannot be tiled to GPU blocks");
+  auto block = cast<scf::ForallOp>(grid->loops.front().getOperation());
   rewriter.eraseOp(op);
 
   // The block's tile over as many threads, so the thread forall is static
@@ -117,9 +273,126 @@ LogicalResult ZeroGPUMapKernelsPass::mapToGrid(RewriterBase &rewriter,
       .setNumThreads(sizes)
       .setMapping(mappingOf<gpu::GPUThreadMappingAttr>(ctx, tiles));
   rewriter.setInsertionPoint(tiled);
-  if (failed(scf::tileUsingSCF(rewriter, tiled, threads)))
+  FailureOr<scf::SCFTilingResult> lanes =
+      scf::tileUsingSCF(rewriter, tiled, threads);
+  if (failed(lanes))
     return tiled->emitError("cannot be tiled to GPU threads");
   rewriter.eraseOp(tiled);
+  return std::make_pair(
+      block, cast<scf::ForallOp>(lanes->loops.front().getOperation()));
+}
+
+/// The op a loop kernel can run on a grid with, or null. Every thread runs
+/// the whole loop for the elements of the op's distributed dimensions it
+/// owns, so the loop must not let one thread see another's writes: its
+/// body is index arithmetic, views and loads of buffers it does not write,
+/// and one linalg op whose outputs are arguments no other argument
+/// overlaps; every view of those arguments the op uses reaches each
+/// distributed dimension at the same root dimension and constant offset, so
+/// an element of them belongs to one thread in every iteration. The
+/// embedding gradient's scatter is such a loop: a token's row added to the
+/// table's row, each column owned by one thread.
+linalg::LinalgOp ZeroGPUMapKernelsPass::distributable(scf::ForOp loop,
+                                                      ArrayRef<bool> noAlias) {
+  if (loop.getNumResults() != 0)
+    return nullptr;
+  linalg::LinalgOp op;
+  SmallVector<memref::LoadOp> loads;
+  for (Operation &inner : loop.getBody()->without_terminator()) {
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(inner)) {
+      if (op)
+        return nullptr;
+      op = linalgOp;
+    } else if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      loads.push_back(load);
+    } else if (inner.getNumRegions() != 0 || !isPure(&inner)) {
+      return nullptr;
+    }
+  }
+  if (!op || !op.hasPureBufferSemantics() || op.hasDynamicShape())
+    return nullptr;
+  SmallVector<int64_t> tiles = zero::cuda::gpuBlockTiles(op, threadsPerBlock);
+  if (llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
+    return nullptr;
+  // The arguments written, and the element coordinates each thread owns.
+  DenseMap<BlockArgument, SmallVector<std::pair<unsigned, int64_t>>> owned;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    BlockArgument root = subviewRoot(init.get());
+    if (!root || !noAlias[root.getArgNumber()] ||
+        !nonOverlapping(cast<MemRefType>(root.getType())))
+      return nullptr;
+    owned[root];
+  }
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType()))
+      continue;
+    BlockArgument root = subviewRoot(operand.get());
+    if (!root || !owned.count(root))
+      continue;
+    auto coords = rootCoordinates(op, operand, tiles);
+    if (!coords)
+      return nullptr;
+    SmallVector<std::pair<unsigned, int64_t>> &first = owned[root];
+    if (first.empty())
+      first = *coords;
+    else if (first != *coords)
+      return nullptr;
+    llvm::SmallDenseSet<unsigned> dims;
+    for (auto [dim, offset] : *coords)
+      if (!dims.insert(dim).second)
+        return nullptr;
+  }
+  for (memref::LoadOp load : loads) {
+    BlockArgument root = subviewRoot(load.getMemRef());
+    if (!root || owned.count(root))
+      return nullptr;
+  }
+  return op;
+}
+
+/// The loop runs inside the grid of its op: the op's block and thread
+/// foralls move outside the loop, which every thread then runs in order.
+LogicalResult ZeroGPUMapKernelsPass::mapLoop(RewriterBase &rewriter,
+                                             scf::ForOp loop,
+                                             linalg::LinalgOp op) {
+  auto foralls = mapToGrid(rewriter, op);
+  if (failed(foralls))
+    return failure();
+  auto [block, thread] = *foralls;
+  auto invariant = [&](ArrayRef<OpFoldResult> bounds) {
+    return llvm::all_of(bounds, [&](OpFoldResult b) {
+      return getConstantIntValue(b).has_value();
+    });
+  };
+  for (scf::ForallOp forall : {block, thread})
+    if (!invariant(forall.getMixedLowerBound()) ||
+        !invariant(forall.getMixedUpperBound()) ||
+        !invariant(forall.getMixedStep()))
+      return forall.emitError("a distributed loop's grid is not static");
+  auto statics = [&](ArrayRef<OpFoldResult> bounds) {
+    return getAsIndexOpFoldResult(rewriter.getContext(),
+                                  *getConstantIntValues(bounds));
+  };
+  rewriter.setInsertionPoint(loop);
+  SmallVector<scf::ForallOp> outer;
+  for (scf::ForallOp forall : {block, thread}) {
+    auto hoisted = scf::ForallOp::create(
+        rewriter, forall.getLoc(), statics(forall.getMixedLowerBound()),
+        statics(forall.getMixedUpperBound()), statics(forall.getMixedStep()),
+        ValueRange{}, forall.getMapping());
+    outer.push_back(hoisted);
+    rewriter.setInsertionPoint(hoisted.getBody()->getTerminator());
+  }
+  rewriter.moveOpBefore(loop, outer.back().getBody()->getTerminator());
+  scf::ForallOp inner[] = {block, thread};
+  for (auto [forall, hoisted] : llvm::zip(inner, outer)) {
+    rewriter.eraseOp(forall.getBody()->getTerminator());
+    rewriter.inlineBlockBefore(forall.getBody(), forall,
+                               hoisted.getInductionVars());
+    rewriter.eraseOp(forall);
+  }
+  // The thread's tile does not change with the iteration.
+  moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
   return success();
 }
 
@@ -164,17 +437,28 @@ void ZeroGPUMapKernelsPass::runOnOperation() {
     return signalPassFailure();
   }
   IRRewriter rewriter(&getContext());
+  SymbolTableCollection symbols;
+  SymbolUserMap users(symbols, getOperation());
   int64_t launches = 0;
   for (auto kernel : getOperation().getOps<func::FuncOp>()) {
     if (kernel.isExternal() || !kernel->hasAttr(zero::kKernelAttr))
       continue;
-    if (failed(prepare(kernel)))
+    SmallVector<bool> noAlias = zero::noAliasArguments(kernel, users);
+    if (failed(prepare(kernel, noAlias)))
       return signalPassFailure();
     for (Operation &op :
          llvm::make_early_inc_range(kernel.getBody().getOps())) {
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
       if (linalgOp && linalgOp.getNumParallelLoops() > 0) {
         if (failed(mapToGrid(rewriter, linalgOp)))
+          return signalPassFailure();
+        ++launches;
+        continue;
+      }
+      auto loop = dyn_cast<scf::ForOp>(op);
+      if (linalg::LinalgOp inner =
+              loop ? distributable(loop, noAlias) : nullptr) {
+        if (failed(mapLoop(rewriter, loop, inner)))
           return signalPassFailure();
         ++launches;
         continue;

@@ -11,6 +11,8 @@
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace mlir::zero {
@@ -21,6 +23,14 @@ bool isReshape(Operation *op);
 /// The buffer `v` views, through view-like ops and, before bufferization,
 /// reshapes; `v` itself when it is no view.
 Value rootBuffer(Value v);
+/// Whether two buffers may share a byte: views of one buffer whose byte
+/// ranges meet or are not static, or two buffers neither of which is
+/// allocated in the function (arguments a caller may pass twice).
+bool mayOverlap(Value a, Value b);
+/// For each argument of `fn`: whether it is a buffer that overlaps no other
+/// argument at any of `fn`'s calls (none is when `fn` has no call or a use
+/// that is no call).
+SmallVector<bool> noAliasArguments(func::FuncOp fn, SymbolUserMap &users);
 /// Adds `root` and every view of it to `views`.
 void collectViews(Value root, DenseSet<Value> &views);
 /// Whether `op` (or an op nested in it) uses one of `views`, leaving out

@@ -119,9 +119,10 @@ struct SimulateOptions {
   /// are library calls at the matmul peak; buffers lie in one preplanned
   /// block, so allocations are free.
   bool gpu = false;
-  /// The threads a launch of a linalg op runs on, as the target maps it (0:
-  /// the whole device); unset: one per parallel iteration.
-  std::function<double(linalg::LinalgOp)> launchThreads;
+  /// The threads a launch of a kernel root (a linalg op or a loop) runs
+  /// on, as the target maps it (0: the whole device); unset: one per
+  /// parallel iteration of a linalg op, one for a loop.
+  std::function<double(Operation *)> launchThreads;
 };
 
 /// FLOPs and seconds of one op.
