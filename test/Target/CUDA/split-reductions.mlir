@@ -39,20 +39,24 @@ func.func @sumsq(%x: memref<300x40xf32>, %out: memref<f32>) attributes {zero.ent
 // -----
 
 // A maximum over 2x4259 elements with a transposed input, loop 0 indexing
-// the second dimension: 125 chunks of 34 (the partials start at -inf, the
-// combining op's neutral element), and the 9 iterations left reduced by
-// the original op after them.
+// the second, contiguous dimension: 128 interleaved partials, partial p
+// taking elements p, p + 128, ... of each row (a warp reads adjacent
+// elements), 33 each (the partials start at -inf, the combining op's
+// neutral element), the partials' loop last, and the 35 iterations left
+// reduced by the original op after them.
+// CHECK-DAG: #[[TI:.*]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
+// CHECK-DAG: #[[TP:.*]] = affine_map<(d0, d1, d2) -> (d2)>
 // CHECK-LABEL: func.func @max_tail
-// CHECK: memref.subview %arg0[0, 0] [2, 4250] [1, 1]
-// CHECK: memref.expand_shape {{.*}} output_shape [2, 125, 34]
+// CHECK: memref.subview %arg0[0, 0] [2, 4224] [1, 1]
+// CHECK: memref.expand_shape {{.*}} output_shape [2, 33, 128]
 // CHECK: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: linalg.fill ins(%[[NEG]] : f32) outs(%[[PART:.*]] : memref<125xf32>)
-// CHECK: iterator_types = ["parallel", "reduction", "reduction"]
+// CHECK: linalg.fill ins(%[[NEG]] : f32) outs(%[[PART:.*]] : memref<128xf32>)
+// CHECK: indexing_maps = [#[[TI]], #[[TP]]], iterator_types = ["reduction", "reduction", "parallel"]
 // CHECK: arith.maximumf
-// CHECK: ins(%[[PART]] : memref<125xf32>) outs(%arg1 : memref<f32>)
+// CHECK: ins(%[[PART]] : memref<128xf32>) outs(%arg1 : memref<f32>)
 // CHECK: arith.maximumf
 // CHECK: memref.dealloc %[[PART]]
-// CHECK: %[[T:.*]] = memref.subview %arg0[0, 4250] [2, 9] [1, 1]
+// CHECK: %[[T:.*]] = memref.subview %arg0[0, 4224] [2, 35] [1, 1]
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[T]] : {{.*}}) outs(%arg1 : memref<f32>)
 #t = affine_map<(d0, d1) -> (d1, d0)>
 #sc2 = affine_map<(d0, d1) -> ()>
@@ -68,24 +72,26 @@ func.func @max_tail(%x: memref<2x4259xf32>, %out: memref<f32>) attributes {zero.
 // -----
 
 // A maximum over each of 64 rows of 4100: 64 x 1024 threads wanted, at
-// least 32 iterations each, so 124 partials of 33 per row (a [124, 64]
-// buffer starting at -inf), combined per row in order, and the last 8
-// iterations of each row reduced by the original op.
-// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
-// CHECK-DAG: #[[PART:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
-// CHECK-DAG: #[[T:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// least 32 iterations each, so 128 partials per row (max-partials),
+// interleaved along the contiguous row, 32 each, in a [64, 128] buffer
+// starting at -inf; the partials' loop is last (x on a GPU: a warp reads
+// 32 adjacent elements of its row); combined per row in order, and the
+// last 4 iterations of each row reduced by the original op.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[PART:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @rows
-// CHECK: %[[S:.*]] = memref.subview %arg0[0, 0] [64, 4092] [1, 1]
-// CHECK: %[[E:.*]] = memref.expand_shape %[[S]] {{\[\[}}0], [1, 2]] output_shape [64, 124, 33]
-// CHECK: %[[P:.*]] = memref.alloc() : memref<124x64xf32>
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<124x64xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[PART]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[E]] : {{.*}}) outs(%[[P]] : memref<124x64xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[T]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[P]] : memref<124x64xf32>) outs(%arg1 : memref<64xf32>)
+// CHECK: %[[S:.*]] = memref.subview %arg0[0, 0] [64, 4096] [1, 1]
+// CHECK: %[[E:.*]] = memref.expand_shape %[[S]] {{\[\[}}0], [1, 2]] output_shape [64, 32, 128]
+// CHECK: %[[P:.*]] = memref.alloc() : memref<64x128xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<64x128xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[PART]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[E]] : {{.*}}) outs(%[[P]] : memref<64x128xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[P]] : memref<64x128xf32>) outs(%arg1 : memref<64xf32>)
 // CHECK-NEXT: ^bb0(%[[V:.*]]: f32, %[[ACC:.*]]: f32):
 // CHECK-NEXT: arith.maximumf %[[ACC]], %[[V]] : f32
 // CHECK: memref.dealloc %[[P]]
-// CHECK: %[[TAIL:.*]] = memref.subview %arg0[0, 4092] [64, 8] [1, 1]
+// CHECK: %[[TAIL:.*]] = memref.subview %arg0[0, 4096] [64, 4] [1, 1]
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[TAIL]] : {{.*}}) outs(%arg1 : memref<64xf32>)
 #rr = affine_map<(d0, d1) -> (d0, d1)>
 #ro = affine_map<(d0, d1) -> (d0)>
@@ -185,5 +191,27 @@ func.func @bias_grad(%dy: memref<4096x64xf32>, %db: memref<64xf32>) attributes {
       %s = arith.addf %in, %acc : f32
       linalg.yield %s : f32
     }
+  return
+}
+
+// -----
+
+// 4096 rows of 2048 would want 16 partials per row for 65536 threads; an
+// interleaved row takes a whole warp of them: 32 partials of 64, no tail.
+// CHECK-LABEL: func.func @warp_rows
+// CHECK: %[[E:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [4096, 64, 32]
+// CHECK: %[[P:.*]] = memref.alloc() : memref<4096x32xf32>
+// CHECK: iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[E]] : {{.*}}) outs(%[[P]] : memref<4096x32xf32>)
+// CHECK: ins(%[[P]] : memref<4096x32xf32>) outs(%arg1 : memref<4096xf32>)
+// CHECK-NOT: memref.subview
+// CHECK: return
+#wr = affine_map<(d0, d1) -> (d0, d1)>
+#wo = affine_map<(d0, d1) -> (d0)>
+func.func @warp_rows(%x: memref<4096x2048xf32>, %out: memref<4096xf32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#wr, #wo], iterator_types = ["parallel", "reduction"]} ins(%x : memref<4096x2048xf32>) outs(%out : memref<4096xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %acc, %in : f32
+    linalg.yield %r : f32
+  }
   return
 }

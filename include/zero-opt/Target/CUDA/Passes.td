@@ -121,17 +121,26 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     R rows (its parallel iterations: a cross-entropy over a large
     vocabulary, the statistics of a softmax or a layer norm) in R threads,
     each reducing a whole row. Its outermost reduction loop, of extent E,
-    is cut into `P = E / ceil(E / W)` chunks, where W is `max-partials`
-    for a full reduction and, for R > 1, `min(max-partials,
-    ceil(row-threads / R), E / 32)` (enough partials for `row-threads`
-    threads, each reducing at least 32 iterations). A first op computes
-    one partial per chunk and row (a parallel loop over P in front of the
-    op's loops: the inputs are expanded to [P, chunk] along the dimension
-    that loop indexes) into a [P, output shape] buffer filled with the
-    combining op's neutral element, a second combines the partials into
-    the output in order with that op (found by upstream's
-    `matchReduction`), and the original op reduces the last `E - P *
-    chunk` iterations after them. Sums are therefore reassociated,
+    is cut into P partials, W wanted: `max-partials` for a full reduction
+    and, for R > 1, `min(max-partials, ceil(row-threads / R), E / 32)`
+    (enough partials for `row-threads` threads, each reducing at least 32
+    iterations).
+
+    When that loop walks the contiguous (innermost, unit-stride) dimension
+    of every input it indexes, the partials are interleaved: P = W
+    (rounded to whole warps of 32 for rows with E >= 1024), partial p
+    reduces iterations p, p + P, ... of the first `P * (E / P)`, so a
+    warp's partials read adjacent elements; the inputs are expanded to
+    [E / P, P] along that dimension, the loop over P comes last (x on a
+    GPU) and the partials go to an [output shape, P] buffer. Otherwise
+    (column reductions, whose rows are x already) P = E / ceil(E / W)
+    contiguous chunks: a loop over P in front of the op's loops, inputs
+    expanded to [P, chunk], a [P, output shape] buffer.
+
+    The partials' buffer starts at the combining op's neutral element; a
+    second op combines the partials into the output in order with that op
+    (found by upstream's `matchReduction`), and the original op reduces
+    the iterations left after them. Sums are therefore reassociated,
     deterministically: `--simulate-gpu` runs the same order on the CPU.
     Reductions with fewer than `min-iterations` iterations, at least
     `row-threads` rows, several outputs, several combining ops, an output

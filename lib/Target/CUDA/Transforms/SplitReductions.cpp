@@ -31,13 +31,20 @@ namespace {
 
 /// How a reduction is split: loop `loop` (its outermost reduction loop)
 /// has its first `partials * chunk` iterations in parallel chunks, the
-/// `tail` left after them.
+/// `tail` left after them. Interleaved: partial p takes iterations p,
+/// p + partials, ... (the loop walks the inputs' contiguous dimension, so
+/// a warp's partials read adjacent elements); else iterations
+/// [p * chunk, (p + 1) * chunk).
 struct Split {
   unsigned loop;
   int64_t partials, chunk, tail;
+  bool interleaved;
   Operation *combiner;
   TypedAttr neutral;
 };
+
+/// Partials of one row a warp computes side by side.
+constexpr int64_t kWarp = 32;
 
 /// Iterations each partial of a row reduction reduces at least.
 constexpr int64_t kMinChunk = 32;
@@ -68,12 +75,26 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
   int64_t outer = ranges[loop];
   if (total < minIterations || outer < 2 || rows >= rowThreads)
     return std::nullopt;
+  // Interleaved when every input the loop indexes has it as its
+  // innermost dimension, at unit stride.
+  bool interleaved = true, indexed = false;
   for (OpOperand *in : g.getDpsInputOperands()) {
     AffineMap m = g.getMatchingIndexingMap(in);
-    for (AffineExpr e : m.getResults())
-      if (e.isFunctionOfDim(loop) && !isa<AffineDimExpr>(e))
+    for (auto [pos, e] : llvm::enumerate(m.getResults())) {
+      if (!e.isFunctionOfDim(loop))
+        continue;
+      if (!isa<AffineDimExpr>(e))
         return std::nullopt;
+      indexed = true;
+      auto t = cast<MemRefType>(in->get().getType());
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      interleaved &= pos + 1 == m.getNumResults() &&
+                     succeeded(t.getStridesAndOffset(strides, offset)) &&
+                     strides.back() == 1;
+    }
   }
+  interleaved &= indexed;
   // A body that reads its indices would see the split loops'.
   if (!g.getBody()->getOps<linalg::IndexOp>().empty())
     return std::nullopt;
@@ -90,16 +111,28 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
   // iterations of the loop.
   int64_t want = maxPartials;
   if (rows > 1)
-    want = std::min<int64_t>({maxPartials, llvm::divideCeilSigned(rowThreads, rows),
-                     outer / kMinChunk});
+    want = std::min<int64_t>({maxPartials,
+                              llvm::divideCeilSigned(rowThreads, rows),
+                              outer / kMinChunk});
+  // Interleaved rows take whole warps of partials where the row has
+  // kMinChunk iterations for each.
+  if (interleaved && rows > 1 && outer / kMinChunk >= kWarp &&
+      maxPartials >= kWarp)
+    want = std::max(want, kWarp) / kWarp * kWarp;
   if (want < 2)
     return std::nullopt;
-  int64_t chunk = llvm::divideCeilSigned(outer, want);
-  int64_t partials = outer / chunk;
+  int64_t chunk, partials;
+  if (interleaved) {
+    partials = std::min(want, outer);
+    chunk = outer / partials;
+  } else {
+    chunk = llvm::divideCeilSigned(outer, want);
+    partials = outer / chunk;
+  }
   if (partials < 2)
     return std::nullopt;
-  return Split{loop,      partials, chunk, outer - partials * chunk,
-               combiners[0], *neutral};
+  return Split{loop,        partials,     chunk,   outer - partials * chunk,
+               interleaved, combiners[0], *neutral};
 }
 
 bool isLoop(AffineExpr e, unsigned loop) {
@@ -128,15 +161,28 @@ void split(linalg::GenericOp g, const Split &s) {
   Value out = g.getDpsInitOperand(0)->get();
   auto outTy = cast<MemRefType>(out.getType());
   Type elem = outTy.getElementType();
-  SmallVector<int64_t> partialShape = {s.partials};
+  // The partials' dimension: outermost, or innermost when interleaved
+  // (then loop p is the last loop, which the CUDA mapping puts on x).
+  SmallVector<int64_t> partialShape;
+  if (!s.interleaved)
+    partialShape.push_back(s.partials);
   llvm::append_range(partialShape, outTy.getShape());
+  if (s.interleaved)
+    partialShape.push_back(s.partials);
   auto partialTy = MemRefType::get(partialShape, elem);
   AffineMap outMap = g.getMatchingIndexingMap(g.getDpsInitOperand(0));
 
   // Stage 1: loops (p, i0, i1, ...), p parallel; loop `s.loop` of the
   // original op is p * chunk + i, so each input indexed by it is expanded
   // to [partials, chunk] along that dimension; each partial has a row of
-  // the output's shape.
+  // the output's shape. Interleaved: loops (i0, i1, ..., p), the loop is
+  // i * partials + p, the expansion [chunk, partials].
+  unsigned pLoop = s.interleaved ? n : 0;
+  auto loopExpr = [&](AffineExpr e) {
+    // Loop k of the original op is loop k + 1 of the split one when p
+    // comes first.
+    return s.interleaved ? e : e.shiftDims(n, 1);
+  };
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (OpOperand *in : g.getDpsInputOperands()) {
@@ -147,11 +193,12 @@ void split(linalg::GenericOp g, const Split &s) {
     for (auto [pos, e] : llvm::enumerate(m.getResults())) {
       if (isLoop(e, s.loop)) {
         outerDim = pos;
-        results.push_back(getAffineDimExpr(0, ctx));
-        results.push_back(getAffineDimExpr(s.loop + 1, ctx));
+        AffineExpr p = getAffineDimExpr(pLoop, ctx);
+        AffineExpr i = loopExpr(e);
+        results.push_back(s.interleaved ? i : p);
+        results.push_back(s.interleaved ? p : i);
       } else {
-        // Loop k of the original op is loop k + 1 of the split one.
-        results.push_back(e.shiftDims(n, 1));
+        results.push_back(loopExpr(e));
       }
     }
     if (outerDim) {
@@ -162,7 +209,10 @@ void split(linalg::GenericOp g, const Split &s) {
       for (int64_t d = 0, r = 0; d < t.getRank(); ++d) {
         if ((unsigned)d == *outerDim) {
           groups.push_back({r, r + 1});
-          shape.append({s.partials, s.chunk});
+          if (s.interleaved)
+            shape.append({s.chunk, s.partials});
+          else
+            shape.append({s.partials, s.chunk});
           r += 2;
         } else {
           groups.push_back({r++});
@@ -174,12 +224,17 @@ void split(linalg::GenericOp g, const Split &s) {
     inputs.push_back(v);
     maps.push_back(AffineMap::get(n + 1, 0, results, ctx));
   }
-  SmallVector<AffineExpr> partialResults = {getAffineDimExpr(0, ctx)};
+  SmallVector<AffineExpr> partialResults;
+  if (!s.interleaved)
+    partialResults.push_back(getAffineDimExpr(pLoop, ctx));
   for (AffineExpr e : outMap.getResults())
-    partialResults.push_back(e.shiftDims(n, 1));
+    partialResults.push_back(loopExpr(e));
+  if (s.interleaved)
+    partialResults.push_back(getAffineDimExpr(pLoop, ctx));
   maps.push_back(AffineMap::get(n + 1, 0, partialResults, ctx));
-  SmallVector<utils::IteratorType> iterators = {utils::IteratorType::parallel};
-  llvm::append_range(iterators, g.getIteratorTypesArray());
+  SmallVector<utils::IteratorType> iterators = g.getIteratorTypesArray();
+  iterators.insert(s.interleaved ? iterators.end() : iterators.begin(),
+                   utils::IteratorType::parallel);
   Value partial = memref::AllocOp::create(b, loc, partialTy);
   Value neutral = arith::ConstantOp::create(b, loc, s.neutral);
   linalg::FillOp::create(b, loc, neutral, partial);
@@ -191,12 +246,13 @@ void split(linalg::GenericOp g, const Split &s) {
   // Stage 2: the partials combined into the output in order: loops over
   // the output's dimensions (parallel), then over the partials.
   unsigned rank = outTy.getRank();
-  SmallVector<AffineExpr> partialIndex = {getAffineDimExpr(rank, ctx)};
-  SmallVector<AffineExpr> outIndex;
+  SmallVector<AffineExpr> partialIndex, outIndex;
   for (unsigned d = 0; d < rank; ++d) {
     partialIndex.push_back(getAffineDimExpr(d, ctx));
     outIndex.push_back(getAffineDimExpr(d, ctx));
   }
+  partialIndex.insert(s.interleaved ? partialIndex.end() : partialIndex.begin(),
+                      getAffineDimExpr(rank, ctx));
   SmallVector<AffineMap> combineMaps = {
       AffineMap::get(rank + 1, 0, partialIndex, ctx),
       AffineMap::get(rank + 1, 0, outIndex, ctx)};
