@@ -258,7 +258,9 @@ func.func @step(%ids: memref<6xindex>, %g: memref<6x300xf32>) -> memref<10x300xf
 // Loops a grid would race on stay on one thread: the table is also the
 // gradient (an argument overlaps it); a row's column offset changes with
 // the iteration (a thread's column moves); the loop loads from the table
-// it writes; the body has two ops.
+// it writes; the body has two ops; the op reads the table through a view
+// other than subviews (a flattened table, one column further: thread j
+// would read what thread j + 1 writes).
 // CHECK-LABEL: func.func private @overlapping
 // CHECK: {mapping = [#gpu.thread<z>]}
 // CHECK-LABEL: func.func private @moving_columns
@@ -266,6 +268,8 @@ func.func @step(%ids: memref<6xindex>, %g: memref<6x300xf32>) -> memref<10x300xf
 // CHECK-LABEL: func.func private @reads_table
 // CHECK: {mapping = [#gpu.thread<z>]}
 // CHECK-LABEL: func.func private @two_ops
+// CHECK: {mapping = [#gpu.thread<z>]}
+// CHECK-LABEL: func.func private @shifted_read
 // CHECK: {mapping = [#gpu.thread<z>]}
 // CHECK-LABEL: func.func @steps
 #id = affine_map<(j) -> (j)>
@@ -340,6 +344,23 @@ func.func private @two_ops(%ids: memref<6xindex>, %g: memref<6x40xf32>, %w: memr
   }
   return
 }
+func.func private @shifted_read(%ids: memref<6xindex>, %g: memref<6x40xf32>, %w: memref<10x40xf32>) attributes {zero.kernel = "scf.for"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  scf.for %i = %c0 to %c6 step %c1 {
+    %id = memref.load %ids[%i] : memref<6xindex>
+    %row = memref.subview %w[%id, 0] [1, 40] [1, 1] : memref<10x40xf32> to memref<40xf32, strided<[1], offset: ?>>
+    %flat = memref.collapse_shape %w [[0, 1]] : memref<10x40xf32> into memref<400xf32>
+    %next = memref.subview %flat[1] [40] [1] : memref<400xf32> to memref<40xf32, strided<[1], offset: 1>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%next : memref<40xf32, strided<[1], offset: 1>>) outs(%row : memref<40xf32, strided<[1], offset: ?>>) {
+    ^bb0(%y: f32, %o: f32):
+      %s = arith.addf %o, %y : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
 func.func @steps(%ids: memref<6xindex>, %g: memref<6x40xf32>) {
   %w = memref.alloc() : memref<10x40xf32>
   call @overlapping(%ids, %w, %w) : (memref<6xindex>, memref<10x40xf32>, memref<10x40xf32>) -> ()
@@ -347,5 +368,6 @@ func.func @steps(%ids: memref<6xindex>, %g: memref<6x40xf32>) {
   call @moving_columns(%ids, %g, %w2) : (memref<6xindex>, memref<6x40xf32>, memref<10x80xf32>) -> ()
   call @reads_table(%g, %w) : (memref<6x40xf32>, memref<10x40xf32>) -> ()
   call @two_ops(%ids, %g, %w) : (memref<6xindex>, memref<6x40xf32>, memref<10x40xf32>) -> ()
+  call @shifted_read(%ids, %g, %w) : (memref<6xindex>, memref<6x40xf32>, memref<10x40xf32>) -> ()
   return
 }

@@ -26,8 +26,8 @@ def ZeroGPUMapKernels : Pass<"zero-gpu-map-kernels", "ModuleOp"> {
     inside every thread, when no thread can see another's writes: the op
     writes arguments that no other argument overlaps at any call (views of
     one arena are told apart by byte ranges), every view of them it uses
-    reaches each distributed dimension at the same buffer dimension and
-    constant offset, and the loop loads nothing from them. The embedding
+    reaches each distributed dimension, through subviews only, at the same
+    buffer dimension and constant offset, and the loop loads nothing from them. The embedding
     gradient's scatter is such a loop, once its add's temporary copied back
     over the table's row is folded into an add in place: a thread per
     column adds the tokens' rows in order, the sums the loop gives on one

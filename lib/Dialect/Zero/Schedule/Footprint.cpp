@@ -75,8 +75,7 @@ static ByteSpan byteSpan(Value v) {
   return {v, range};
 }
 
-bool zero::mayOverlap(Value a, Value b) {
-  ByteSpan x = byteSpan(a), y = byteSpan(b);
+static bool mayOverlap(const ByteSpan &x, const ByteSpan &y) {
   if (x.root != y.root) {
     auto allocated = [](Value v) {
       return v.getDefiningOp<memref::AllocOp>() ||
@@ -89,6 +88,10 @@ bool zero::mayOverlap(Value a, Value b) {
   return x.range->first < y.range->second && y.range->first < x.range->second;
 }
 
+bool zero::mayOverlap(Value a, Value b) {
+  return ::mayOverlap(byteSpan(a), byteSpan(b));
+}
+
 SmallVector<bool> zero::noAliasArguments(func::FuncOp fn,
                                          SymbolUserMap &users) {
   unsigned n = fn.getNumArguments();
@@ -99,12 +102,17 @@ SmallVector<bool> zero::noAliasArguments(func::FuncOp fn,
     return noAlias;
   for (unsigned i = 0; i < n; ++i)
     noAlias[i] = isa<MemRefType>(fn.getArgument(i).getType());
-  for (Operation *call : calls)
+  for (Operation *call : calls) {
+    SmallVector<std::optional<ByteSpan>> spans;
+    for (Value operand : call->getOperands())
+      spans.push_back(isa<MemRefType>(operand.getType())
+                          ? std::optional(byteSpan(operand))
+                          : std::nullopt);
     for (unsigned i = 0; i < n; ++i)
       for (unsigned j = 0; j < n && noAlias[i]; ++j)
-        if (i != j && isa<MemRefType>(call->getOperand(j).getType()) &&
-            mayOverlap(call->getOperand(i), call->getOperand(j)))
+        if (i != j && spans[j] && ::mayOverlap(*spans[i], *spans[j]))
           noAlias[i] = false;
+  }
   return noAlias;
 }
 

@@ -55,12 +55,9 @@ SmallVector<Attribute> mappingOf(MLIRContext *ctx, ArrayRef<int64_t> tiles) {
   return mapping;
 }
 
-/// The kernel argument a view comes from through subviews only; null
-/// otherwise.
-BlockArgument subviewRoot(Value v) {
-  while (auto view = v.getDefiningOp<memref::SubViewOp>())
-    v = view.getSource();
-  return dyn_cast<BlockArgument>(v);
+/// The kernel argument `v` is a view of; null when it is no argument's.
+BlockArgument argumentOf(Value v) {
+  return dyn_cast<BlockArgument>(zero::rootBuffer(v));
 }
 
 /// Whether no two elements of `type` share an address.
@@ -86,8 +83,8 @@ bool nonOverlapping(MemRefType type) {
 /// For each distributed loop of `op` (`tiles` non-zero), the dimension of
 /// `operand`'s root buffer it indexes and the constant offset it indexes it
 /// at: each such loop must be one result of the operand's map alone, and
-/// every subview on the way to the root must keep that dimension at unit
-/// stride and a constant offset. None when it is not so.
+/// every view on the way to the root must be a subview that keeps that
+/// dimension at unit stride and a constant offset. None when it is not so.
 std::optional<SmallVector<std::pair<unsigned, int64_t>>>
 rootCoordinates(linalg::LinalgOp op, OpOperand &operand,
                 ArrayRef<int64_t> tiles) {
@@ -125,6 +122,8 @@ rootCoordinates(linalg::LinalgOp op, OpOperand &operand,
       dim = source;
       v = view.getSource();
     }
+    if (!isa<BlockArgument>(v))
+      return std::nullopt;
     coords.push_back({dim, offset});
   }
   return coords;
@@ -153,7 +152,7 @@ private:
 void foldCopyBack(RewriterBase &rewriter, func::FuncOp kernel,
                   ArrayRef<bool> noAlias) {
   auto disjoint = [&](Value a, Value b) {
-    BlockArgument ra = subviewRoot(a), rb = subviewRoot(b);
+    BlockArgument ra = argumentOf(a), rb = argumentOf(b);
     if (ra && rb && ra != rb &&
         (noAlias[ra.getArgNumber()] || noAlias[rb.getArgNumber()]))
       return true;
@@ -317,7 +316,7 @@ linalg::LinalgOp ZeroGPUMapKernelsPass::distributable(scf::ForOp loop,
   // The arguments written, and the element coordinates each thread owns.
   DenseMap<BlockArgument, SmallVector<std::pair<unsigned, int64_t>>> owned;
   for (OpOperand &init : op.getDpsInitsMutable()) {
-    BlockArgument root = subviewRoot(init.get());
+    BlockArgument root = argumentOf(init.get());
     if (!root || !noAlias[root.getArgNumber()] ||
         !nonOverlapping(cast<MemRefType>(root.getType())))
       return nullptr;
@@ -326,24 +325,29 @@ linalg::LinalgOp ZeroGPUMapKernelsPass::distributable(scf::ForOp loop,
   for (OpOperand &operand : op->getOpOperands()) {
     if (!isa<MemRefType>(operand.get().getType()))
       continue;
-    BlockArgument root = subviewRoot(operand.get());
-    if (!root || !owned.count(root))
+    BlockArgument root = argumentOf(operand.get());
+    if (!root)
+      return nullptr;
+    if (!owned.count(root))
       continue;
     auto coords = rootCoordinates(op, operand, tiles);
     if (!coords)
       return nullptr;
     SmallVector<std::pair<unsigned, int64_t>> &first = owned[root];
-    if (first.empty())
-      first = *coords;
-    else if (first != *coords)
-      return nullptr;
+    if (!first.empty()) {
+      if (first != *coords)
+        return nullptr;
+      continue;
+    }
+    // Distinct loops must own distinct dimensions of the buffer.
     llvm::SmallDenseSet<unsigned> dims;
     for (auto [dim, offset] : *coords)
       if (!dims.insert(dim).second)
         return nullptr;
+    first = *coords;
   }
   for (memref::LoadOp load : loads) {
-    BlockArgument root = subviewRoot(load.getMemRef());
+    BlockArgument root = argumentOf(load.getMemRef());
     if (!root || owned.count(root))
       return nullptr;
   }
@@ -359,27 +363,22 @@ LogicalResult ZeroGPUMapKernelsPass::mapLoop(RewriterBase &rewriter,
   if (failed(foralls))
     return failure();
   auto [block, thread] = *foralls;
-  auto invariant = [&](ArrayRef<OpFoldResult> bounds) {
-    return llvm::all_of(bounds, [&](OpFoldResult b) {
-      return getConstantIntValue(b).has_value();
-    });
+  // Static bounds (the op's shape is): the foralls can move out of it.
+  auto isStatic = [](ArrayRef<OpFoldResult> bounds) {
+    return llvm::all_of(bounds, llvm::IsaPred<Attribute>);
   };
   for (scf::ForallOp forall : {block, thread})
-    if (!invariant(forall.getMixedLowerBound()) ||
-        !invariant(forall.getMixedUpperBound()) ||
-        !invariant(forall.getMixedStep()))
+    if (!isStatic(forall.getMixedLowerBound()) ||
+        !isStatic(forall.getMixedUpperBound()) ||
+        !isStatic(forall.getMixedStep()))
       return forall.emitError("a distributed loop's grid is not static");
-  auto statics = [&](ArrayRef<OpFoldResult> bounds) {
-    return getAsIndexOpFoldResult(rewriter.getContext(),
-                                  *getConstantIntValues(bounds));
-  };
   rewriter.setInsertionPoint(loop);
   SmallVector<scf::ForallOp> outer;
   for (scf::ForallOp forall : {block, thread}) {
     auto hoisted = scf::ForallOp::create(
-        rewriter, forall.getLoc(), statics(forall.getMixedLowerBound()),
-        statics(forall.getMixedUpperBound()), statics(forall.getMixedStep()),
-        ValueRange{}, forall.getMapping());
+        rewriter, forall.getLoc(), forall.getMixedLowerBound(),
+        forall.getMixedUpperBound(), forall.getMixedStep(), ValueRange{},
+        forall.getMapping());
     outer.push_back(hoisted);
     rewriter.setInsertionPoint(hoisted.getBody()->getTerminator());
   }

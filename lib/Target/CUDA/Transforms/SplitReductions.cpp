@@ -41,6 +41,12 @@ struct Split {
   bool interleaved;
   Operation *combiner;
   TypedAttr neutral;
+
+  /// Adds the partials' entry to a list of loops, dimensions or indices:
+  /// last when interleaved (a last loop is x on a GPU), else first.
+  template <typename T> void placePartials(SmallVectorImpl<T> &v, T x) const {
+    v.insert(interleaved ? v.end() : v.begin(), x);
+  }
 };
 
 /// Partials of one row a warp computes side by side.
@@ -86,12 +92,9 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
       if (!isa<AffineDimExpr>(e))
         return std::nullopt;
       indexed = true;
-      auto t = cast<MemRefType>(in->get().getType());
-      SmallVector<int64_t> strides;
-      int64_t offset;
-      interleaved &= pos + 1 == m.getNumResults() &&
-                     succeeded(t.getStridesAndOffset(strides, offset)) &&
-                     strides.back() == 1;
+      interleaved &=
+          pos + 1 == m.getNumResults() &&
+          cast<MemRefType>(in->get().getType()).isLastDimUnitStride();
     }
   }
   interleaved &= indexed;
@@ -163,12 +166,8 @@ void split(linalg::GenericOp g, const Split &s) {
   Type elem = outTy.getElementType();
   // The partials' dimension: outermost, or innermost when interleaved
   // (then loop p is the last loop, which the CUDA mapping puts on x).
-  SmallVector<int64_t> partialShape;
-  if (!s.interleaved)
-    partialShape.push_back(s.partials);
-  llvm::append_range(partialShape, outTy.getShape());
-  if (s.interleaved)
-    partialShape.push_back(s.partials);
+  SmallVector<int64_t> partialShape(outTy.getShape());
+  s.placePartials<int64_t>(partialShape, s.partials);
   auto partialTy = MemRefType::get(partialShape, elem);
   AffineMap outMap = g.getMatchingIndexingMap(g.getDpsInitOperand(0));
 
@@ -193,10 +192,9 @@ void split(linalg::GenericOp g, const Split &s) {
     for (auto [pos, e] : llvm::enumerate(m.getResults())) {
       if (isLoop(e, s.loop)) {
         outerDim = pos;
-        AffineExpr p = getAffineDimExpr(pLoop, ctx);
-        AffineExpr i = loopExpr(e);
-        results.push_back(s.interleaved ? i : p);
-        results.push_back(s.interleaved ? p : i);
+        SmallVector<AffineExpr> split = {loopExpr(e)};
+        s.placePartials(split, getAffineDimExpr(pLoop, ctx));
+        llvm::append_range(results, split);
       } else {
         results.push_back(loopExpr(e));
       }
@@ -209,10 +207,9 @@ void split(linalg::GenericOp g, const Split &s) {
       for (int64_t d = 0, r = 0; d < t.getRank(); ++d) {
         if ((unsigned)d == *outerDim) {
           groups.push_back({r, r + 1});
-          if (s.interleaved)
-            shape.append({s.chunk, s.partials});
-          else
-            shape.append({s.partials, s.chunk});
+          SmallVector<int64_t> split = {s.chunk};
+          s.placePartials<int64_t>(split, s.partials);
+          llvm::append_range(shape, split);
           r += 2;
         } else {
           groups.push_back({r++});
@@ -225,16 +222,12 @@ void split(linalg::GenericOp g, const Split &s) {
     maps.push_back(AffineMap::get(n + 1, 0, results, ctx));
   }
   SmallVector<AffineExpr> partialResults;
-  if (!s.interleaved)
-    partialResults.push_back(getAffineDimExpr(pLoop, ctx));
   for (AffineExpr e : outMap.getResults())
     partialResults.push_back(loopExpr(e));
-  if (s.interleaved)
-    partialResults.push_back(getAffineDimExpr(pLoop, ctx));
+  s.placePartials(partialResults, getAffineDimExpr(pLoop, ctx));
   maps.push_back(AffineMap::get(n + 1, 0, partialResults, ctx));
   SmallVector<utils::IteratorType> iterators = g.getIteratorTypesArray();
-  iterators.insert(s.interleaved ? iterators.end() : iterators.begin(),
-                   utils::IteratorType::parallel);
+  s.placePartials(iterators, utils::IteratorType::parallel);
   Value partial = memref::AllocOp::create(b, loc, partialTy);
   Value neutral = arith::ConstantOp::create(b, loc, s.neutral);
   linalg::FillOp::create(b, loc, neutral, partial);
@@ -251,8 +244,7 @@ void split(linalg::GenericOp g, const Split &s) {
     partialIndex.push_back(getAffineDimExpr(d, ctx));
     outIndex.push_back(getAffineDimExpr(d, ctx));
   }
-  partialIndex.insert(s.interleaved ? partialIndex.end() : partialIndex.begin(),
-                      getAffineDimExpr(rank, ctx));
+  s.placePartials(partialIndex, getAffineDimExpr(rank, ctx));
   SmallVector<AffineMap> combineMaps = {
       AffineMap::get(rank + 1, 0, partialIndex, ctx),
       AffineMap::get(rank + 1, 0, outIndex, ctx)};
