@@ -3,6 +3,9 @@
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -153,6 +156,17 @@ static Value finishReduce(NodeImporter &n, Value r, ArrayRef<int64_t> axes) {
   return n.reshape(r, out);
 }
 
+/// The max that keeps exp in range in softmax and log-sum-exp. Their values
+/// do not depend on it, so it takes no gradient: the backward pass then
+/// neither routes adjoints to the argmax (they cancel) nor keeps the shifted
+/// input for it.
+static Value shiftingMax(NodeImporter &n, Value x, ArrayRef<int64_t> axes) {
+  Value mx = n.reduce<tosa::ReduceMaxOp>(x, axes);
+  // With several axes, the last reduction cuts the gradient of them all.
+  mx.getDefiningOp()->setAttr(zero::kStopGradientAttr, n.b.getUnitAttr());
+  return mx;
+}
+
 enum class ReduceKind {
   Sum,
   Mean,
@@ -221,7 +235,7 @@ static LogicalResult lowerReduce(NodeImporter &n) {
   case ReduceKind::LogSumExp: {
     if (failed(requireFloat(n, x)))
       return failure();
-    Value mx = n.reduce<tosa::ReduceMaxOp>(x, *axes);
+    Value mx = shiftingMax(n, x, *axes);
     Value sh = *n.binary<tosa::SubOp>(x, mx);
     Value e = tosa::ExpOp::create(n.b, n.loc, sh.getType(), sh);
     Value s = n.reduce<tosa::ReduceSumOp>(e, *axes);
@@ -240,7 +254,7 @@ static LogicalResult lowerReduce(NodeImporter &n) {
 
 /// log_softmax or softmax along `axis`, max-shifted for stability.
 static Value softmax(NodeImporter &n, Value x, int64_t axis, bool log) {
-  Value mx = n.reduce<tosa::ReduceMaxOp>(x, {axis});
+  Value mx = shiftingMax(n, x, {axis});
   Value sh = *n.binary<tosa::SubOp>(x, mx);
   Value e = tosa::ExpOp::create(n.b, n.loc, sh.getType(), sh);
   Value s = n.reduce<tosa::ReduceSumOp>(e, {axis});
@@ -258,7 +272,18 @@ template <bool log> static LogicalResult lowerSoftmax(NodeImporter &n) {
       n.normalizeAxis(n.intAttr("axis", -1), NodeImporter::shapeOf(x).size());
   if (failed(axis))
     return failure();
-  n.setOutput(0, softmax(n, x, *axis, log));
+  if (log) {
+    n.setOutput(0, softmax(n, x, *axis, log));
+    return success();
+  }
+  // Whole, for its own derivative; zero-decompose-softmax spells it in TOSA
+  // after differentiation.
+  auto type = cast<RankedTensorType>(x.getType());
+  Value init = tensor::EmptyOp::create(n.b, n.loc, type.getShape(),
+                                       type.getElementType());
+  n.setOutput(
+      0, linalg::SoftmaxOp::create(n.b, n.loc, TypeRange{type}, x, init, *axis)
+             .getResult()[0]);
   return success();
 }
 

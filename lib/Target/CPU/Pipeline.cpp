@@ -25,6 +25,9 @@ using namespace mlir::zero;
 void cpu::buildCPUMemoryPlan(OpPassManager &pm,
                              const CPULoweringOptions &options) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
+  // Functions no training pipeline ran on (inference, a model's own
+  // Gradient nodes) still hold their softmaxes whole.
+  fn.addPass(createZeroDecomposeSoftmax());
   fn.addPass(createZeroClassifyBuffers());
   fn.addPass(tosa::createTosaToLinalgNamed());
   fn.addPass(tosa::createTosaToLinalg());

@@ -48,6 +48,35 @@ struct SqrtModel
   }
 };
 
+/// The softmax's own derivative along its dimension,
+/// dx = y * (dy - sum(dy * y)): it reads the output alone, which the GEMM
+/// after it keeps anyway. 16-bit values compute in fp32.
+struct SoftmaxModel
+    : public AutoDiffOpInterface::ExternalModel<SoftmaxModel,
+                                                linalg::SoftmaxOp> {
+  LogicalResult buildAdjoints(Operation *op, OpBuilder &b,
+                              ArrayRef<Value> resultAdj, ArrayRef<bool> needed,
+                              SmallVectorImpl<Value> &operandAdj) const {
+    auto softmax = cast<linalg::SoftmaxOp>(op);
+    if (!softmax.hasPureTensorSemantics())
+      return op->emitError("no derivative rule for a softmax on buffers");
+    RuleBuilder r(b, op, resultAdj, needed, operandAdj);
+    if (!r.need(0))
+      return success();
+    Value y = op->getResult(0), dy = r.dy();
+    Type elt = r.typeOf(y).getElementType();
+    bool narrow = cast<FloatType>(elt).getWidth() < 32;
+    if (narrow) {
+      y = r.castTo(y, b.getF32Type());
+      dy = r.castTo(dy, b.getF32Type());
+    }
+    int64_t dim = softmax.getDimension();
+    Value dx = r.mul(y, r.sub(dy, r.reduceSum(r.mul(dy, y), {dim})));
+    r.set(0, narrow ? r.castTo(dx, elt) : dx);
+    return success();
+  }
+};
+
 /// A sum over the replicas is its own adjoint (see the op's description).
 struct ReplicaSumModel
     : public AutoDiffOpInterface::ExternalModel<ReplicaSumModel, ReplicaSumOp> {
@@ -68,6 +97,7 @@ void mlir::zero::autodiff::registerTensorLinalgRules(
   });
   registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {
     linalg::SqrtOp::attachInterface<SqrtModel>(*ctx);
+    linalg::SoftmaxOp::attachInterface<SoftmaxModel>(*ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, ZeroDialect *) {
     ReplicaSumOp::attachInterface<ReplicaSumModel>(*ctx);

@@ -66,14 +66,23 @@ Location mlir::zero::recomputeLoc(Location loc) {
 }
 
 bool mlir::zero::isRecomputeLoc(Location loc) {
-  bool found = false;
-  loc->walk([&](Location l) {
-    auto f = dyn_cast<FusedLoc>(l);
-    auto mark = f ? dyn_cast_or_null<StringAttr>(f.getMetadata()) : nullptr;
-    found = mark && mark.getValue() == kRecomputeAttr;
-    return found ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  return found;
+  if (auto f = dyn_cast<FusedLoc>(loc)) {
+    Attribute meta = f.getMetadata();
+    if (auto mark = dyn_cast_or_null<StringAttr>(meta))
+      if (mark.getValue() == kRecomputeAttr)
+        return true;
+    // Ops fused into one loop: a recomputed producer fused into a backward
+    // op is that op's work, so the loop is recomputation only if all are.
+    if (!meta)
+      return !f.getLocations().empty() &&
+             llvm::all_of(f.getLocations(), isRecomputeLoc);
+    return llvm::any_of(f.getLocations(), isRecomputeLoc);
+  }
+  if (auto c = dyn_cast<CallSiteLoc>(loc))
+    return isRecomputeLoc(c.getCallee()) || isRecomputeLoc(c.getCaller());
+  if (auto n = dyn_cast<NameLoc>(loc))
+    return isRecomputeLoc(n.getChildLoc());
+  return false;
 }
 
 std::optional<unsigned>

@@ -9,6 +9,7 @@
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Dialect/Zero/Utils/TosaBuilder.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -55,7 +56,7 @@ static Rule ruleFor(Operation *op) {
           tosa::ExpOp, tosa::LogOp, tosa::TanhOp, tosa::SigmoidOp, tosa::ErfOp,
           tosa::ReciprocalOp, tosa::RsqrtOp, tosa::FloorOp, tosa::CeilOp,
           tosa::SinOp, tosa::CosOp, tosa::ClampOp, tosa::GreaterOp,
-          tosa::GreaterEqualOp, tosa::EqualOp>(op))
+          tosa::GreaterEqualOp, tosa::EqualOp, linalg::SoftmaxOp>(op))
     return Rule::Elementwise;
   return Rule::Wide;
 }
@@ -123,9 +124,21 @@ Value ZeroMixedPrecisionPass::to(Value v, Type t, Operation *user) {
 }
 
 void ZeroMixedPrecisionPass::retype(Operation *op, Type t) {
-  for (OpOperand &o : op->getOpOperands())
-    if (isLow(o.get()) || isWide(o.get()))
-      o.set(to(o.get(), t, op));
+  for (OpOperand &o : op->getOpOperands()) {
+    Value v = o.get();
+    if (!isLow(v) && !isWide(v))
+      continue;
+    // A destination of undefined values (linalg.softmax's) is made anew.
+    if (auto empty = v.getDefiningOp<tensor::EmptyOp>()) {
+      if (elementOf(v) != t) {
+        OpBuilder b(op);
+        o.set(tensor::EmptyOp::create(b, empty.getLoc(),
+                                      empty.getType().getShape(), t));
+      }
+      continue;
+    }
+    o.set(to(v, t, op));
+  }
   for (Value r : op->getResults())
     if (isLow(r) || isWide(r))
       r.setType(cast<RankedTensorType>(r.getType()).clone(t));
@@ -208,7 +221,8 @@ void ZeroMixedPrecisionPass::runOnOperation() {
         continue;
       if (!isLow(v) && !isWide(v))
         other = true;
-      if (!constant.contains(v))
+      // Constants and undefined destinations do not decide the precision.
+      if (!constant.contains(v) && !v.getDefiningOp<tensor::EmptyOp>())
         floats.push_back(v);
     }
     if (other)

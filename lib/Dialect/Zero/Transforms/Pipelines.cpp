@@ -59,6 +59,7 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
   step.lossScaling = options.precision == "fp16";
   pm.addPass(createZeroBuildTrainStep(step));
   pm.addNestedPass<func::FuncOp>(createZeroExpandGradients());
+  pm.addNestedPass<func::FuncOp>(createZeroDecomposeSoftmax());
   pm.addPass(createInlinerPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -101,3 +101,77 @@ func.func @relu(%x: tensor<4xf32>) -> tensor<4xf32> {
   %g = zero.gradient %r wrt %x : tensor<1xf32>, (tensor<4xf32>) -> tensor<4xf32>
   return %g : tensor<4xf32>
 }
+
+// -----
+
+// A softmax's stabilizing max carries zero.stop_gradient: no adjoint reaches
+// it (no argmax mask, no sum of the shifted adjoint), so the backward reads
+// neither the max nor the shifted input, only exp's result and 1/sum.
+// CHECK-LABEL: func.func @softmax_max_stops_gradient
+// CHECK-SAME: (%[[X:.*]]: tensor<2x5xf32>)
+// CHECK: %[[E:.*]] = tosa.exp
+// CHECK: %[[INV:.*]] = tosa.reciprocal
+// CHECK-NOT: tosa.equal
+// CHECK-NOT: tosa.negate {{.*}} : (tensor<2x5xf32>
+// CHECK: %[[DE:.*]] = tosa.add {{.*}} {zero.backward} : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+// CHECK-NOT: tosa.equal
+// CHECK: %[[DX:.*]] = tosa.mul %[[DE]], %[[E]], %{{.*}} {zero.backward}
+// CHECK-NEXT: return %[[DX]]
+func.func @softmax_max_stops_gradient(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  %s = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %w = "tosa.const"() <{values = dense<[[1.0, 2.0, 3.0, 4.0, 5.0]]> : tensor<1x5xf32>}> : () -> tensor<1x5xf32>
+  %mx = tosa.reduce_max %x {axis = 1 : i32, zero.stop_gradient = unit} : (tensor<2x5xf32>) -> tensor<2x1xf32>
+  %sh = tosa.sub %x, %mx : (tensor<2x5xf32>, tensor<2x1xf32>) -> tensor<2x5xf32>
+  %e = tosa.exp %sh : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  %sum = tosa.reduce_sum %e {axis = 1 : i32} : (tensor<2x5xf32>) -> tensor<2x1xf32>
+  %inv = tosa.reciprocal %sum : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %p = tosa.mul %e, %inv, %s : (tensor<2x5xf32>, tensor<2x1xf32>, tensor<1xi8>) -> tensor<2x5xf32>
+  %pw = tosa.mul %p, %w, %s : (tensor<2x5xf32>, tensor<1x5xf32>, tensor<1xi8>) -> tensor<2x5xf32>
+  %r0 = tosa.reduce_sum %pw {axis = 1 : i32} : (tensor<2x5xf32>) -> tensor<2x1xf32>
+  %r1 = tosa.reduce_sum %r0 {axis = 0 : i32} : (tensor<2x1xf32>) -> tensor<1x1xf32>
+  %g = zero.gradient %r1 wrt %x : tensor<1x1xf32>, (tensor<2x5xf32>) -> tensor<2x5xf32>
+  return %g : tensor<2x5xf32>
+}
+
+// -----
+
+// linalg.softmax differentiates as a whole: dx = y * (dy - sum(dy * y)),
+// from its output alone (no exponential, max or sum of the forward is read).
+// CHECK-LABEL: func.func @softmax_whole
+// CHECK: %[[Y:.*]] = linalg.softmax dimension(1)
+// CHECK-NOT: tosa.exp
+// CHECK: %[[DYY:.*]] = tosa.mul %[[DY:.*]], %[[Y]], %{{.*}} {zero.backward}
+// CHECK: %[[S:.*]] = tosa.reduce_sum %[[DYY]] {axis = 1 : i32, zero.backward} : (tensor<2x5xf32>) -> tensor<2x1xf32>
+// CHECK: %[[D:.*]] = tosa.sub %[[DY]], %[[S]] {zero.backward}
+// CHECK: %[[DX:.*]] = tosa.mul %[[Y]], %[[D]], %{{.*}} {zero.backward}
+// CHECK-NEXT: return %[[DX]]
+func.func @softmax_whole(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  %s = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %w = "tosa.const"() <{values = dense<[[1.0, 2.0, 3.0, 4.0, 5.0]]> : tensor<1x5xf32>}> : () -> tensor<1x5xf32>
+  %e = tensor.empty() : tensor<2x5xf32>
+  %p = linalg.softmax dimension(1) ins(%x : tensor<2x5xf32>) outs(%e : tensor<2x5xf32>) -> tensor<2x5xf32>
+  %pw = tosa.mul %p, %w, %s : (tensor<2x5xf32>, tensor<1x5xf32>, tensor<1xi8>) -> tensor<2x5xf32>
+  %r0 = tosa.reduce_sum %pw {axis = 1 : i32} : (tensor<2x5xf32>) -> tensor<2x1xf32>
+  %r1 = tosa.reduce_sum %r0 {axis = 0 : i32} : (tensor<2x1xf32>) -> tensor<1x1xf32>
+  %g = zero.gradient %r1 wrt %x : tensor<1x1xf32>, (tensor<2x5xf32>) -> tensor<2x5xf32>
+  return %g : tensor<2x5xf32>
+}
+
+// -----
+
+// In 16 bits the rule computes in fp32 and rounds the adjoint once.
+// CHECK-LABEL: func.func @softmax_bf16
+// CHECK: %[[Y:.*]] = linalg.softmax
+// CHECK: %[[YW:.*]] = tosa.cast %[[Y]] {zero.backward} : (tensor<2x5xbf16>) -> tensor<2x5xf32>
+// CHECK: tosa.reduce_sum {{.*}} : (tensor<2x5xf32>) -> tensor<2x1xf32>
+// CHECK: %[[DX:.*]] = tosa.mul %[[YW]], {{.*}} -> tensor<2x5xf32>
+// CHECK: %[[DXL:.*]] = tosa.cast %[[DX]] {zero.backward} : (tensor<2x5xf32>) -> tensor<2x5xbf16>
+// CHECK-NEXT: return %[[DXL]]
+func.func @softmax_bf16(%x: tensor<2x5xbf16>) -> tensor<2x5xbf16> {
+  %e = tensor.empty() : tensor<2x5xbf16>
+  %p = linalg.softmax dimension(1) ins(%x : tensor<2x5xbf16>) outs(%e : tensor<2x5xbf16>) -> tensor<2x5xbf16>
+  %r0 = tosa.reduce_sum %p {axis = 1 : i32} : (tensor<2x5xbf16>) -> tensor<2x1xbf16>
+  %r1 = tosa.reduce_sum %r0 {axis = 0 : i32} : (tensor<2x1xbf16>) -> tensor<1x1xbf16>
+  %g = zero.gradient %r1 wrt %x : tensor<1x1xbf16>, (tensor<2x5xbf16>) -> tensor<2x5xbf16>
+  return %g : tensor<2x5xbf16>
+}

@@ -42,3 +42,26 @@ func.func @layer(%x: tensor<1x4x8xf32>, %w: tensor<1x8x8xf32> {zero.role = #zero
   return %loss, %h : tensor<f32>, tensor<1x4x8xf32>
 }
 
+
+// -----
+
+// A softmax between two GEMMs takes its 16-bit input whole, with a 16-bit
+// destination made anew (no cast of undefined values); one that only the
+// loss reads computes in fp32.
+// CHECK-LABEL: func.func @softmax
+// CHECK: %[[MM:.*]] = tosa.matmul {{.*}} -> tensor<1x4x8xf32>
+// CHECK: %[[MML:.*]] = tosa.cast %[[MM]] : (tensor<1x4x8xf32>) -> tensor<1x4x8xbf16>
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<1x4x8xbf16>
+// CHECK: %[[P:.*]] = linalg.softmax dimension(2) ins(%[[MML]] : tensor<1x4x8xbf16>) outs(%[[INIT]] : tensor<1x4x8xbf16>) -> tensor<1x4x8xbf16>
+// CHECK: tosa.matmul %[[P]], {{.*}} -> tensor<1x4x8xf32>
+// CHECK: linalg.softmax dimension(2) ins(%{{.*}} : tensor<1x4x8xf32>) outs(%{{.*}} : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+func.func @softmax(%x: tensor<1x4x8xf32>, %w: tensor<1x8x8xf32> {zero.role = #zero.role<parameter>}) -> tensor<1x4x8xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %mm = tosa.matmul %x, %w, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x8xf32>
+  %e0 = tensor.empty() : tensor<1x4x8xf32>
+  %p = linalg.softmax dimension(2) ins(%mm : tensor<1x4x8xf32>) outs(%e0 : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %mm2 = tosa.matmul %p, %w, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x8xf32>
+  %e1 = tensor.empty() : tensor<1x4x8xf32>
+  %q = linalg.softmax dimension(2) ins(%mm2 : tensor<1x4x8xf32>) outs(%e1 : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  return %q : tensor<1x4x8xf32>
+}

@@ -70,7 +70,8 @@ BufferClassAttr getBufferClass(Location loc);
 /// `loc` marked as a recomputation's: the mark outlives the op's
 /// attributes through lowering, as ops take their source's location.
 Location recomputeLoc(Location loc);
-/// Whether a location carries the recomputation mark.
+/// Whether a location carries the recomputation mark; a fusion of several
+/// locations does only when each of them does.
 bool isRecomputeLoc(Location loc);
 /// Memory category of a step argument with the given role.
 MemoryCategory memoryCategoryOf(Role role);

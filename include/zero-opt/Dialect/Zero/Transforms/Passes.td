@@ -15,8 +15,10 @@ def ZeroMixedPrecision : Pass<"zero-mixed-precision", "func::FuncOp"> {
       - GEMMs (`tosa.matmul`, which convolutions lower to) read 16-bit
         operands and accumulate in fp32; the result is rounded to 16 bits
         unless only the loss's ops read it;
-      - reductions compute in fp32 (softmax and log-softmax sums and
-        maxima, layer-norm and batch-norm statistics);
+      - reductions compute in fp32 (log-softmax sums and maxima,
+        layer-norm and batch-norm statistics);
+      - a softmax (`linalg.softmax`) of a 16-bit input has a 16-bit result,
+        computed in fp32 (`zero-decompose-softmax`);
       - elementwise ops compute in 16 bits when their operands are 16-bit,
         in fp32 when they are fp32 (a chain of statistics), and in fp32
         rounded to 16 bits when they mix the two (`x - mean`,
@@ -119,6 +121,23 @@ def ZeroExpandGradients : Pass<"zero-expand-gradients", "func::FuncOp"> {
   let dependentDialects = ["mlir::tosa::TosaDialect", "mlir::scf::SCFDialect",
                            "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];
+}
+
+def ZeroDecomposeSoftmax : Pass<"zero-decompose-softmax", "func::FuncOp"> {
+  let summary = "Spell linalg.softmax in TOSA once it has been differentiated";
+  let description = [{
+    The importer keeps an ONNX Softmax whole as `linalg.softmax`, so that
+    its derivative is the softmax's own, `dx = y * (dy - sum(dy * y))`, which
+    reads only the output `y` that the next GEMM keeps anyway; the chain rule
+    through its parts would keep the exponentials as well. After
+    differentiation the op becomes what the rest of the compiler reads:
+    `m = reduce_max(x)`, `e = exp(x - m)`, `s = reduce_sum(e)` and
+    `y = e * reciprocal(s)` along its dimension. A 16-bit softmax (mixed
+    precision) computes in fp32 and rounds its result once. The softmax's
+    discardable attributes (`zero.backward`, `zero.recompute`) and location
+    go to every op it becomes.
+  }];
+  let dependentDialects = ["mlir::tosa::TosaDialect"];
 }
 
 def ZeroLowerOptimizers : Pass<"zero-lower-optimizers", "func::FuncOp"> {
