@@ -137,6 +137,9 @@ void mlir::zero::cpuLoweringOptions(const CompileOptions &options,
                                     cpu::CPULoweringOptions &o) {
   scheduleOptions(options, o.schedule);
   o.simulateGPU = options.simulateGPU;
+  // A plan for the CUDA target (--report with --target=cuda) fuses as its
+  // lowering does.
+  o.recomputeShared = options.cuda;
 }
 
 /// Whether the forward function has an output to train on.

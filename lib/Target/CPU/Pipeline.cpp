@@ -34,7 +34,9 @@ void cpu::buildCPUMemoryPlan(OpPassManager &pm,
   fn.addPass(createTosaToArithPass());
   fn.addPass(createTosaToTensorPass());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createZeroCPUFuseElementwise());
+  ZeroCPUFuseElementwiseOptions fuse;
+  fuse.recomputeShared = options.recomputeShared || options.simulateGPU;
+  pm.addPass(createZeroCPUFuseElementwise(fuse));
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createZeroFoldTransposesIntoMatmuls());
   pm.addPass(createZeroCPUPrepareEntries());
@@ -55,6 +57,9 @@ void cpu::buildCPUMemoryPlan(OpPassManager &pm,
   // The schedule belongs to the zero dialect; the CPU maps its requests
   // onto the runtime's communication thread later.
   buildCollectiveSchedule(pm, options.schedule);
+  // Buckets send in one call what their members sent in several, each
+  // call's ring rounding its share down: the bytes as the runtime sends them.
+  pm.addPass(createZeroCommReport());
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
   // Upstream's deallocation pipeline, with the buffers that alias nothing
   // split off before its simplification, which is quadratic in the

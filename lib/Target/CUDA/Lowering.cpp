@@ -26,6 +26,7 @@ void cuda::buildCUDALowering(OpPassManager &pm,
   plan.schedule.allgatherBucketSize = options.schedule.allgatherBucketSize;
   plan.schedule.prefetchBucketSize = options.schedule.prefetchBucketSize;
   plan.schedule.maxLiveParameters = options.schedule.maxLiveParameters;
+  plan.recomputeShared = true;
   cpu::buildCPUMemoryPlan(pm, plan);
   pm.addPass(createZeroLinalgToBLAS());
   pm.addPass(createConvertZeroToRuntime());

@@ -1,4 +1,5 @@
-// RUN: zero-opt %s -split-input-file --zero-cpu-fuse-elementwise | FileCheck %s
+// RUN: zero-opt %s -split-input-file --zero-cpu-fuse-elementwise=recompute-shared=1 | FileCheck %s
+// RUN: zero-opt %s -split-input-file --zero-cpu-fuse-elementwise | FileCheck %s --check-prefix=OFF
 
 // Plain elementwise fusion still happens: a single-use elementwise producer
 // merges into its elementwise consumer, one generic doing both ops.
@@ -171,4 +172,178 @@ func.func @matmul_bias(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>, %bias: tensor<4
     linalg.yield %s : f32
   } -> tensor<4x4xf32>
   return %r : tensor<4x4xf32>
+}
+
+// -----
+
+#sm_mask = affine_map<(d0, d1, d2, d3) -> (0, 0, d2, d3)>
+#sm_id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#sm_in5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#sm_out5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+#sm_row = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+
+// A softmax's masked scores and exponentials feed a reduction and an
+// elementwise op each: they are computed again in every user's loop instead
+// of written and read back (each user reads the scores once, as it read
+// the intermediate before), the reductions reading through their unit-dim
+// expand_shape. Three loops: max, sum of exponentials, normalization.
+// CHECK-LABEL: func.func @softmax
+// CHECK-SAME: (%[[M:.*]]: tensor<1x1x8x8xi1>, %[[S:.*]]: tensor<2x2x8x8xf32>)
+// CHECK: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[M]], %[[S]] : tensor<1x1x8x8xi1>, tensor<2x2x8x8xf32>)
+// CHECK: arith.select
+// CHECK: arith.maximumf
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[M]], %[[S]], %[[MAX]] :
+// CHECK: arith.select
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[M]], %[[S]], %[[MAX]], %[[SUM]] :
+// CHECK: arith.select
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[P]]
+// Without recompute-shared (the CPU target): the scores and the
+// exponentials are stored, five loops.
+// OFF-LABEL: func.func @softmax
+// OFF-COUNT-5: linalg.generic
+// OFF-NOT: linalg.generic
+// OFF: return
+func.func @softmax(%mask: tensor<1x1x8x8xi1>, %qk: tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32> {
+  %cst_4 = arith.constant 0.5 : f32
+  %cst_3 = arith.constant -1.0e30 : f32
+  %cst_9 = arith.constant 0xFF800000 : f32
+  %cst_10 = arith.constant 0.0 : f32
+  %cst_8 = arith.constant 1.0 : f32
+    %30 = tensor.empty() : tensor<2x2x8x8xf32>
+    %31 = linalg.generic {indexing_maps = [#sm_mask, #sm_id, #sm_id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mask, %qk : tensor<1x1x8x8xi1>, tensor<2x2x8x8xf32>) outs(%30 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: i1, %in_594: f32, %out: f32):
+      %984 = arith.mulf %in_594, %cst_4 : f32
+      %985 = arith.select %in, %cst_3, %984 : f32
+      linalg.yield %985 : f32
+    } -> tensor<2x2x8x8xf32>
+    %32 = tensor.empty() : tensor<2x2x8xf32>
+    %expanded_49 = tensor.expand_shape %32 [[0], [1], [2, 3]] output_shape [2, 2, 8, 1] : tensor<2x2x8xf32> into tensor<2x2x8x1xf32>
+    %33 = linalg.fill ins(%cst_9 : f32) outs(%expanded_49 : tensor<2x2x8x1xf32>) -> tensor<2x2x8x1xf32>
+    %expanded_50 = tensor.expand_shape %31 [[0], [1], [2, 3], [4]] output_shape [2, 2, 8, 1, 8] : tensor<2x2x8x8xf32> into tensor<2x2x8x1x8xf32>
+    %34 = linalg.generic {indexing_maps = [#sm_in5, #sm_out5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%expanded_50 : tensor<2x2x8x1x8xf32>) outs(%33 : tensor<2x2x8x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %984 = arith.maximumf %in, %out : f32
+      linalg.yield %984 : f32
+    } -> tensor<2x2x8x1xf32>
+    %35 = tensor.empty() : tensor<2x2x8x8xf32>
+    %36 = linalg.generic {indexing_maps = [#sm_id, #sm_row, #sm_id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%31, %34 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%35 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: f32, %in_594: f32, %out: f32):
+      %984 = arith.subf %in, %in_594 : f32
+      %985 = math.exp %984 : f32
+      linalg.yield %985 : f32
+    } -> tensor<2x2x8x8xf32>
+    %37 = tensor.empty() : tensor<2x2x8xf32>
+    %expanded_51 = tensor.expand_shape %37 [[0], [1], [2, 3]] output_shape [2, 2, 8, 1] : tensor<2x2x8xf32> into tensor<2x2x8x1xf32>
+    %38 = linalg.fill ins(%cst_10 : f32) outs(%expanded_51 : tensor<2x2x8x1xf32>) -> tensor<2x2x8x1xf32>
+    %expanded_52 = tensor.expand_shape %36 [[0], [1], [2, 3], [4]] output_shape [2, 2, 8, 1, 8] : tensor<2x2x8x8xf32> into tensor<2x2x8x1x8xf32>
+    %39 = linalg.generic {indexing_maps = [#sm_in5, #sm_out5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%expanded_52 : tensor<2x2x8x1x8xf32>) outs(%38 : tensor<2x2x8x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %984 = arith.addf %in, %out : f32
+      linalg.yield %984 : f32
+    } -> tensor<2x2x8x1xf32>
+    %40 = tensor.empty() : tensor<2x2x8x8xf32>
+    %41 = linalg.generic {indexing_maps = [#sm_id, #sm_row, #sm_id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%36, %39 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%40 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: f32, %in_594: f32, %out: f32):
+      %984 = arith.divf %cst_8, %in_594 : f32
+      %985 = arith.mulf %in, %984 : f32
+      linalg.yield %985 : f32
+    } -> tensor<2x2x8x8xf32>
+  return %41 : tensor<2x2x8x8xf32>
+}
+
+// -----
+
+// Not computed again: a producer that also leaves the function (it is
+// written anyway), and one that reads more than it writes (two full
+// operands: its users would read twice the bytes).
+#ew = affine_map<(d0, d1) -> (d0, d1)>
+#rows = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @kept
+// CHECK: %[[C:.*]] = linalg.generic
+// CHECK: %[[D:.*]] = linalg.generic {{.*}} ins(%[[C]] :
+// CHECK: %[[AB:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 :
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[AB]] :
+// CHECK: linalg.generic {{.*}} ins(%[[AB]], %[[SUM]] :
+// CHECK: return %[[C]], %[[D]]
+func.func @kept(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = arith.constant 0.0 : f32
+  %r0 = tensor.empty() : tensor<4xf32>
+  %r = linalg.fill ins(%z : f32) outs(%r0 : tensor<4xf32>) -> tensor<4xf32>
+  %c = linalg.generic {indexing_maps = [#ew, #ew], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = math.exp %x : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  %d = linalg.generic {indexing_maps = [#ew, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%c : tensor<4x8xf32>) outs(%r : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = arith.addf %x, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %ab = linalg.generic {indexing_maps = [#ew, #ew, #ew], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %t = arith.addf %x, %y : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  %s = linalg.generic {indexing_maps = [#ew, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%ab : tensor<4x8xf32>) outs(%r : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = arith.addf %x, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %n = linalg.generic {indexing_maps = [#ew, #rows, #ew], iterator_types = ["parallel", "parallel"]}
+      ins(%ab, %s : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %t = arith.divf %x, %y : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %c, %d, %n, %s : tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A 16-bit producer stays: it is rounded where it is stored, which its
+// users' loops would skip.
+#ew16 = affine_map<(d0, d1) -> (d0, d1)>
+#rows16 = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @bf16_kept
+// CHECK: %[[E:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<4x8xbf16>)
+// CHECK: math.exp
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[E]] : tensor<4x8xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[E]], %[[S]] :
+func.func @bf16_kept(%a: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  %e0 = tensor.empty() : tensor<4x8xbf16>
+  %z = arith.constant 0.0 : f32
+  %r0 = tensor.empty() : tensor<4xf32>
+  %r = linalg.fill ins(%z : f32) outs(%r0 : tensor<4xf32>) -> tensor<4xf32>
+  %e = linalg.generic {indexing_maps = [#ew16, #ew16], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xbf16>) outs(%e0 : tensor<4x8xbf16>) {
+  ^bb0(%x: bf16, %o: bf16):
+    %t = math.exp %x : bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x8xbf16>
+  %s = linalg.generic {indexing_maps = [#ew16, #rows16], iterator_types = ["parallel", "reduction"]}
+      ins(%e : tensor<4x8xbf16>) outs(%r : tensor<4xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    %t = arith.addf %w, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %n = linalg.generic {indexing_maps = [#ew16, #rows16, #ew16], iterator_types = ["parallel", "parallel"]}
+      ins(%e, %s : tensor<4x8xbf16>, tensor<4xf32>) outs(%e0 : tensor<4x8xbf16>) {
+  ^bb0(%x: bf16, %y: f32, %o: bf16):
+    %w = arith.extf %x : bf16 to f32
+    %t = arith.divf %w, %y : f32
+    %u = arith.truncf %t : f32 to bf16
+    linalg.yield %u : bf16
+  } -> tensor<4x8xbf16>
+  return %n : tensor<4x8xbf16>
 }

@@ -27,6 +27,11 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
                      "and threads (zero-gpu-map-kernels), the foralls in "
                      "order, and their reductions in loop order"),
       llvm::cl::init(false)};
+  Option<bool> recomputeShared{
+      *this, "recompute-shared",
+      llvm::cl::desc("Fuse shared elementwise producers into each user "
+                     "(zero-cpu-fuse-elementwise): the CUDA target's plan"),
+      llvm::cl::init(false)};
 };
 
 /// Tensor-level IR (TOSA, linalg, tensor, arith) to scheduled buffers, up

@@ -7,12 +7,35 @@ include "mlir/Pass/PassBase.td"
 def ZeroCPUFuseElementwise : Pass<"zero-cpu-fuse-elementwise"> {
   let summary = "Elementwise fusion that leaves matmuls to BLAS";
   let description = [{
-    Upstream `linalg-fuse-elementwise-ops` with one difference: reshapes are
-    not folded into (nor producers fused with) contractions such as
-    `linalg.batch_matmul`. Folding an expand_shape into a batch matmul turns
+    Upstream `linalg-fuse-elementwise-ops` with two differences. Reshapes
+    are not folded into (nor producers fused with) contractions such as
+    `linalg.batch_matmul`: folding an expand_shape into a batch matmul turns
     it into a higher-rank `linalg.generic` that `zero-linalg-to-blas` no
     longer recognizes, and the GEMM then runs as scalar loops.
+
+    And an elementwise producer with several users is computed again in
+    each of them instead of written once and read back, when every user is
+    a generic other than a GEMM that can take it in (a reduction reading
+    it through an expand_shape that only adds unit dimensions reads the
+    source instead), it has at most 4 users and 16 body ops, it reads no
+    more bytes at full size (broadcast operands aside) than it writes, so
+    that no user reads more than before, and its result is not a 16-bit
+    float: those are rounded where they are stored, and computed inside a
+    user's loop they would not be (the step's bf16 numerics would move). A softmax's masked scores and
+    exponentials, feeding its max, its sum and its normalization, are never
+    stored: three loops reading the scores instead of five passes writing
+    two intermediates. Fusion makes new shared producers, so recomputing
+    and fusing repeat for up to four rounds. This part is on for the CUDA
+    target (and `--simulate-gpu`), whose reductions run in the fixed order
+    of their split, and off for the CPU target: there reductions are
+    reassociated and LLVM's vectorizer picks their order by the loop body,
+    so a producer computed in a reduction's loop in one step (a
+    rematerialized one) and not in another would change the sums' bits.
   }];
+  let options = [
+    Option<"recomputeShared", "recompute-shared", "bool", "false",
+           "Compute shared elementwise producers in each user's loop">,
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",
                            "mlir::affine::AffineDialect"];

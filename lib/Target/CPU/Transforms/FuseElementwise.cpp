@@ -20,9 +20,110 @@ static bool isGemmLike(Operation *op) {
                linalg::isaConvolutionOpInterface(l));
 }
 
+/// A reduction reads its input through an expand_shape that adds a unit
+/// dimension (tosa.reduce_max's kept axis, folded into the reduction);
+/// when the expand only adds unit dimensions, its single user, a generic,
+/// reads the source instead, so that the source's producer is that
+/// generic's own producer.
+static void readThroughUnitExpands(linalg::GenericOp producer) {
+  for (Operation *user : llvm::make_early_inc_range(producer->getUsers())) {
+    auto expand = dyn_cast<tensor::ExpandShapeOp>(user);
+    if (!expand || !expand->hasOneUse())
+      continue;
+    OpOperand &operand = *expand->use_begin();
+    auto consumer = dyn_cast<linalg::GenericOp>(operand.getOwner());
+    if (!consumer || !consumer.isDpsInput(&operand))
+      continue;
+    ArrayRef<int64_t> shape = expand.getResultType().getShape();
+    AffineMap map = consumer.getMatchingIndexingMap(&operand);
+    SmallVector<AffineExpr> results;
+    bool unitOnly = true;
+    for (const ReassociationIndices &group : expand.getReassociationIndices()) {
+      std::optional<int64_t> kept;
+      for (int64_t d : group) {
+        if (shape[d] == 1)
+          continue;
+        unitOnly &= !kept.has_value();
+        kept = d;
+      }
+      results.push_back(kept ? map.getResult(*kept)
+                             : getAffineConstantExpr(0, map.getContext()));
+    }
+    if (!unitOnly)
+      continue;
+    SmallVector<AffineMap> maps = consumer.getIndexingMapsArray();
+    maps[operand.getOperandNumber()] = AffineMap::get(
+        map.getNumDims(), map.getNumSymbols(), results, map.getContext());
+    // Each loop must still take its size from some operand.
+    if (!inversePermutation(concatAffineMaps(maps, map.getContext())))
+      continue;
+    consumer.setIndexingMapsAttr(
+        Builder(consumer.getContext()).getAffineMapArrayAttr(maps));
+    operand.set(expand.getSrc());
+    expand->erase();
+  }
+}
+
+/// A producer worth computing again in each of its users' loops: one
+/// elementwise result that every user, a generic other than a GEMM, can
+/// take in as an input; a short body; no more bytes read at full size than
+/// written, so that each user reads what it read before (a softmax's
+/// masked scores and exponentials, a normalization's centred input) and
+/// the result is never written.
+static bool worthRecomputing(linalg::GenericOp producer) {
+  constexpr unsigned kMaxUsers = 4, kMaxBody = 16;
+  if (producer->getNumResults() != 1 || producer->hasOneUse() ||
+      producer->use_empty() || !producer.hasPureTensorSemantics() ||
+      !llvm::all_of(producer.getIndexingMapsArray(),
+                    [](AffineMap m) {
+                      return m.isProjectedPermutation(
+                          /*allowZeroInResults=*/true);
+                    }) ||
+      producer.getNumLoops() != producer.getNumParallelLoops() ||
+      isGemmLike(producer) ||
+      producer.getBody()->getOperations().size() > kMaxBody)
+    return false;
+  unsigned users = 0;
+  for (OpOperand &use : producer->getResult(0).getUses()) {
+    if (++users > kMaxUsers)
+      return false;
+    auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
+    if (!consumer || isGemmLike(consumer) ||
+        !linalg::areElementwiseOpsFusable(&use))
+      return false;
+  }
+  auto bits = [](Value v) -> std::optional<int64_t> {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || !t.hasStaticShape())
+      return std::nullopt;
+    return t.getNumElements() * int64_t(t.getElementTypeBitWidth());
+  };
+  // A 16-bit value is rounded where it is stored: computed again inside a
+  // user's loop it would not be, and the step's numerics would move.
+  if (auto f = dyn_cast<FloatType>(
+          cast<RankedTensorType>(producer->getResult(0).getType())
+              .getElementType());
+      f && f.getWidth() < 32)
+    return false;
+  std::optional<int64_t> written = bits(producer->getResult(0));
+  if (!written)
+    return false;
+  int64_t read = 0;
+  for (OpOperand *in : producer.getDpsInputOperands()) {
+    if (!producer.getMatchingIndexingMap(in).isPermutation())
+      continue;
+    std::optional<int64_t> b = bits(in->get());
+    if (!b)
+      return false;
+    read += *b;
+  }
+  return read <= *written;
+}
+
 namespace {
 struct ZeroCPUFuseElementwisePass
     : zero::cpu::impl::ZeroCPUFuseElementwiseBase<ZeroCPUFuseElementwisePass> {
+  using Base::Base;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     linalg::ControlFusionFn control = [](OpOperand *operand) {
@@ -39,11 +140,38 @@ struct ZeroCPUFuseElementwisePass
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
     ctx->getLoadedDialect<linalg::LinalgDialect>()->getCanonicalizationPatterns(
         patterns);
+    FrozenRewritePatternSet frozen(std::move(patterns));
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
-      return signalPassFailure();
+    // Fusion makes new producers with several users (a fused select and
+    // exponential feed both a sum and a product): a few rounds of
+    // recomputing such producers in each user and fusing again.
+    constexpr int kRounds = 4;
+    for (int round = 0; round <= kRounds; ++round) {
+      if (failed(applyPatternsGreedily(getOperation(), frozen, config)))
+        return signalPassFailure();
+      SmallVector<linalg::GenericOp> shared, producers;
+      if (recomputeShared && round < kRounds)
+        getOperation()->walk([&](linalg::GenericOp op) {
+          if (!op->hasOneUse() && !op->use_empty())
+            shared.push_back(op);
+        });
+      for (linalg::GenericOp op : shared) {
+        readThroughUnitExpands(op);
+        if (worthRecomputing(op))
+          producers.push_back(op);
+      }
+      if (producers.empty())
+        break;
+      for (linalg::GenericOp producer : producers) {
+        SmallVector<OpOperand *> uses = llvm::map_to_vector(
+            producer->getResult(0).getUses(), [](OpOperand &u) { return &u; });
+        OpBuilder b(producer);
+        b.setInsertionPointAfter(producer);
+        for (OpOperand *use : llvm::drop_begin(uses))
+          use->set(b.clone(*producer)->getResult(0));
+      }
+    }
   }
 };
 } // namespace

@@ -343,7 +343,10 @@ def ZeroCommReport : Pass<"zero-comm-report", "ModuleOp"> {
     algorithm's volume per rank (all_reduce 2(N-1)/N of the buffer;
     reduce_scatter and all_gather (N-1)/N of the whole N-rank buffer, in
     whole elements), the same rule the runtime's counters apply. The result
-    is the module attribute `zero.comm`, keyed by function name.
+    is the module attribute `zero.comm`, keyed by function name. The
+    memory plan runs it again after `zero-bucket-collectives`: a bucket
+    sends in one call what its members sent in several, each call's ring
+    rounding its share down, and the plan gives what the runtime sends.
   }];
 }
 
