@@ -121,10 +121,10 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     R rows (its parallel iterations: a cross-entropy over a large
     vocabulary, the statistics of a softmax or a layer norm) in R threads,
     each reducing a whole row. Its outermost reduction loop, of extent E,
-    is cut into P partials, W wanted: `max-partials` for a full reduction
-    and, for R > 1, `min(max-partials, ceil(row-threads / R), E / 32)`
-    (enough partials for `row-threads` threads, each reducing at least 32
-    iterations).
+    is cut into P partials, W wanted: `min(max-partials, T / 32)` for a
+    full reduction of T iterations and, for R > 1,
+    `min(max-partials, ceil(row-threads / R), E / 32)` (enough partials
+    for `row-threads` threads, each reducing at least 32 iterations).
 
     When that loop walks the contiguous (innermost, unit-stride) dimension
     of every input it indexes, the partials are interleaved: P = W
@@ -140,7 +140,10 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     The partials' buffer starts at the combining op's neutral element; a
     second op combines the partials into the output in order with that op
     (found by upstream's `matchReduction`), and the original op reduces
-    the iterations left after them. Sums are therefore reassociated,
+    the iterations left after them. A combine over `min-iterations`
+    partials or more a row is split again the same way (a full reduction of
+    1.28M elements: 40,000 partials, then 1,250, then 39, then the
+    output), each level in order. Sums are therefore reassociated,
     deterministically: `--simulate-gpu` runs the same order on the CPU.
     Reductions with fewer than `min-iterations` iterations, at least
     `row-threads` rows, several outputs, several combining ops, an output
@@ -148,7 +151,7 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     expression are left alone.
   }];
   let options = [
-    Option<"maxPartials", "max-partials", "int64_t", "1024",
+    Option<"maxPartials", "max-partials", "int64_t", "65536",
            "Most partial results (parallel chunks) per row">,
     Option<"minIterations", "min-iterations", "int64_t", "1024",
            "Fewest iterations of a reduction worth splitting">,

@@ -112,7 +112,7 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
   // A full reduction takes as many partials as allowed; rows take enough
   // to give the launch `rowThreads` threads, each at least kMinChunk
   // iterations of the loop.
-  int64_t want = maxPartials;
+  int64_t want = std::min<int64_t>(maxPartials, total / kMinChunk);
   if (rows > 1)
     want = std::min<int64_t>({maxPartials,
                               llvm::divideCeilSigned(rowThreads, rows),
@@ -156,7 +156,8 @@ Value sliceOuter(OpBuilder &b, Location loc, Value v, unsigned dim,
   return memref::SubViewOp::create(b, loc, v, offsets, sizes, strides);
 }
 
-void split(linalg::GenericOp g, const Split &s) {
+/// Splits `g`; returns the op that combines the partials in order.
+linalg::GenericOp split(linalg::GenericOp g, const Split &s) {
   MLIRContext *ctx = g.getContext();
   OpBuilder b(g);
   Location loc = g.getLoc();
@@ -251,7 +252,7 @@ void split(linalg::GenericOp g, const Split &s) {
   SmallVector<utils::IteratorType> combineIterators(
       rank, utils::IteratorType::parallel);
   combineIterators.push_back(utils::IteratorType::reduction);
-  linalg::GenericOp::create(
+  auto combine = linalg::GenericOp::create(
       b, loc, TypeRange{}, partial, out, combineMaps, combineIterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Value acc = args[1], value = args[0];
@@ -283,6 +284,7 @@ void split(linalg::GenericOp g, const Split &s) {
     g.getRegion().cloneInto(&tail.getRegion(), again);
   }
   g.erase();
+  return combine;
 }
 
 struct ZeroGPUSplitReductionsPass
@@ -323,8 +325,18 @@ struct ZeroGPUSplitReductionsPass
           work.push_back({g, *s});
       });
     }
-    for (auto &[g, s] : work)
-      split(g, s);
+    // A long combine (min-iterations partials or more a row: a long full
+    // reduction's) is itself split: partials of partials, each level in
+    // order.
+    for (size_t i = 0; i < work.size(); ++i) {
+      auto [g, s] = work[i];
+      linalg::GenericOp combine = split(g, s);
+      if (s.partials < minIterations)
+        continue;
+      if (auto again =
+              planSplit(combine, maxPartials, minIterations, rowThreads))
+        work.push_back({combine, *again});
+    }
   }
 };
 
