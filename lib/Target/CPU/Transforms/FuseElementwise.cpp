@@ -65,15 +65,13 @@ static void readThroughUnitExpands(linalg::GenericOp producer) {
 }
 
 /// A producer worth computing again in each of its users' loops: one
-/// elementwise result that every user, a generic other than a GEMM, can
-/// take in as an input; a short body; no more bytes read at full size than
-/// written, so that each user reads what it read before (a softmax's
-/// masked scores and exponentials, a normalization's centred input) and
-/// the result is never written.
-static bool worthRecomputing(linalg::GenericOp producer) {
-  constexpr unsigned kMaxUsers = 4, kMaxBody = 16;
-  if (producer->getNumResults() != 1 || producer->hasOneUse() ||
-      producer->use_empty() || !producer.hasPureTensorSemantics() ||
+/// elementwise result, not a 16-bit float, with a short body, reading no
+/// more bytes at full size than it writes, so that each user reads what it
+/// read before (a softmax's masked scores and exponentials, a
+/// normalization's centred input) and the result is never written.
+static bool recomputable(linalg::GenericOp producer) {
+  constexpr unsigned kMaxBody = 16;
+  if (producer->getNumResults() != 1 || !producer.hasPureTensorSemantics() ||
       !llvm::all_of(producer.getIndexingMapsArray(),
                     [](AffineMap m) {
                       return m.isProjectedPermutation(
@@ -83,29 +81,19 @@ static bool worthRecomputing(linalg::GenericOp producer) {
       isGemmLike(producer) ||
       producer.getBody()->getOperations().size() > kMaxBody)
     return false;
-  unsigned users = 0;
-  for (OpOperand &use : producer->getResult(0).getUses()) {
-    if (++users > kMaxUsers)
-      return false;
-    auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
-    if (!consumer || isGemmLike(consumer) ||
-        !linalg::areElementwiseOpsFusable(&use))
-      return false;
-  }
   auto bits = [](Value v) -> std::optional<int64_t> {
     auto t = dyn_cast<RankedTensorType>(v.getType());
     if (!t || !t.hasStaticShape())
       return std::nullopt;
     return t.getNumElements() * int64_t(t.getElementTypeBitWidth());
   };
+  Value result = producer->getResult(0);
   // A 16-bit value is rounded where it is stored: computed again inside a
   // user's loop it would not be, and the step's numerics would move.
-  if (auto f = dyn_cast<FloatType>(
-          cast<RankedTensorType>(producer->getResult(0).getType())
-              .getElementType());
+  if (auto f = dyn_cast<FloatType>(getElementTypeOrSelf(result));
       f && f.getWidth() < 32)
     return false;
-  std::optional<int64_t> written = bits(producer->getResult(0));
+  std::optional<int64_t> written = bits(result);
   if (!written)
     return false;
   int64_t read = 0;
@@ -118,6 +106,20 @@ static bool worthRecomputing(linalg::GenericOp producer) {
     read += *b;
   }
   return read <= *written;
+}
+
+/// Whether every user of `producer` (at most 4) is a generic other than a
+/// GEMM that can take it into its loop.
+static bool usersTakeIn(linalg::GenericOp producer) {
+  constexpr unsigned kMaxUsers = 4;
+  unsigned users = 0;
+  for (OpOperand &use : producer->getResult(0).getUses()) {
+    auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
+    if (++users > kMaxUsers || !consumer || isGemmLike(consumer) ||
+        !linalg::areElementwiseOpsFusable(&use))
+      return false;
+  }
+  return true;
 }
 
 namespace {
@@ -147,22 +149,23 @@ struct ZeroCPUFuseElementwisePass
     // exponential feed both a sum and a product): a few rounds of
     // recomputing such producers in each user and fusing again.
     constexpr int kRounds = 4;
-    for (int round = 0; round <= kRounds; ++round) {
+    for (int round = 0;; ++round) {
       if (failed(applyPatternsGreedily(getOperation(), frozen, config)))
         return signalPassFailure();
+      if (!recomputeShared || round == kRounds)
+        return;
       SmallVector<linalg::GenericOp> shared, producers;
-      if (recomputeShared && round < kRounds)
-        getOperation()->walk([&](linalg::GenericOp op) {
-          if (!op->hasOneUse() && !op->use_empty())
-            shared.push_back(op);
-        });
+      getOperation()->walk([&](linalg::GenericOp op) {
+        if (!op->hasOneUse() && !op->use_empty() && recomputable(op))
+          shared.push_back(op);
+      });
       for (linalg::GenericOp op : shared) {
         readThroughUnitExpands(op);
-        if (worthRecomputing(op))
+        if (usersTakeIn(op))
           producers.push_back(op);
       }
       if (producers.empty())
-        break;
+        return;
       for (linalg::GenericOp producer : producers) {
         SmallVector<OpOperand *> uses = llvm::map_to_vector(
             producer->getResult(0).getUses(), [](OpOperand &u) { return &u; });

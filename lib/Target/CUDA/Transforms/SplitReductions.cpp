@@ -52,7 +52,7 @@ struct Split {
 /// Partials of one row a warp computes side by side.
 constexpr int64_t kWarp = 32;
 
-/// Iterations each partial of a row reduction reduces at least.
+/// Iterations each partial reduces at least.
 constexpr int64_t kMinChunk = 32;
 
 /// The split of `g`, if it is a reduction worth splitting whose outermost
@@ -109,14 +109,14 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
   std::optional<TypedAttr> neutral = arith::getNeutralElement(combiners[0]);
   if (!neutral)
     return std::nullopt;
-  // A full reduction takes as many partials as allowed; rows take enough
-  // to give the launch `rowThreads` threads, each at least kMinChunk
-  // iterations of the loop.
-  int64_t want = std::min<int64_t>(maxPartials, total / kMinChunk);
-  if (rows > 1)
-    want = std::min<int64_t>({maxPartials,
-                              llvm::divideCeilSigned(rowThreads, rows),
-                              outer / kMinChunk});
+  // Each partial reduces at least kMinChunk iterations: a full reduction
+  // takes as many partials as that allows, rows enough to give the launch
+  // `rowThreads` threads.
+  int64_t want =
+      rows > 1 ? std::min<int64_t>({maxPartials,
+                                    llvm::divideCeilSigned(rowThreads, rows),
+                                    outer / kMinChunk})
+               : std::min<int64_t>(maxPartials, total / kMinChunk);
   // Interleaved rows take whole warps of partials where the row has
   // kMinChunk iterations for each.
   if (interleaved && rows > 1 && outer / kMinChunk >= kWarp &&
