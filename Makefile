@@ -71,7 +71,7 @@ test: build setup
 	@$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target test-all
 	@echo "make test: all suites passed"
 
-test-all: $(SLOW) $(filter-out $(SLOW),test-runtime $(E2E:%=e2e-%) test-fuzz test-gpu)
+test-all: $(SLOW) $(filter-out $(SLOW),test-runtime $(E2E:%=e2e-%) test-fuzz test-gpu test-cuda-host)
 
 test-lit: build
 	$(LIT) -sv $(BUILD)/test
@@ -87,6 +87,8 @@ test-runtime: build
 test-cuda: build
 	@if [ -x $(BUILD)/bin/zero-cuda-runtime-test ]; then \
 	  $(BUILD)/bin/zero-cuda-gemm-layout-test && \
+	  $(BUILD)/bin/zero-cuda-host-emulator-test \
+	    $(BUILD)/runtime/cuda-test/scale_sm_90.cubin && \
 	  runtime/tests/run_cuda_tests.sh $(BUILD)/bin/zero-cuda-runtime-test; \
 	else echo "test-cuda: no CUDA runtime in this build"; fi
 
@@ -94,6 +96,12 @@ test-cuda: build
 # SKIP where nvidia-smi lists none.
 test-gpu: build setup
 	$(PYTHON) test/gpu/gpu_parity.py --build $(BUILD)
+
+# --target=cuda programs run whole on this machine under zero-run, their
+# CUDA, cuBLAS and NCCL calls answered by the host emulator (kernels and
+# GEMMs checked, not run).
+test-cuda-host: build setup
+	$(PYTHON) test/gpu/host_emulated.py --build $(BUILD)
 
 $(E2E:%=e2e-%): e2e-%: build setup
 	$(PYTHON) test/e2e/$*.py --build $(BUILD)

@@ -64,7 +64,23 @@ extern "C" void *mgpuModuleLoad(void *data, size_t size) {
   (void)size; // cubins and fatbins carry their size in their headers
   ensureContext();
   CUmodule module = nullptr;
-  check(driver().cuModuleLoadData(&module, data), "cuModuleLoadData");
+  CUresult rc = driver().cuModuleLoadData(&module, data);
+  if (rc == CUDA_ERROR_NO_BINARY_FOR_GPU) {
+    // A cubin runs only on its own architecture's major version: say
+    // which one this GPU needs.
+    int major = 0, minor = 0, device = state().device;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+    std::string arch = "sm_" + std::to_string(major * 10 + minor);
+    std::string fix = major == 8 || major == 9
+                          ? "recompile with --gpu-arch=sm_" +
+                                std::to_string(major * 10) +
+                                " (or a list that includes it)"
+                          : "zero-opt compiles for sm_80 and sm_90 GPUs only";
+    fail("cuModuleLoadData", "the step's kernels have no cubin for this GPU (" +
+                                 arch + "): " + fix);
+  }
+  check(rc, "cuModuleLoadData");
   return module;
 }
 

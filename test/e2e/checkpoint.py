@@ -134,6 +134,12 @@ def frozen_consolidation(r):
     return good
 
 
+def fresh_ok(root, fresh):
+    """Whether a run may be killed: a resumed one at once, a fresh one once
+    its first checkpoint is whole."""
+    return not fresh or bool(glob.glob(os.path.join(root, "step-*")))
+
+
 def crash_safety(r, trials=20):
     model, n, total = "gpt_dropout", 2, 100000
     out = r.compile(model, "s3", n, [])
@@ -147,7 +153,8 @@ def crash_safety(r, trials=20):
         # Each run resumes the last one's checkpoints, until the reference
         # run ends: then a fresh folder.
         whole = sorted(glob.glob(os.path.join(root, "step-*")))
-        if whole and int(os.path.basename(whole[-1])[5:]) > 300:
+        fresh = not whole or int(os.path.basename(whole[-1])[5:]) > 300
+        if whole and fresh:
             shutil.rmtree(root)
         elif whole:
             extra += ["--resume", root]
@@ -161,6 +168,10 @@ def crash_safety(r, trials=20):
             ranks = subprocess.run(["pgrep", "-s", str(p.pid), "-x",
                                     "zero-run"], capture_output=True,
                                    text=True).stdout.split()
+            time.sleep(0.02)
+        # A fresh run is killed once it has written a checkpoint: how long
+        # it takes to start depends on the machine's load, not on this test.
+        while not fresh_ok(root, fresh) and time.time() < deadline + 60:
             time.sleep(0.02)
         time.sleep(rng.uniform(0.3, 1.2))
         victim = rng.choice(ranks) if ranks else None

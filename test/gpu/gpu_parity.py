@@ -143,24 +143,30 @@ def parity(r, name, precision, stage):
     return ok
 
 
-def memory(r, precision, stage):
+def big_gpt(tmp, ranks):
+    """The larger GPT of the memory check and its data, exported once."""
     import torch
     sys.path.insert(0, MODELS_DIR)
     import export_models  # noqa: E402
     cfg = dict(BIG_GPT)
     micro = cfg.pop("batch")
-    onnx = os.path.join(r.tmp, "big_gpt.onnx")
-    data = os.path.join(r.tmp, "big_gpt.data.npz")
+    onnx = os.path.join(tmp, "big_gpt.onnx")
+    data = os.path.join(tmp, "big_gpt.data.npz")
     if not os.path.exists(onnx):
         torch.manual_seed(0)
         model = export_models.GPT(**cfg)
         model.train()
         gen = torch.Generator().manual_seed(1)
-        shape = (2 * micro * r.ranks, cfg["block_size"])
+        shape = (2 * micro * ranks, cfg["block_size"])
         samples = {"tokens": torch.randint(0, cfg["vocab"], shape, generator=gen),
                    "targets": torch.randint(0, cfg["vocab"], shape, generator=gen)}
         export_models.export(model, micro, samples, onnx)
         np.savez(data, **{k: v.numpy() for k, v in samples.items()})
+    return onnx, data
+
+
+def memory(r, precision, stage):
+    onnx, data = big_gpt(r.tmp, r.ranks)
     flags = [f"--stage={stage}", f"--precision={precision}"]
     out, plan = r.compile(onnx, f"big_gpt.{precision}.s{stage}", flags, cuda=True)
     _, _, stats = r.train(out, data, 2)

@@ -1,0 +1,1217 @@
+//===- CudaHostEmulator.cpp - the CUDA APIs on the host, for tests -*- C++
+//-*-===//
+//
+// LD_PRELOADed under zero-run, this library answers the calls that the
+// CUDA runtime library (libZeroRuntimeCUDA) and a --target=cuda step make
+// to the CUDA runtime, the driver, cuBLAS and NCCL, on a machine without a
+// GPU. Device memory is host memory; every stream runs its work when it is
+// queued; NCCL collectives move the bytes over MPI; kernels and GEMMs are
+// checked, not run. What it checks is what a GPU would reject or silently
+// get wrong:
+//   - every pointer given to a copy, fill, GEMM or collective lies, with
+//     the bytes it covers, inside one live allocation (host pointers only
+//     where a copy allows them);
+//   - a module is a cubin or fat binary with a cubin for the emulated
+//     device's architecture, and every function looked up is a kernel of it;
+//   - launches stay within CUDA's grid and block limits;
+//   - GEMM leading dimensions and operations are ones cuBLAS accepts;
+//   - a stream waits only on an event recorded before;
+//   - device memory use: cudaMemGetInfo answers from the live allocations.
+// A violation is the error code the real API would return, or
+// cudaErrorInvalidValue / CUDA_ERROR_INVALID_VALUE / ncclInvalidArgument,
+// with the reason on stderr, so the runtime's own error path reports it.
+//
+// Environment: ZERO_CUDA_EMU_DEVICES (visible devices, default 8),
+// ZERO_CUDA_EMU_SM (architecture, default 90), ZERO_CUDA_EMU_MEMORY (bytes
+// per device, default 80 GiB), ZERO_CUDA_EMU_REPORT (a path: each process
+// writes PATH.<rank>.json with what it saw at exit), ZERO_CUDA_EMU_FAIL
+// (`call:n`: the n-th call of that API fails, to test error paths;
+// ZERO_CUDA_EMU_FAIL_RANK limits that to one rank).
+//
+//===----------------------------------------------------------------------===//
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include "zero-rt/Float16.h"
+
+#include <mpi.h>
+
+#include <elf.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// State
+//===----------------------------------------------------------------------===//
+
+struct Module {
+  std::set<std::string> kernels;
+};
+struct Function {
+  Module *module;
+  std::string name;
+};
+struct Event {
+  bool recorded = false;
+  double ms = 0;
+};
+struct Comm {
+  MPI_Comm mpi = MPI_COMM_NULL;
+  int rank = 0, size = 1;
+};
+
+struct Emulator {
+  std::recursive_mutex m;
+  int devices = 8, sm = 90, device = 0;
+  bool deviceSet = false;
+  int64_t memory = int64_t(80) << 30;
+  std::map<uintptr_t, int64_t> allocations; ///< base -> bytes
+  int64_t used = 0, peak = 0;
+  std::set<void *> streams, blasHandles;
+  std::set<Event *> events;
+  std::set<Module *> modules;
+  std::set<Function *> functions;
+  std::set<Comm *> comms;
+  std::map<std::string, int64_t> calls, launchesByKernel;
+  int64_t launches = 0, gemms = 0, collectives = 0, collectiveBytes = 0;
+  std::vector<std::string> violations;
+  cudaError_t lastError = cudaSuccess;
+  std::string failCall;
+  int64_t failAt = 0;
+
+  Emulator() {
+    if (const char *v = std::getenv("ZERO_CUDA_EMU_DEVICES"))
+      devices = std::atoi(v);
+    if (const char *v = std::getenv("ZERO_CUDA_EMU_SM"))
+      sm = std::atoi(v);
+    if (const char *v = std::getenv("ZERO_CUDA_EMU_MEMORY"))
+      memory = std::atoll(v);
+    if (const char *v = std::getenv("ZERO_CUDA_EMU_FAIL")) {
+      std::string s = v;
+      size_t colon = s.find(':');
+      failCall = s.substr(0, colon);
+      failAt =
+          colon == std::string::npos ? 1 : std::atoll(s.c_str() + colon + 1);
+    }
+  }
+};
+
+Emulator &emu() {
+  // Never destroyed: the runtime's module destructors call in at exit.
+  static Emulator *e = new Emulator;
+  return *e;
+}
+
+double nowMs() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Counts a call; true when ZERO_CUDA_EMU_FAIL asks it to fail.
+bool enter(const char *call) {
+  Emulator &e = emu();
+  int64_t n = ++e.calls[call];
+  if (e.failAt <= 0 || e.failCall != call || n != e.failAt)
+    return false;
+  if (const char *only = std::getenv("ZERO_CUDA_EMU_FAIL_RANK")) {
+    const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!rank || std::atoi(rank) != std::atoi(only))
+      return false;
+  }
+  std::fprintf(stderr, "cuda-emulator: %s fails as ZERO_CUDA_EMU_FAIL asks\n",
+               call);
+  return true;
+}
+
+/// Records and prints a violation; returns false for `return` chains.
+bool violation(const std::string &what) {
+  Emulator &e = emu();
+  e.violations.push_back(what);
+  std::fprintf(stderr, "cuda-emulator: %s\n", what.c_str());
+  return false;
+}
+
+/// The live allocation that holds [p, p + bytes), or false with a reason.
+bool inDevice(const void *p, int64_t bytes, const std::string &what) {
+  Emulator &e = emu();
+  auto addr = reinterpret_cast<uintptr_t>(p);
+  auto it = e.allocations.upper_bound(addr);
+  if (it != e.allocations.begin()) {
+    --it;
+    if (addr >= it->first && addr + uint64_t(std::max<int64_t>(bytes, 0)) <=
+                                 it->first + uint64_t(it->second))
+      return true;
+    if (addr < it->first + uint64_t(it->second))
+      return violation(what + ": " + std::to_string(bytes) + " bytes at " +
+                       std::to_string(addr - it->first) +
+                       " run past the end of a device allocation of " +
+                       std::to_string(it->second) + " bytes");
+  }
+  return violation(what + ": " + std::to_string(bytes) +
+                   " bytes at an address that is no live device allocation");
+}
+
+bool isDevice(const void *p) {
+  Emulator &e = emu();
+  auto addr = reinterpret_cast<uintptr_t>(p);
+  auto it = e.allocations.upper_bound(addr);
+  return it != e.allocations.begin() &&
+         addr < std::prev(it)->first + uint64_t(std::prev(it)->second);
+}
+
+cudaError_t fail(cudaError_t rc) {
+  emu().lastError = rc;
+  return rc;
+}
+
+/// A new handle of type `Handle` for a fresh `Object` that `live` tracks.
+template <typename Object, typename Handle, typename Set>
+void newHandle(Set &live, Handle *out) {
+  auto *o = new Object();
+  live.insert(o);
+  *out = reinterpret_cast<Handle>(o);
+}
+
+bool validStream(cudaStream_t s) {
+  return !s || emu().streams.count(reinterpret_cast<void *>(s));
+}
+
+void *allocate(int64_t bytes) {
+  Emulator &e = emu();
+  if (bytes <= 0 || e.used + bytes > e.memory)
+    return nullptr;
+  // cudaMalloc's alignment; zeroed so that runs are reproducible.
+  size_t rounded = (size_t(bytes) + 255) / 256 * 256;
+  void *p = std::aligned_alloc(256, rounded);
+  if (!p)
+    return nullptr;
+  std::memset(p, 0, rounded);
+  e.allocations[reinterpret_cast<uintptr_t>(p)] = bytes;
+  e.used += bytes;
+  e.peak = std::max(e.peak, e.used);
+  return p;
+}
+
+bool release(void *p) {
+  Emulator &e = emu();
+  auto it = e.allocations.find(reinterpret_cast<uintptr_t>(p));
+  if (it == e.allocations.end())
+    return false;
+  e.used -= it->second;
+  e.allocations.erase(it);
+  std::free(p);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Cubins and fat binaries: the kernels an image holds
+//===----------------------------------------------------------------------===//
+
+/// The architecture of a CUDA ELF (sm_XY as XY) from its flags: the low
+/// byte before CUDA 12.8's ABI version 8, bits 8-15 since.
+int elfArch(const Elf64_Ehdr *h) {
+  if (h->e_ident[EI_ABIVERSION] >= 8)
+    return int((h->e_flags >> 8) & 0xff);
+  return int(h->e_flags & 0xff);
+}
+
+/// Kernels (global functions) of the CUDA ELF at `p` of `size` bytes.
+bool elfKernels(const char *p, size_t size, std::set<std::string> &kernels,
+                int &arch) {
+  if (size < sizeof(Elf64_Ehdr) || std::memcmp(p, ELFMAG, SELFMAG) != 0)
+    return false;
+  auto *h = reinterpret_cast<const Elf64_Ehdr *>(p);
+  if (h->e_ident[EI_CLASS] != ELFCLASS64 || h->e_machine != EM_CUDA ||
+      h->e_shoff + uint64_t(h->e_shnum) * sizeof(Elf64_Shdr) > size)
+    return false;
+  arch = elfArch(h);
+  auto *sections = reinterpret_cast<const Elf64_Shdr *>(p + h->e_shoff);
+  for (unsigned i = 0; i < h->e_shnum; ++i) {
+    const Elf64_Shdr &s = sections[i];
+    if (s.sh_type != SHT_SYMTAB || s.sh_link >= h->e_shnum ||
+        s.sh_offset + s.sh_size > size)
+      continue;
+    const Elf64_Shdr &strs = sections[s.sh_link];
+    auto *syms = reinterpret_cast<const Elf64_Sym *>(p + s.sh_offset);
+    for (size_t j = 0; j < s.sh_size / sizeof(Elf64_Sym); ++j)
+      if (ELF64_ST_TYPE(syms[j].st_info) == STT_FUNC &&
+          ELF64_ST_BIND(syms[j].st_info) == STB_GLOBAL &&
+          syms[j].st_name < strs.sh_size)
+        kernels.insert(p + strs.sh_offset + syms[j].st_name);
+  }
+  return true;
+}
+
+/// The kernels of `image` for the emulated architecture: a cubin, or the
+/// cubin of that architecture inside a fat binary (found by its ELF
+/// header, so compressed entries are not read). PTX text: its `.entry`s.
+CUresult imageKernels(const void *image, Module &module) {
+  Emulator &e = emu();
+  const char *p = static_cast<const char *>(image);
+  int arch = 0;
+  if (std::memcmp(p, ELFMAG, SELFMAG) == 0) {
+    if (!elfKernels(p, SIZE_MAX / 2, module.kernels, arch)) {
+      violation("cuModuleLoadData: an ELF image that is no 64-bit CUDA cubin");
+      return CUDA_ERROR_INVALID_IMAGE;
+    }
+    if (arch / 10 != e.sm / 10 || arch > e.sm) {
+      violation("cuModuleLoadData: a cubin for sm_" + std::to_string(arch) +
+                " cannot run on the emulated sm_" + std::to_string(e.sm));
+      return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    }
+    return CUDA_SUCCESS;
+  }
+  uint32_t magic;
+  std::memcpy(&magic, p, 4);
+  if (magic == 0xBA55ED50u) {
+    uint64_t size;
+    std::memcpy(&size, p + 8, 8);
+    size += 16;
+    std::vector<int> archs;
+    for (uint64_t off = 16; off + sizeof(Elf64_Ehdr) <= size; off += 8) {
+      std::set<std::string> found;
+      if (!elfKernels(p + off, size - off, found, arch))
+        continue;
+      archs.push_back(arch);
+      if (arch / 10 == e.sm / 10 && arch <= e.sm && module.kernels.empty())
+        module.kernels = found;
+    }
+    if (module.kernels.empty()) {
+      std::string have;
+      for (int a : archs)
+        have += " sm_" + std::to_string(a);
+      violation("cuModuleLoadData: the fat binary has no cubin for the "
+                "emulated sm_" +
+                std::to_string(e.sm) +
+                " (cubins:" + (have.empty() ? " none readable" : have) + ")");
+      return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    }
+    return CUDA_SUCCESS;
+  }
+  std::string text(p);
+  if (text.find(".version") != std::string::npos) {
+    for (size_t at = text.find(".entry"); at != std::string::npos;
+         at = text.find(".entry", at + 6)) {
+      size_t b = text.find_first_not_of(" \t", at + 6);
+      size_t end = text.find_first_of(" \t(\n", b);
+      module.kernels.insert(text.substr(b, end - b));
+    }
+    return CUDA_SUCCESS;
+  }
+  violation("cuModuleLoadData: the image is no cubin, fat binary or PTX");
+  return CUDA_ERROR_INVALID_IMAGE;
+}
+
+//===----------------------------------------------------------------------===//
+// Driver API (through cudaGetDriverEntryPointByVersion)
+//===----------------------------------------------------------------------===//
+
+#define LOCK std::lock_guard<std::recursive_mutex> lock(emu().m)
+
+CUresult drvGetErrorName(CUresult rc, const char **s) {
+  *s = rc == CUDA_SUCCESS                   ? "CUDA_SUCCESS"
+       : rc == CUDA_ERROR_INVALID_VALUE     ? "CUDA_ERROR_INVALID_VALUE"
+       : rc == CUDA_ERROR_NOT_FOUND         ? "CUDA_ERROR_NOT_FOUND"
+       : rc == CUDA_ERROR_INVALID_IMAGE     ? "CUDA_ERROR_INVALID_IMAGE"
+       : rc == CUDA_ERROR_INVALID_HANDLE    ? "CUDA_ERROR_INVALID_HANDLE"
+       : rc == CUDA_ERROR_NO_BINARY_FOR_GPU ? "CUDA_ERROR_NO_BINARY_FOR_GPU"
+                                            : "CUDA_ERROR_UNKNOWN";
+  return CUDA_SUCCESS;
+}
+CUresult drvGetErrorString(CUresult rc, const char **s) {
+  *s = rc == CUDA_SUCCESS ? "no error" : "rejected by the CUDA host emulator";
+  return CUDA_SUCCESS;
+}
+CUresult drvModuleLoadData(CUmodule *module, const void *image) {
+  LOCK;
+  if (enter("cuModuleLoadData"))
+    return CUDA_ERROR_INVALID_IMAGE;
+  if (!image)
+    return CUDA_ERROR_INVALID_VALUE;
+  auto *m = new Module;
+  CUresult rc = imageKernels(image, *m);
+  if (rc != CUDA_SUCCESS) {
+    delete m;
+    return rc;
+  }
+  emu().modules.insert(m);
+  *module = reinterpret_cast<CUmodule>(m);
+  return CUDA_SUCCESS;
+}
+CUresult drvModuleLoadDataEx(CUmodule *module, const void *image, unsigned,
+                             CUjit_option *, void **) {
+  return drvModuleLoadData(module, image);
+}
+CUresult drvModuleUnload(CUmodule module) {
+  LOCK;
+  auto *m = reinterpret_cast<Module *>(module);
+  if (!emu().modules.erase(m))
+    return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
+CUresult drvModuleGetFunction(CUfunction *f, CUmodule module,
+                              const char *name) {
+  LOCK;
+  auto *m = reinterpret_cast<Module *>(module);
+  if (!emu().modules.count(m))
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!m->kernels.count(name)) {
+    violation(std::string("cuModuleGetFunction: the module has no kernel ") +
+              name);
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  auto *fn = new Function{m, name};
+  emu().functions.insert(fn);
+  *f = reinterpret_cast<CUfunction>(fn);
+  return CUDA_SUCCESS;
+}
+CUresult drvFuncSetAttribute(CUfunction f, CUfunction_attribute, int) {
+  LOCK;
+  return emu().functions.count(reinterpret_cast<Function *>(f))
+             ? CUDA_SUCCESS
+             : CUDA_ERROR_INVALID_HANDLE;
+}
+CUresult drvFuncGetName(const char **name, CUfunction f) {
+  LOCK;
+  auto *fn = reinterpret_cast<Function *>(f);
+  if (!emu().functions.count(fn))
+    return CUDA_ERROR_INVALID_HANDLE;
+  *name = fn->name.c_str();
+  return CUDA_SUCCESS;
+}
+
+CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                CUstream stream, void **params, void **extra) {
+  LOCK;
+  Emulator &e = emu();
+  if (enter("cuLaunchKernel"))
+    return CUDA_ERROR_LAUNCH_FAILED;
+  auto *fn = reinterpret_cast<Function *>(f);
+  if (!e.functions.count(fn) || !e.modules.count(fn->module)) {
+    violation("cuLaunchKernel: no function of a loaded module");
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  std::string what = "cuLaunchKernel " + fn->name;
+  if (!validStream(reinterpret_cast<cudaStream_t>(stream))) {
+    violation(what + ": unknown stream");
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  uint64_t threads = uint64_t(bx) * by * bz;
+  if (!gx || !gy || !gz || !bx || !by || !bz || threads > 1024 || bx > 1024 ||
+      by > 1024 || bz > 64 || gy > 65535 || gz > 65535 || gx > 2147483647u ||
+      shared > 48 * 1024) {
+    violation(what + ": grid " + std::to_string(gx) + "x" + std::to_string(gy) +
+              "x" + std::to_string(gz) + ", block " + std::to_string(bx) + "x" +
+              std::to_string(by) + "x" + std::to_string(bz) + ", " +
+              std::to_string(shared) + " B shared: past CUDA's limits");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (!params && !extra) {
+    violation(what + ": no parameters");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  ++e.launches;
+  ++e.launchesByKernel[fn->name];
+  return CUDA_SUCCESS;
+}
+CUresult drvLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                         unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                         CUstream stream, void **params, void **extra) {
+  return launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
+}
+CUresult drvLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
+                           void **extra) {
+  return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
+                c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream,
+                params, extra);
+}
+template <typename T>
+CUresult memset(const char *call, CUdeviceptr dst, T value, size_t n,
+                CUstream stream) {
+  LOCK;
+  if (enter(call))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validStream(reinterpret_cast<cudaStream_t>(stream)))
+    return CUDA_ERROR_INVALID_HANDLE;
+  auto *p = reinterpret_cast<T *>(dst);
+  if (!inDevice(p, int64_t(n * sizeof(T)), call))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::fill(p, p + n, value);
+  return CUDA_SUCCESS;
+}
+CUresult drvMemsetD32Async(CUdeviceptr dst, unsigned value, size_t n,
+                           CUstream s) {
+  return memset<uint32_t>("cuMemsetD32Async", dst, value, n, s);
+}
+CUresult drvMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t n,
+                           CUstream s) {
+  return memset<uint16_t>("cuMemsetD16Async", dst, value, n, s);
+}
+
+const std::map<std::string, void *> &driverTable() {
+  static const std::map<std::string, void *> table = {
+      {"cuGetErrorName", reinterpret_cast<void *>(&drvGetErrorName)},
+      {"cuGetErrorString", reinterpret_cast<void *>(&drvGetErrorString)},
+      {"cuModuleLoadData", reinterpret_cast<void *>(&drvModuleLoadData)},
+      {"cuModuleLoadDataEx", reinterpret_cast<void *>(&drvModuleLoadDataEx)},
+      {"cuModuleUnload", reinterpret_cast<void *>(&drvModuleUnload)},
+      {"cuModuleGetFunction", reinterpret_cast<void *>(&drvModuleGetFunction)},
+      {"cuFuncSetAttribute", reinterpret_cast<void *>(&drvFuncSetAttribute)},
+      {"cuFuncGetName", reinterpret_cast<void *>(&drvFuncGetName)},
+      {"cuLaunchKernel", reinterpret_cast<void *>(&drvLaunchKernel)},
+      {"cuLaunchKernelEx", reinterpret_cast<void *>(&drvLaunchKernelEx)},
+      {"cuMemsetD32Async", reinterpret_cast<void *>(&drvMemsetD32Async)},
+      {"cuMemsetD16Async", reinterpret_cast<void *>(&drvMemsetD16Async)},
+  };
+  return table;
+}
+
+//===----------------------------------------------------------------------===//
+// Report
+//===----------------------------------------------------------------------===//
+
+std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+void writeReport() {
+  const char *path = std::getenv("ZERO_CUDA_EMU_REPORT");
+  if (!path)
+    return;
+  Emulator &e = emu();
+  std::lock_guard<std::recursive_mutex> lock(e.m);
+  int rank = 0, up = 0, down = 0;
+  MPI_Initialized(&up);
+  MPI_Finalized(&down);
+  if (up && !down)
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  else if (const char *r = std::getenv("OMPI_COMM_WORLD_RANK"))
+    rank = std::atoi(r);
+  std::string file = std::string(path) + "." + std::to_string(rank) + ".json";
+  FILE *f = std::fopen(file.c_str(), "w");
+  if (!f)
+    return;
+  std::fprintf(f,
+               "{\"device\": %d, \"sm\": %d, \"launches\": %lld, \"gemms\": "
+               "%lld, \"collectives\": %lld, \"collective_bytes\": %lld, "
+               "\"peak_bytes\": %lld, \"live_bytes\": %lld, "
+               "\"live_allocations\": %zu,\n \"launches_by_kernel\": {",
+               e.device, e.sm, (long long)e.launches, (long long)e.gemms,
+               (long long)e.collectives, (long long)e.collectiveBytes,
+               (long long)e.peak, (long long)e.used, e.allocations.size());
+  const char *sep = "";
+  for (auto &[name, n] : e.launchesByKernel) {
+    std::fprintf(f, "%s%s: %lld", sep, jsonString(name).c_str(), (long long)n);
+    sep = ", ";
+  }
+  std::fprintf(f, "},\n \"calls\": {");
+  sep = "";
+  for (auto &[name, n] : e.calls) {
+    std::fprintf(f, "%s%s: %lld", sep, jsonString(name).c_str(), (long long)n);
+    sep = ", ";
+  }
+  std::fprintf(f, "},\n \"violations\": [");
+  sep = "";
+  for (const std::string &v : e.violations) {
+    std::fprintf(f, "%s%s", sep, jsonString(v).c_str());
+    sep = ", ";
+  }
+  std::fprintf(f, "]}\n");
+  std::fclose(f);
+}
+
+struct ReportAtExit {
+  ReportAtExit() { std::atexit(writeReport); }
+} reportAtExit;
+
+//===----------------------------------------------------------------------===//
+// NCCL over MPI
+//===----------------------------------------------------------------------===//
+
+size_t ncclBytes(ncclDataType_t t) {
+  switch (t) {
+  case ncclInt8:
+  case ncclUint8:
+    return 1;
+  case ncclFloat16:
+  case ncclBfloat16:
+    return 2;
+  case ncclInt32:
+  case ncclUint32:
+  case ncclFloat32:
+    return 4;
+  case ncclInt64:
+  case ncclUint64:
+  case ncclFloat64:
+    return 8;
+  default:
+    return 0;
+  }
+}
+
+double loadElement(const char *p, ncclDataType_t t) {
+  uint16_t h;
+  float f;
+  double d;
+  switch (t) {
+  case ncclFloat32:
+    std::memcpy(&f, p, 4);
+    return f;
+  case ncclFloat64:
+    std::memcpy(&d, p, 8);
+    return d;
+  case ncclFloat16:
+  case ncclBfloat16:
+    std::memcpy(&h, p, 2);
+    return t == ncclFloat16 ? zero::rt::f16ToFloat(h)
+                            : zero::rt::bf16ToFloat(h);
+  default:
+    return 0;
+  }
+}
+
+void storeElement(char *p, ncclDataType_t t, double v) {
+  uint16_t h;
+  float f = float(v);
+  switch (t) {
+  case ncclFloat32:
+    std::memcpy(p, &f, 4);
+    break;
+  case ncclFloat64:
+    std::memcpy(p, &v, 8);
+    break;
+  case ncclFloat16:
+  case ncclBfloat16:
+    h = t == ncclFloat16 ? zero::rt::floatToF16(f) : zero::rt::floatToBF16(f);
+    std::memcpy(p, &h, 2);
+    break;
+  default:
+    break;
+  }
+}
+
+/// Every rank's `bytes` from `send`, rank order.
+std::vector<char> gatherAll(Comm *c, const void *send, size_t bytes) {
+  std::vector<char> mine(static_cast<const char *>(send),
+                         static_cast<const char *>(send) + bytes);
+  if (c->mpi == MPI_COMM_NULL)
+    return mine;
+  std::vector<char> all(bytes * size_t(c->size));
+  MPI_Allgather(mine.data(), int(bytes), MPI_BYTE, all.data(), int(bytes),
+                MPI_BYTE, c->mpi);
+  return all;
+}
+
+/// Sums `count` elements of every rank's slice at `offset` of `all` (each
+/// rank's block is `block` bytes) in rank order, as the element type
+/// rounds after each addition.
+void sumInto(const std::vector<char> &all, size_t block, size_t offset,
+             size_t count, ncclDataType_t t, char *out, int size) {
+  size_t eb = ncclBytes(t);
+  for (size_t i = 0; i < count; ++i) {
+    double acc = loadElement(all.data() + offset + i * eb, t);
+    for (int r = 1; r < size; ++r) {
+      char tmp[8];
+      storeElement(
+          tmp, t,
+          acc + loadElement(all.data() + r * block + offset + i * eb, t));
+      acc = loadElement(tmp, t);
+    }
+    storeElement(out + i * eb, t, acc);
+  }
+}
+
+ncclResult_t collectiveCheck(const char *call, ncclComm_t comm,
+                             ncclDataType_t t, cudaStream_t stream,
+                             const void *send, size_t sendBytes, void *recv,
+                             size_t recvBytes) {
+  Emulator &e = emu();
+  if (enter(call))
+    return ncclSystemError;
+  auto *c = reinterpret_cast<Comm *>(comm);
+  if (!e.comms.count(c)) {
+    violation(std::string(call) + ": unknown communicator");
+    return ncclInvalidArgument;
+  }
+  if (!ncclBytes(t) || !validStream(stream)) {
+    violation(std::string(call) + ": bad element type or stream");
+    return ncclInvalidArgument;
+  }
+  if (!inDevice(send, int64_t(sendBytes), std::string(call) + " send") ||
+      !inDevice(recv, int64_t(recvBytes), std::string(call) + " receive"))
+    return ncclInvalidArgument;
+  ++e.collectives;
+  return ncclSuccess;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// CUDA runtime API
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+
+cudaError_t cudaGetDeviceCount(int *count) {
+  LOCK;
+  enter("cudaGetDeviceCount");
+  *count = emu().devices;
+  return emu().devices > 0 ? cudaSuccess : fail(cudaErrorNoDevice);
+}
+
+cudaError_t cudaSetDevice(int device) {
+  LOCK;
+  Emulator &e = emu();
+  enter("cudaSetDevice");
+  if (device < 0 || device >= e.devices)
+    return fail(cudaErrorInvalidDevice);
+  e.device = device;
+  e.deviceSet = true;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr,
+                                   int device) {
+  LOCK;
+  Emulator &e = emu();
+  if (device < 0 || device >= e.devices)
+    return fail(cudaErrorInvalidDevice);
+  if (attr == cudaDevAttrComputeCapabilityMajor)
+    *value = e.sm / 10;
+  else if (attr == cudaDevAttrComputeCapabilityMinor)
+    *value = e.sm % 10;
+  else
+    return fail(cudaErrorInvalidValue);
+  return cudaSuccess;
+}
+
+cudaError_t
+cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsigned int,
+                                 unsigned long long,
+                                 cudaDriverEntryPointQueryResult *status) {
+  LOCK;
+  auto it = driverTable().find(symbol);
+  *fn = it == driverTable().end() ? nullptr : it->second;
+  if (status)
+    *status =
+        *fn ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+  return cudaSuccess;
+}
+
+const char *cudaGetErrorString(cudaError_t rc) {
+  return rc == cudaSuccess ? "no error" : "rejected by the CUDA host emulator";
+}
+
+const char *cudaGetErrorName(cudaError_t rc) {
+  switch (rc) {
+  case cudaSuccess:
+    return "cudaSuccess";
+  case cudaErrorInvalidValue:
+    return "cudaErrorInvalidValue";
+  case cudaErrorMemoryAllocation:
+    return "cudaErrorMemoryAllocation";
+  case cudaErrorInvalidDevice:
+    return "cudaErrorInvalidDevice";
+  case cudaErrorInvalidResourceHandle:
+    return "cudaErrorInvalidResourceHandle";
+  case cudaErrorNoDevice:
+    return "cudaErrorNoDevice";
+  default:
+    return "cudaErrorUnknown";
+  }
+}
+
+cudaError_t cudaGetLastError(void) {
+  LOCK;
+  cudaError_t rc = emu().lastError;
+  emu().lastError = cudaSuccess;
+  return rc;
+}
+
+cudaError_t cudaMalloc(void **ptr, size_t bytes) {
+  LOCK;
+  if (enter("cudaMalloc")) {
+    *ptr = nullptr;
+    return fail(cudaErrorMemoryAllocation);
+  }
+  if (bytes == 0) {
+    *ptr = nullptr;
+    return cudaSuccess;
+  }
+  *ptr = allocate(int64_t(bytes));
+  return *ptr ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaMallocManaged(void **ptr, size_t bytes, unsigned int) {
+  return cudaMalloc(ptr, bytes);
+}
+
+cudaError_t cudaMallocAsync(void **ptr, size_t bytes, cudaStream_t stream) {
+  LOCK;
+  if (!validStream(stream))
+    return fail(cudaErrorInvalidResourceHandle);
+  return cudaMalloc(ptr, bytes);
+}
+
+cudaError_t cudaFree(void *ptr) {
+  LOCK;
+  enter("cudaFree");
+  if (!ptr)
+    return cudaSuccess;
+  if (!release(ptr)) {
+    violation("cudaFree: the address is no live device allocation");
+    return fail(cudaErrorInvalidValue);
+  }
+  return cudaSuccess;
+}
+
+cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream) {
+  LOCK;
+  if (!validStream(stream))
+    return fail(cudaErrorInvalidResourceHandle);
+  return cudaFree(ptr);
+}
+
+cudaError_t cudaMemGetInfo(size_t *freeBytes, size_t *totalBytes) {
+  LOCK;
+  Emulator &e = emu();
+  enter("cudaMemGetInfo");
+  *totalBytes = size_t(e.memory);
+  *freeBytes = size_t(e.memory - e.used);
+  return cudaSuccess;
+}
+
+cudaError_t cudaHostRegister(void *, size_t, unsigned int) {
+  return cudaSuccess;
+}
+cudaError_t cudaHostUnregister(void *) { return cudaSuccess; }
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
+                            cudaMemcpyKind kind, cudaStream_t stream) {
+  LOCK;
+  if (enter("cudaMemcpyAsync"))
+    return fail(cudaErrorInvalidValue);
+  if (!validStream(stream))
+    return fail(cudaErrorInvalidResourceHandle);
+  if (bytes == 0)
+    return cudaSuccess;
+  // Either side may be host memory (cudaMemcpyDefault); a device side
+  // must hold all the bytes.
+  bool dDev = isDevice(dst), sDev = isDevice(src);
+  if ((kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice) &&
+      !dDev)
+    return violation("cudaMemcpyAsync: the destination is no device memory"),
+           fail(cudaErrorInvalidValue);
+  if ((kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice) &&
+      !sDev)
+    return violation("cudaMemcpyAsync: the source is no device memory"),
+           fail(cudaErrorInvalidValue);
+  if ((dDev && !inDevice(dst, int64_t(bytes), "cudaMemcpyAsync destination")) ||
+      (sDev && !inDevice(src, int64_t(bytes), "cudaMemcpyAsync source")))
+    return fail(cudaErrorInvalidValue);
+  std::memmove(dst, src, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int) {
+  LOCK;
+  enter("cudaStreamCreate");
+  newHandle<char>(emu().streams, stream);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t *stream) {
+  return cudaStreamCreateWithFlags(stream, 0);
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  LOCK;
+  if (!stream || !emu().streams.erase(reinterpret_cast<void *>(stream)))
+    return fail(cudaErrorInvalidResourceHandle);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  LOCK;
+  enter("cudaStreamSynchronize");
+  return validStream(stream) ? cudaSuccess
+                             : fail(cudaErrorInvalidResourceHandle);
+}
+
+cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int) {
+  LOCK;
+  newHandle<Event>(emu().events, event);
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  LOCK;
+  auto *e = reinterpret_cast<Event *>(event);
+  if (!emu().events.erase(e))
+    return fail(cudaErrorInvalidResourceHandle);
+  delete e;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  LOCK;
+  enter("cudaEventRecord");
+  auto *e = reinterpret_cast<Event *>(event);
+  if (!emu().events.count(e) || !validStream(stream))
+    return fail(cudaErrorInvalidResourceHandle);
+  e->recorded = true;
+  e->ms = nowMs();
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                unsigned int) {
+  LOCK;
+  enter("cudaStreamWaitEvent");
+  auto *e = reinterpret_cast<Event *>(event);
+  if (!emu().events.count(e) || !validStream(stream))
+    return fail(cudaErrorInvalidResourceHandle);
+  // A GPU takes a wait on an event never recorded as done: the work it
+  // was to order after would race.
+  if (!e->recorded) {
+    violation("cudaStreamWaitEvent: the event was never recorded");
+    return fail(cudaErrorInvalidValue);
+  }
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  LOCK;
+  return emu().events.count(reinterpret_cast<Event *>(event))
+             ? cudaSuccess
+             : fail(cudaErrorInvalidResourceHandle);
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t event) {
+  return cudaEventSynchronize(event);
+}
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
+                                 cudaEvent_t end) {
+  LOCK;
+  auto *a = reinterpret_cast<Event *>(start);
+  auto *b = reinterpret_cast<Event *>(end);
+  if (!emu().events.count(a) || !emu().events.count(b))
+    return fail(cudaErrorInvalidResourceHandle);
+  if (!a->recorded || !b->recorded)
+    return fail(cudaErrorInvalidResourceHandle);
+  *ms = float(b->ms - a->ms);
+  return cudaSuccess;
+}
+
+//===----------------------------------------------------------------------===//
+// cuBLAS
+//===----------------------------------------------------------------------===//
+
+cublasStatus_t cublasCreate_v2(cublasHandle_t *handle) {
+  LOCK;
+  newHandle<char>(emu().blasHandles, handle);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
+  LOCK;
+  return emu().blasHandles.erase(reinterpret_cast<void *>(handle))
+             ? CUBLAS_STATUS_SUCCESS
+             : CUBLAS_STATUS_NOT_INITIALIZED;
+}
+
+cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream) {
+  LOCK;
+  return emu().blasHandles.count(reinterpret_cast<void *>(handle)) &&
+                 validStream(stream)
+             ? CUBLAS_STATUS_SUCCESS
+             : CUBLAS_STATUS_INVALID_VALUE;
+}
+
+cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *workspace,
+                                     size_t bytes) {
+  LOCK;
+  if (!emu().blasHandles.count(reinterpret_cast<void *>(handle)))
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  return bytes == 0 || inDevice(workspace, int64_t(bytes), "cublasSetWorkspace")
+             ? CUBLAS_STATUS_SUCCESS
+             : CUBLAS_STATUS_INVALID_VALUE;
+}
+
+const char *cublasGetStatusName(cublasStatus_t s) {
+  return s == CUBLAS_STATUS_SUCCESS         ? "CUBLAS_STATUS_SUCCESS"
+         : s == CUBLAS_STATUS_INVALID_VALUE ? "CUBLAS_STATUS_INVALID_VALUE"
+         : s == CUBLAS_STATUS_NOT_SUPPORTED ? "CUBLAS_STATUS_NOT_SUPPORTED"
+         : s == CUBLAS_STATUS_NOT_INITIALIZED
+             ? "CUBLAS_STATUS_NOT_INITIALIZED"
+             : "CUBLAS_STATUS_EXECUTION_FAILED";
+}
+
+const char *cublasGetStatusString(cublasStatus_t s) {
+  return s == CUBLAS_STATUS_SUCCESS ? "success"
+                                    : "rejected by the CUDA host emulator";
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx_64(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+    int64_t m, int64_t n, int64_t k, const void *alpha, const void *A,
+    cudaDataType Atype, int64_t lda, long long strideA, const void *B,
+    cudaDataType Btype, int64_t ldb, long long strideB, const void *beta,
+    void *C, cudaDataType Ctype, int64_t ldc, long long strideC,
+    int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t) {
+  LOCK;
+  Emulator &e = emu();
+  if (enter("cublasGemmStridedBatchedEx"))
+    return CUBLAS_STATUS_EXECUTION_FAILED;
+  if (!e.blasHandles.count(reinterpret_cast<void *>(handle)))
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  auto bad = [&](const std::string &why) {
+    violation("cublasGemmStridedBatchedEx: " + why);
+    return CUBLAS_STATUS_INVALID_VALUE;
+  };
+  auto bytesOf = [](cudaDataType t) -> int64_t {
+    return t == CUDA_R_32F                       ? 4
+           : t == CUDA_R_16F || t == CUDA_R_16BF ? 2
+           : t == CUDA_R_64F                     ? 8
+                                                 : 0;
+  };
+  if (m < 0 || n < 0 || k < 0 || batchCount < 0 || !alpha || !beta)
+    return bad("negative size or no alpha / beta");
+  if (Atype != Btype || !bytesOf(Atype) || !bytesOf(Ctype))
+    return bad("unsupported operand types");
+  // cuBLAS's supported Ex combinations for these types.
+  bool okTypes =
+      (computeType == CUBLAS_COMPUTE_32F ||
+       computeType == CUBLAS_COMPUTE_32F_FAST_TF32)
+          ? (Atype == CUDA_R_32F || Atype == CUDA_R_16F ||
+             Atype == CUDA_R_16BF) &&
+                (Ctype == CUDA_R_32F || Ctype == Atype) &&
+                (computeType == CUBLAS_COMPUTE_32F || Atype == CUDA_R_32F)
+          : computeType == CUBLAS_COMPUTE_64F && Atype == CUDA_R_64F &&
+                Ctype == CUDA_R_64F;
+  if (!okTypes)
+    return bad("type combination cuBLAS does not support");
+  if (m == 0 || n == 0 || batchCount == 0)
+    return CUBLAS_STATUS_SUCCESS;
+  // Stored shapes (column-major) of A and B.
+  int64_t aRows = transa == CUBLAS_OP_N ? m : k,
+          aCols = transa == CUBLAS_OP_N ? k : m;
+  int64_t bRows = transb == CUBLAS_OP_N ? k : n,
+          bCols = transb == CUBLAS_OP_N ? n : k;
+  if ((transa != CUBLAS_OP_N && transa != CUBLAS_OP_T) ||
+      (transb != CUBLAS_OP_N && transb != CUBLAS_OP_T))
+    return bad("an operation other than N or T");
+  if (lda < std::max<int64_t>(1, aRows) || ldb < std::max<int64_t>(1, bRows) ||
+      ldc < std::max<int64_t>(1, m))
+    return bad("leading dimension below the stored rows (lda " +
+               std::to_string(lda) + ", ldb " + std::to_string(ldb) + ", ldc " +
+               std::to_string(ldc) + " for m " + std::to_string(m) + ", n " +
+               std::to_string(n) + ", k " + std::to_string(k) + ")");
+  auto extent = [](int64_t rows, int64_t cols, int64_t ld, long long stride,
+                   int64_t count) {
+    return (cols - 1) * ld + rows + (count - 1) * int64_t(stride);
+  };
+  if (std::min({strideA, strideB, strideC}) < 0)
+    return bad("negative batch stride");
+  if (k > 0 &&
+      (!inDevice(
+           A, extent(aRows, aCols, lda, strideA, batchCount) * bytesOf(Atype),
+           "cublasGemmStridedBatchedEx A") ||
+       !inDevice(
+           B, extent(bRows, bCols, ldb, strideB, batchCount) * bytesOf(Btype),
+           "cublasGemmStridedBatchedEx B")))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  if (!inDevice(C, extent(m, n, ldc, strideC, batchCount) * bytesOf(Ctype),
+                "cublasGemmStridedBatchedEx C"))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  ++e.gemms;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+//===----------------------------------------------------------------------===//
+// NCCL
+//===----------------------------------------------------------------------===//
+
+const char *ncclGetErrorString(ncclResult_t rc) {
+  return rc == ncclSuccess ? "no error" : "rejected by the CUDA host emulator";
+}
+
+const char *ncclGetLastError(ncclComm_t) { return ""; }
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
+  LOCK;
+  if (enter("ncclGetUniqueId"))
+    return ncclSystemError;
+  std::memset(id, 0, sizeof(*id));
+  std::snprintf(id->internal, sizeof(id->internal), "zero-cuda-emulator");
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id,
+                              int rank) {
+  LOCK;
+  if (enter("ncclCommInitRank"))
+    return ncclSystemError;
+  int up = 0, worldRank = 0, worldSize = 1;
+  MPI_Initialized(&up);
+  if (up) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+    MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+  }
+  if (std::strcmp(id.internal, "zero-cuda-emulator") != 0 ||
+      nranks != worldSize || rank != worldRank) {
+    violation("ncclCommInitRank: rank " + std::to_string(rank) + " of " +
+              std::to_string(nranks) + " with " +
+              (std::strcmp(id.internal, "zero-cuda-emulator") ? "an id no "
+                                                                "rank made"
+                                                              : "an id") +
+              " (MPI: rank " + std::to_string(worldRank) + " of " +
+              std::to_string(worldSize) + ")");
+    return ncclInvalidArgument;
+  }
+  auto *c = new Comm;
+  c->rank = rank;
+  c->size = nranks;
+  if (up)
+    MPI_Comm_dup(MPI_COMM_WORLD, &c->mpi);
+  emu().comms.insert(c);
+  *comm = reinterpret_cast<ncclComm_t>(c);
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
+                           ncclComm_t *newcomm, ncclConfig_t *) {
+  LOCK;
+  auto *parent = reinterpret_cast<Comm *>(comm);
+  if (!emu().comms.count(parent))
+    return ncclInvalidArgument;
+  auto *c = new Comm;
+  if (parent->mpi != MPI_COMM_NULL) {
+    MPI_Comm_split(parent->mpi, color, key, &c->mpi);
+    MPI_Comm_rank(c->mpi, &c->rank);
+    MPI_Comm_size(c->mpi, &c->size);
+  }
+  emu().comms.insert(c);
+  *newcomm = reinterpret_cast<ncclComm_t>(c);
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *async) {
+  LOCK;
+  *async = ncclSuccess;
+  return emu().comms.count(reinterpret_cast<Comm *>(comm))
+             ? ncclSuccess
+             : ncclInvalidArgument;
+}
+
+ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  LOCK;
+  return emu().comms.count(reinterpret_cast<Comm *>(comm))
+             ? ncclSuccess
+             : ncclInvalidArgument;
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  LOCK;
+  auto *c = reinterpret_cast<Comm *>(comm);
+  if (!emu().comms.erase(c))
+    return ncclInvalidArgument;
+  // Not MPI_Comm_free: it may run after MPI_Finalize.
+  delete c;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) { return ncclCommDestroy(comm); }
+
+ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
+                           ncclDataType_t t, ncclComm_t comm,
+                           cudaStream_t stream) {
+  LOCK;
+  auto *c = reinterpret_cast<Comm *>(comm);
+  size_t bytes = count * ncclBytes(t);
+  size_t size = emu().comms.count(c) ? size_t(c->size) : 1;
+  if (ncclResult_t rc = collectiveCheck("ncclAllGather", comm, t, stream, send,
+                                        bytes, recv, bytes * size))
+    return rc;
+  std::vector<char> all = gatherAll(c, send, bytes);
+  std::memcpy(recv, all.data(), all.size());
+  emu().collectiveBytes += int64_t(bytes * (size - 1));
+  return ncclSuccess;
+}
+
+} // extern "C"
+
+namespace {
+/// A sum over the ranks: every rank's whole buffer (N parts when
+/// scattering), rank r keeping part r or all of it.
+ncclResult_t reduce(const char *call, const void *send, void *recv,
+                    size_t count, ncclDataType_t t, ncclRedOp_t op,
+                    ncclComm_t comm, cudaStream_t stream, bool scatter) {
+  LOCK;
+  auto *c = reinterpret_cast<Comm *>(comm);
+  size_t bytes = count * ncclBytes(t);
+  size_t size = emu().comms.count(c) ? size_t(c->size) : 1;
+  size_t sent = scatter ? bytes * size : bytes;
+  if (op != ncclSum)
+    return violation(std::string(call) + ": only sums are emulated"),
+           ncclInvalidArgument;
+  if (ncclResult_t rc =
+          collectiveCheck(call, comm, t, stream, send, sent, recv, bytes))
+    return rc;
+  std::vector<char> all = gatherAll(c, send, sent);
+  std::vector<char> out(bytes);
+  sumInto(all, sent, scatter ? bytes * size_t(c->rank) : 0, count, t,
+          out.data(), c->size);
+  std::memcpy(recv, out.data(), bytes);
+  // The ring: a reduce-scatter sends (n - 1) / n of its input, an
+  // all-reduce twice that.
+  emu().collectiveBytes +=
+      int64_t(scatter ? bytes * (size - 1) : 2 * bytes * (size - 1) / size);
+  return ncclSuccess;
+}
+} // namespace
+
+extern "C" {
+
+ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count,
+                               ncclDataType_t t, ncclRedOp_t op,
+                               ncclComm_t comm, cudaStream_t stream) {
+  return reduce("ncclReduceScatter", send, recv, count, t, op, comm, stream,
+                /*scatter=*/true);
+}
+
+ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
+                           ncclDataType_t t, ncclRedOp_t op, ncclComm_t comm,
+                           cudaStream_t stream) {
+  return reduce("ncclAllReduce", send, recv, count, t, op, comm, stream,
+                /*scatter=*/false);
+}
+
+} // extern "C"

@@ -1,0 +1,152 @@
+//===- CudaHostEmulatorTest.cpp - the emulator's checks fire -----*- C++
+//-*-===//
+//
+// test/gpu/host_emulated.py trusts the host emulator to reject what a GPU
+// would reject or get wrong; this links it in place of the CUDA libraries
+// and makes each of those mistakes once, next to the correct call.
+//
+//===----------------------------------------------------------------------===//
+#include "zero-rt/Float16.h"
+
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace {
+int failures = 0;
+
+void expect(bool ok, const char *what) {
+  std::printf("%s %s\n", ok ? "ok  " : "FAIL", what);
+  failures += !ok;
+}
+
+template <typename Fn> Fn driverFunction(const char *name) {
+  void *fn = nullptr;
+  cudaDriverEntryPointQueryResult found;
+  cudaGetDriverEntryPointByVersion(name, &fn, CUDA_VERSION, cudaEnableDefault,
+                                   &found);
+  return reinterpret_cast<Fn>(fn);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s scale_sm_90.cubin\n", argv[0]);
+    return 2;
+  }
+  expect(cudaSetDevice(0) == cudaSuccess, "cudaSetDevice(0)");
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+
+  // Memory: copies inside an allocation, and one byte past it.
+  void *buf = nullptr;
+  expect(cudaMalloc(&buf, 1024) == cudaSuccess, "cudaMalloc 1024 B");
+  size_t freeBytes = 0, total = 0;
+  cudaMemGetInfo(&freeBytes, &total);
+  expect(total - freeBytes == 1024, "cudaMemGetInfo counts the allocation");
+  std::vector<char> host(2048, 1);
+  expect(cudaMemcpyAsync(buf, host.data(), 1024, cudaMemcpyHostToDevice,
+                         stream) == cudaSuccess,
+         "a copy of 1024 B into 1024 B");
+  expect(cudaMemcpyAsync(buf, host.data(), 1025, cudaMemcpyHostToDevice,
+                         stream) == cudaErrorInvalidValue,
+         "a copy of 1025 B into 1024 B is rejected");
+  expect(cudaMemcpyAsync(host.data() + 1024, host.data(), 8,
+                         cudaMemcpyHostToDevice,
+                         stream) == cudaErrorInvalidValue,
+         "a host-to-device copy to host memory is rejected");
+
+  // Events: a wait on an event never recorded would not order anything.
+  cudaEvent_t event;
+  cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+  expect(cudaStreamWaitEvent(stream, event, 0) != cudaSuccess,
+         "a wait on an event never recorded is rejected");
+  cudaEventRecord(event, stream);
+  expect(cudaStreamWaitEvent(stream, event, 0) == cudaSuccess,
+         "a wait on a recorded event");
+
+  // cuBLAS: a 16 x 16 fp32 product fits in 1024 B; leading dimensions
+  // below the rows and a C past the allocation do not.
+  cublasHandle_t blas;
+  cublasCreate(&blas);
+  float one = 1, zero = 0;
+  auto gemm = [&](int64_t m, int64_t ld, void *c) {
+    return cublasGemmStridedBatchedEx_64(
+        blas, CUBLAS_OP_N, CUBLAS_OP_T, m, m, m, &one, buf, CUDA_R_32F, ld, 0,
+        buf, CUDA_R_32F, ld, 0, &zero, c, CUDA_R_32F, ld, 0, 1,
+        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  };
+  expect(gemm(16, 16, buf) == CUBLAS_STATUS_SUCCESS, "a 16 x 16 GEMM");
+  expect(gemm(16, 8, buf) == CUBLAS_STATUS_INVALID_VALUE,
+         "a leading dimension below the rows is rejected");
+  expect(gemm(16, 16, static_cast<char *>(buf) + 4) ==
+             CUBLAS_STATUS_INVALID_VALUE,
+         "a C that runs past the allocation is rejected");
+
+  // Modules: the cubin's kernels, its architecture, CUDA's launch limits.
+  std::ifstream in(argv[1], std::ios::binary);
+  std::vector<char> cubin((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  auto load = driverFunction<decltype(&cuModuleLoadData)>("cuModuleLoadData");
+  auto get =
+      driverFunction<decltype(&cuModuleGetFunction)>("cuModuleGetFunction");
+  auto launch = driverFunction<decltype(&cuLaunchKernel)>("cuLaunchKernel");
+  CUmodule module = nullptr;
+  expect(!cubin.empty() && load(&module, cubin.data()) == CUDA_SUCCESS,
+         "the sm_90 cubin loads on sm_90");
+  CUfunction f = nullptr;
+  expect(get(&f, module, "zero_test_scale") == CUDA_SUCCESS,
+         "its kernel zero_test_scale is found");
+  CUfunction none = nullptr;
+  expect(get(&none, module, "zero_test_absent") == CUDA_ERROR_NOT_FOUND,
+         "a kernel it does not have is not found");
+  void *params[] = {&buf};
+  expect(launch(f, 4, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr) ==
+             CUDA_SUCCESS,
+         "a launch of 4 blocks of 256 threads");
+  expect(launch(f, 1, 1, 1, 2048, 1, 1, 0, nullptr, params, nullptr) ==
+             CUDA_ERROR_INVALID_VALUE,
+         "a block of 2048 threads is rejected");
+  expect(launch(f, 1, 70000, 1, 32, 1, 1, 0, nullptr, params, nullptr) ==
+             CUDA_ERROR_INVALID_VALUE,
+         "a grid of 70000 in y is rejected");
+
+  // NCCL on one rank: a bf16 all-reduce keeps the values; a count past the
+  // allocation is rejected.
+  ncclUniqueId id;
+  ncclGetUniqueId(&id);
+  ncclComm_t comm;
+  expect(ncclCommInitRank(&comm, 1, id, 0) == ncclSuccess,
+         "a communicator of one rank");
+  uint16_t values[4] = {zero::rt::floatToBF16(1.5f),
+                        zero::rt::floatToBF16(-2.0f), 0, 0};
+  cudaMemcpyAsync(buf, values, sizeof(values), cudaMemcpyHostToDevice, stream);
+  expect(ncclAllReduce(buf, static_cast<char *>(buf) + 512, 4, ncclBfloat16,
+                       ncclSum, comm, stream) == ncclSuccess,
+         "a bf16 all-reduce");
+  uint16_t back[4];
+  cudaMemcpyAsync(back, static_cast<char *>(buf) + 512, sizeof(back),
+                  cudaMemcpyDeviceToHost, stream);
+  expect(std::memcmp(back, values, sizeof(back)) == 0,
+         "its result on one rank is its input");
+  expect(ncclAllReduce(buf, static_cast<char *>(buf) + 512, 257, ncclFloat32,
+                       ncclSum, comm, stream) == ncclInvalidArgument,
+         "an all-reduce past the allocation is rejected");
+  expect(ncclAllGather(host.data(), buf, 4, ncclFloat32, comm, stream) ==
+             ncclInvalidArgument,
+         "an all-gather from host memory is rejected");
+
+  expect(cudaFree(buf) == cudaSuccess, "cudaFree");
+  expect(cudaFree(buf) == cudaErrorInvalidValue, "a second cudaFree fails");
+  std::printf("zero-cuda-host-emulator-test: %s\n",
+              failures ? "FAILED" : "all passed");
+  return failures ? 1 : 0;
+}
