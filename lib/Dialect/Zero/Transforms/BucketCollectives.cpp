@@ -13,6 +13,7 @@
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -45,12 +46,55 @@ struct Bucket {
   int64_t elements = 0;      ///< per rank
   int64_t wholeElements = 0; ///< of the members' whole tensors
   SmallVector<Member> members;
-  /// Copies of a member's result into another buffer (a gathered parameter
-  /// written back to its replica) that wait until the bucket has run, and
-  /// the buffers they write.
-  SmallVector<memref::CopyOp> deferred;
-  DenseSet<Value> deferredTargets;
+  /// Ops that read a member's result and wait until the bucket has run: a
+  /// copy into another buffer (a gathered parameter written back to its
+  /// replica), elementwise work on it (a gradient's 1/N average); the
+  /// buffers they write, which nothing may touch before they run, and the
+  /// others they read, which nothing may write.
+  SmallVector<Operation *> deferred;
+  DenseSet<Value> deferredTargets, deferredSources;
 };
+
+/// Whether `op` may write one of `views`: a linalg op its outputs, a copy
+/// its target; anything else whatever it touches.
+bool mayWrite(Operation *op, const DenseSet<Value> &views) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    if (linalgOp.hasPureBufferSemantics())
+      return llvm::any_of(linalgOp.getDpsInits(),
+                          [&](Value v) { return views.contains(v); });
+  if (auto copy = dyn_cast<memref::CopyOp>(op))
+    return views.contains(copy.getTarget());
+  return touchesViews(op, views);
+}
+
+/// The buffers `op` writes and reads when it can wait for a bucket: a copy,
+/// or, after reductions, elementwise work on buffers (a gradient's
+/// average, its rounding to 16 bits), whose outputs are none of the
+/// members'. Work on gathered parameters keeps its place: deferring it
+/// would gather ahead of compute, which prefetching decides.
+bool deferrable(Operation *op, const Bucket &bk, SmallVector<Value> &writes,
+                SmallVector<Value> &reads) {
+  auto isMemberOut = [&](Value v) {
+    return llvm::any_of(
+        bk.members, [&](const Member &m) { return m.outViews.contains(v); });
+  };
+  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+    writes = {copy.getTarget()};
+    reads = {copy.getSource()};
+  } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+             linalgOp && bk.kind != AllGather &&
+             linalgOp.hasPureBufferSemantics() &&
+             linalgOp.getNumLoops() == linalgOp.getNumParallelLoops()) {
+    writes = linalgOp.getDpsInits();
+    for (OpOperand *in : linalgOp.getDpsInputOperands())
+      if (isa<MemRefType>(in->get().getType()))
+        reads.push_back(in->get());
+  } else {
+    return false;
+  }
+  return llvm::none_of(writes, isMemberOut) &&
+         llvm::all_of(writes, [](Value v) { return bool(rootBuffer(v)); });
+}
 
 /// Whether `v` can be staged: a static floating-point buffer, contiguous.
 /// Viewed as several rows it must have the identity layout; as one row a
@@ -116,9 +160,9 @@ void emit(Bucket &bucket) {
     op = ReduceScatterOp::create(lb, loc, TypeRange{}, stageIn, stageOut, ws);
   else
     op = AllGatherOp::create(lb, loc, TypeRange{}, stageIn, stageOut, ws);
-  // Deferred copies read the results: after the collective, in order.
+  // Deferred ops read the results: after the collective, in order.
   Operation *point = op;
-  for (memref::CopyOp c : bucket.deferred) {
+  for (Operation *c : bucket.deferred) {
     if (!c->isBeforeInBlock(op))
       continue; // after the last member: already in place
     c->moveAfter(point);
@@ -164,9 +208,11 @@ struct ZeroBucketCollectivesPass
     };
     for (Operation &op : llvm::make_early_inc_range(blk)) {
       // A result may not be touched before its bucket has run, except by
-      // a copy into a buffer nothing touches until then.
+      // a copy or a linalg op whose outputs nothing touches, and whose
+      // other inputs nothing writes, until then: it runs after the bucket.
       for (Bucket &bk : open) {
-        if (touchesViews(&op, bk.deferredTargets)) {
+        if (touchesViews(&op, bk.deferredTargets) ||
+            mayWrite(&op, bk.deferredSources)) {
           close(bk);
           continue;
         }
@@ -175,13 +221,14 @@ struct ZeroBucketCollectivesPass
         });
         if (!readsResult)
           continue;
-        auto copy = dyn_cast<memref::CopyOp>(&op);
-        if (copy && llvm::none_of(bk.members, [&](const Member &m) {
-              return m.outViews.contains(copy.getTarget());
-            })) {
-          bk.deferred.push_back(copy);
-          collectViews(rootBuffer(copy.getTarget()),
-                                  bk.deferredTargets);
+        SmallVector<Value> writes, reads;
+        if (deferrable(&op, bk, writes, reads)) {
+          bk.deferred.push_back(&op);
+          for (Value w : writes)
+            collectViews(rootBuffer(w), bk.deferredTargets);
+          for (Value r : reads)
+            if (Value root = rootBuffer(r))
+              collectViews(root, bk.deferredSources);
           continue;
         }
         close(bk);

@@ -31,16 +31,111 @@ func.func @two(%g1: memref<8xf32>, %s1: memref<4xf32>, %g2: memref<4xf32>, %s2: 
 
 // -----
 
-// The first result is read before the second collective: the bucket
-// closes with one member, and nothing changes.
+// The first result is copied into a buffer the second collective does not
+// touch: the copy waits for the bucket.
 // CHECK-LABEL: func.func @read_between
-// CHECK-NEXT: zero.reduce_scatter %arg0 into %arg1
-// CHECK-NEXT: linalg.copy
-// CHECK-NEXT: zero.reduce_scatter %arg2 into %arg3
+// CHECK: zero.reduce_scatter
+// CHECK-NEXT: zero.bucket_unpack %{{.*}}[0] rows 1 into %arg1
+// CHECK-NEXT: linalg.copy ins(%arg1 : memref<4xf32>) outs(%arg4 : memref<4xf32>)
+// CHECK-NEXT: zero.bucket_unpack %{{.*}}[4] rows 1 into %arg3
+// CHECK-NEXT: return
 func.func @read_between(%g1: memref<8xf32>, %s1: memref<4xf32>, %g2: memref<4xf32>, %s2: memref<2xf32>, %y: memref<4xf32>) {
   zero.reduce_scatter %g1 into %s1 {world_size = 2 : i64} : memref<8xf32>, memref<4xf32>
   linalg.copy ins(%s1 : memref<4xf32>) outs(%y : memref<4xf32>)
   zero.reduce_scatter %g2 into %s2 {world_size = 2 : i64} : memref<4xf32>, memref<2xf32>
+  return
+}
+
+// -----
+
+// The first result is copied into what the second collective sends: the
+// bucket closes with one member, and nothing changes.
+// CHECK-LABEL: func.func @feeds_next
+// CHECK-NEXT: zero.reduce_scatter %arg0 into %arg1
+// CHECK-NEXT: linalg.copy
+// CHECK-NEXT: zero.reduce_scatter %arg2 into %arg3
+func.func @feeds_next(%g1: memref<8xf32>, %s1: memref<4xf32>, %g2: memref<4xf32>, %s2: memref<2xf32>) {
+  zero.reduce_scatter %g1 into %s1 {world_size = 2 : i64} : memref<8xf32>, memref<4xf32>
+  linalg.copy ins(%s1 : memref<4xf32>) outs(%g2 : memref<4xf32>)
+  zero.reduce_scatter %g2 into %s2 {world_size = 2 : i64} : memref<4xf32>, memref<2xf32>
+  return
+}
+
+// -----
+
+// Each reduced 16-bit gradient is averaged (times 1/N, rounded) right after
+// its all-reduce: the averages wait for the bucket, in order, each after
+// its result is unpacked; the 1/N both read is only read in between.
+// CHECK-LABEL: func.func @averages
+// CHECK: zero.bucket_pack %arg0
+// CHECK-NEXT: zero.bucket_pack %arg2
+// CHECK-NEXT: zero.all_reduce %[[S:.*]] into %[[S]]
+// CHECK-NEXT: zero.bucket_unpack %[[S]][0] rows 1 into %arg1
+// CHECK-NEXT: linalg.generic {{.*}} ins(%arg1, %arg4 : memref<4xbf16>, memref<bf16>) outs(%arg5
+// CHECK-NEXT: ^bb
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: zero.bucket_unpack %[[S]][4] rows 1 into %arg3
+// CHECK-NEXT: linalg.generic {{.*}} ins(%arg3, %arg4 : memref<2xbf16>, memref<bf16>) outs(%arg6
+#id = affine_map<(d0) -> (d0)>
+#scalar = affine_map<(d0) -> ()>
+func.func @averages(%g1: memref<4xbf16>, %r1: memref<4xbf16>, %g2: memref<2xbf16>, %r2: memref<2xbf16>, %inv: memref<bf16>, %a1: memref<4xbf16>, %a2: memref<2xbf16>) {
+  zero.all_reduce %g1 into %r1 {world_size = 2 : i64} : memref<4xbf16>, memref<4xbf16>
+  linalg.generic {indexing_maps = [#id, #scalar, #id], iterator_types = ["parallel"]} ins(%r1, %inv : memref<4xbf16>, memref<bf16>) outs(%a1 : memref<4xbf16>) {
+  ^bb0(%x: bf16, %s: bf16, %o: bf16):
+    %m = arith.mulf %x, %s : bf16
+    linalg.yield %m : bf16
+  }
+  zero.all_reduce %g2 into %r2 {world_size = 2 : i64} : memref<2xbf16>, memref<2xbf16>
+  linalg.generic {indexing_maps = [#id, #scalar, #id], iterator_types = ["parallel"]} ins(%r2, %inv : memref<2xbf16>, memref<bf16>) outs(%a2 : memref<2xbf16>) {
+  ^bb0(%x: bf16, %s: bf16, %o: bf16):
+    %m = arith.mulf %x, %s : bf16
+    linalg.yield %m : bf16
+  }
+  return
+}
+
+// -----
+
+// What an average reads is overwritten before the next collective: it
+// cannot wait, and the bucket closes.
+// CHECK-LABEL: func.func @source_overwritten
+// CHECK-NEXT: zero.all_reduce %arg0 into %arg1
+// CHECK-NEXT: linalg.generic
+// CHECK: linalg.fill
+// CHECK-NEXT: zero.all_reduce %arg2 into %arg3
+#id2 = affine_map<(d0) -> (d0)>
+func.func @source_overwritten(%g1: memref<4xf32>, %r1: memref<4xf32>, %g2: memref<4xf32>, %r2: memref<4xf32>, %x: memref<4xf32>, %a1: memref<4xf32>) {
+  zero.all_reduce %g1 into %r1 {world_size = 2 : i64} : memref<4xf32>, memref<4xf32>
+  linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel"]} ins(%r1, %x : memref<4xf32>, memref<4xf32>) outs(%a1 : memref<4xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %m = arith.mulf %u, %v : f32
+    linalg.yield %m : f32
+  }
+  %c = arith.constant 0.0 : f32
+  linalg.fill ins(%c : f32) outs(%x : memref<4xf32>)
+  zero.all_reduce %g2 into %r2 {world_size = 2 : i64} : memref<4xf32>, memref<4xf32>
+  return
+}
+
+// -----
+
+// A product of a gathered parameter keeps its place: the next gather
+// stays its own (prefetching decides how far gathers run ahead).
+// CHECK-LABEL: func.func @gathered_compute
+// CHECK-NEXT: zero.all_gather %arg0 into %arg1
+// CHECK-NEXT: linalg.generic
+// CHECK: zero.all_gather %arg2 into %arg3
+#id3 = affine_map<(d0) -> (d0)>
+func.func @gathered_compute(%p1: memref<2xf32>, %f1: memref<4xf32>, %p2: memref<2xf32>, %f2: memref<4xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
+  zero.all_gather %p1 into %f1 {world_size = 2 : i64} : memref<2xf32>, memref<4xf32>
+  linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel"]} ins(%f1, %x : memref<4xf32>, memref<4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %m = arith.mulf %u, %v : f32
+    linalg.yield %m : f32
+  }
+  zero.all_gather %p2 into %f2 {world_size = 2 : i64} : memref<2xf32>, memref<4xf32>
   return
 }
 

@@ -410,9 +410,16 @@ def ZeroBucketCollectives : Pass<"zero-bucket-collectives", "ModuleOp"> {
     reduce_bucket_size: elements, so a bucket holds that many times the
     element size in bytes); all-gathers likewise within
     `allgather-bucket-size`. A bucket closes early when an op touches the
-    result of one of its members, except a plain copy of it into another
-    buffer (a gathered parameter written back to its replica), which
-    waits with the bucket unless something touches its target first.
+    result of one of its members, except an op that can wait until the
+    bucket has run: a plain copy of it into another buffer (a gathered
+    parameter written back to its replica) and, after reduce-scatters and
+    all-reduces, elementwise linalg work on buffers (a gradient's 1/N
+    average, its rounding to 16 bits), whose outputs are no member's. Such
+    an op moves after the bucket's collective, in order, unless something
+    before it touches what the op writes or writes what it reads: then the
+    bucket closes there. Work on gathered parameters keeps its place
+    (deferring it would gather ahead of compute, which
+    `zero-prefetch-gathers` decides).
 
     Each member's input is packed (`zero.bucket_pack`), where the member
     was (it is ready there), into a flat staging buffer laid out as
