@@ -27,6 +27,9 @@ ZeRO stages 0-3 in fp32 and bf16, on 2 ranks, 2 AdamW steps:
   (the small models' buffers are mostly alignment), within 5% of it;
 - at stage 3 the trace shows the compute and the communication streams.
 
+A GPT at stage 3 saves a checkpoint, resumes from it and evaluates
+(--infer): its saved weights and outputs have the CPU target's arrays.
+
 Then the error paths: a device too small for the arena, no device, and one
 rank's NCCL call failing each end the job with one error naming the rank
 and the call, and no hang.
@@ -39,6 +42,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_parity  # noqa: E402
@@ -54,7 +59,7 @@ class Emulated(gpu_parity.Runner):
         super().__init__(bindir, tmp, RANKS, stand_in=False)
         self.emulator = emulator
 
-    def mpirun(self, out, data, steps, extra_env=None, tag="run"):
+    def mpirun(self, out, data, steps, extra_env=None, tag="run", args=()):
         report = os.path.join(self.tmp, f"{os.path.basename(out)}.{tag}.emu")
         env = {"LD_PRELOAD": self.emulator, "ZERO_CUDA_EMU_REPORT": report,
                "ZERO_RT_NCCL_TIMEOUT_S": "60"}
@@ -65,7 +70,7 @@ class Emulated(gpu_parity.Runner):
         log, stats, trace = out + ".jsonl", out + ".stats.json", out + ".trace.json"
         cmd += [os.path.join(self.bindir, "zero-run"), out, "--data", data,
                 "--steps", str(steps), "--log", log, "--stats", stats,
-                "--trace", trace]
+                "--trace", trace] + list(args)
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         reports = []
         for rank in range(RANKS):
@@ -139,6 +144,57 @@ def check_run(r, name, precision, stage, check_memory=False):
           f"plan {peak:,} B (ratio {ratio:.4f}){note}"
           + ("" if ok else "\n     " + "\n     ".join(problems)), flush=True)
     return ok
+
+
+def check_checkpoints(r):
+    """A CUDA build saves, resumes and evaluates: the device-to-host copies
+    of checkpoints, saved weights and outputs, with the CPU target's arrays
+    (names, shapes, types)."""
+    onnx = os.path.join(r.tmp, "gpt.onnx")
+    data = os.path.join(r.tmp, "gpt.data.npz")
+    flags = ["--stage=3"]
+    out, _ = r.compile(onnx, "gpt.ck", flags, cuda=True)
+    cpu, _ = r.compile(onnx, "gpt.ck.cpu", flags, cuda=False)
+    ck = out + ".ckpt"
+    steps = [
+        ("train 3 steps, a checkpoint every 2", 3,
+         ["--save-checkpoint", ck, "--checkpoint-every", "2", "--save-weights",
+          out + ".w.npz"]),
+        ("resume from step 3 to 4", 4, ["--resume", ck, "--save-weights", out + ".w4.npz"]),
+        ("--infer", 1, ["--infer", "--out", out + ".infer.npz"]),
+    ]
+    ok = True
+    for what, n, args in steps:
+        proc, reports, _, _ = r.mpirun(out, data, n, tag="ck", args=args)
+        good = proc.returncode == 0 and len(reports) == RANKS and not any(
+            rep["violations"] for rep in reports)
+        print(f"{'ok  ' if good else 'FAIL'} gpt stage 3 {what}"
+              + ("" if good else f": {proc.stderr[-800:]}"), flush=True)
+        ok &= good
+    if not ok:
+        return False
+    # The CPU target's arrays of the same run.
+    gpu_parity.run(gpu_parity.MPIRUN + ["-np", str(RANKS), os.path.join(r.bindir, "zero-run"),
+                   cpu, "--data", data, "--steps", "1", "--save-weights", cpu + ".w.npz"])
+    gpu_parity.run(gpu_parity.MPIRUN + ["-np", str(RANKS), os.path.join(r.bindir, "zero-run"),
+                   cpu, "--data", data, "--steps", "1", "--infer", "--out", cpu + ".infer.npz"])
+
+    def shapes(path):
+        return {k: (v.shape, v.dtype) for k, v in np.load(path).items()}
+
+    manifest = os.path.join(ck, "step-00000003", "manifest.json")
+    for what, a, b in [("saved weights", out + ".w4.npz", cpu + ".w.npz"),
+                       ("outputs", out + ".infer.npz", cpu + ".infer.npz")]:
+        same = shapes(a) == shapes(b)
+        print(f"{'ok  ' if same else 'FAIL'} gpt stage 3 {what}: the CPU target's "
+              f"{len(shapes(b))} arrays, names, shapes and types", flush=True)
+        ok &= same
+    whole = os.path.exists(manifest) and all(
+        os.path.exists(os.path.join(ck, "step-00000003", f"rank-{i:05d}.npz"))
+        for i in range(RANKS))
+    print(f"{'ok  ' if whole else 'FAIL'} gpt stage 3 checkpoint at step 3: manifest "
+          f"and {RANKS} shards", flush=True)
+    return ok and whole
 
 
 def check_errors(r):
@@ -221,6 +277,8 @@ def main():
                     ok &= check_run(r, name, precision, stage)
         if "mlp" in args.models.split(","):
             ok &= check_errors(r)
+        if "gpt" in args.models.split(","):
+            ok &= check_checkpoints(r)
         gpu_parity.big_gpt(tmp, RANKS)
         ok &= check_run(r, "big_gpt", "fp32", 0, check_memory=True)
         ok &= check_run(r, "big_gpt", "bf16", 3, check_memory=True)
