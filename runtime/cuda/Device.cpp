@@ -374,6 +374,7 @@ extern "C" void zero_rt_cuda_finalize(void) {
     check(cudaFree(s.arena), "cudaFree");
   s.arena = nullptr;
   s.arenaBytes = 0;
+  gemmFreePointerArrays();
   check(cublasDestroy(s.blas), "cublasDestroy");
   s.blas = nullptr;
   check(cudaFree(s.blasWorkspace), "cudaFree");

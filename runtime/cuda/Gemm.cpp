@@ -13,6 +13,8 @@
 #include "zero-rt/RuntimeCUDA.h"
 
 #include <algorithm>
+#include <map>
+#include <vector>
 
 using namespace zero::rt;
 using namespace zero::rt::cuda;
@@ -56,31 +58,96 @@ struct Gemm {
   Operand a, b, c;
   float beta;
 
-  /// `count` products at a, b, c advanced by the strides (in elements).
-  void run(char *pa, char *pb, char *pc, int64_t count, const int64_t *stride) {
-    State &s = state();
-    const float alpha = 1.0f;
+  /// cuBLAS's view of the product: a row-major C is C^T (n x m) = B^T A^T,
+  /// so B comes first; a stored transpose needs no op.
+  struct Order {
+    bool swap;
+    cublasOperation_t op1, op2;
+    int64_t rows, cols, ld1, ld2;
+  };
+  Order order() const {
     bool cRowMajor = !c.view.colMajor;
-    // A row-major C: C^T (n x m) = B^T A^T; a stored transpose needs no op.
     cublasOperation_t opA =
         (a.view.colMajor == cRowMajor) ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t opB =
         (b.view.colMajor == cRowMajor) ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const void *first = cRowMajor ? (const void *)pb : (const void *)pa;
-    const void *second = cRowMajor ? (const void *)pa : (const void *)pb;
-    int64_t ldFirst = cRowMajor ? b.view.ld : a.view.ld;
-    int64_t ldSecond = cRowMajor ? a.view.ld : b.view.ld;
-    int64_t sFirst = cRowMajor ? stride[1] : stride[0];
-    int64_t sSecond = cRowMajor ? stride[0] : stride[1];
+    if (cRowMajor)
+      return {true, opB, opA, n, m, b.view.ld, a.view.ld};
+    return {false, opA, opB, m, n, a.view.ld, b.view.ld};
+  }
+
+  /// `count` products at a, b, c advanced by the strides (in elements).
+  void run(char *pa, char *pb, char *pc, int64_t count, const int64_t *stride) {
+    State &s = state();
+    const float alpha = 1.0f;
+    Order o = order();
     check(cublasGemmStridedBatchedEx_64(
-              s.blas, cRowMajor ? opB : opA, cRowMajor ? opA : opB,
-              cRowMajor ? n : m, cRowMajor ? m : n, k, &alpha, first, abType,
-              ldFirst, sFirst, second, abType, ldSecond, sSecond, &beta, pc,
+              s.blas, o.op1, o.op2, o.rows, o.cols, k, &alpha, o.swap ? pb : pa,
+              abType, o.ld1, o.swap ? stride[1] : stride[0], o.swap ? pa : pb,
+              abType, o.ld2, o.swap ? stride[0] : stride[1], &beta, pc,
               CUDA_R_32F, c.view.ld, stride[2], count, compute,
               CUBLAS_GEMM_DEFAULT),
           "cublasGemmStridedBatchedEx");
   }
+
+  /// `count` products whose operands are listed in device memory: A's
+  /// pointers, then B's, then C's.
+  void runArrays(const void *const *arrays, int64_t count) {
+    State &s = state();
+    const float alpha = 1.0f;
+    Order o = order();
+    const void *const *pa = arrays, *const *pb = arrays + count;
+    check(cublasGemmBatchedEx_64(
+              s.blas, o.op1, o.op2, o.rows, o.cols, k, &alpha, o.swap ? pb : pa,
+              abType, o.ld1, o.swap ? pa : pb, abType, o.ld2, &beta,
+              const_cast<void *const *>(arrays + 2 * count), CUDA_R_32F,
+              c.view.ld, count, compute, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmBatchedEx");
+  }
 };
+
+/// Device copies of the operand pointers of two-level batches, kept for
+/// the run: a step's buffers sit at fixed arena offsets, so every step
+/// calls a GEMM with the same pointers and only the first copies them.
+struct PointerArrays {
+  std::map<std::vector<int64_t>, void *> device;
+};
+PointerArrays &pointerArrays() {
+  static PointerArrays *p = new PointerArrays;
+  return *p;
+}
+
+/// The device array of the batch0 x batch1 operand pointers of `ops`
+/// (A's, B's, C's), copied on first use.
+const void *const *operandArrays(Operand *const *ops, int64_t batch0,
+                                 int64_t batch1) {
+  std::vector<int64_t> key = {batch0, batch1};
+  for (int t = 0; t < 3; ++t)
+    key.insert(key.end(), {reinterpret_cast<int64_t>(ops[t]->base),
+                           ops[t]->elemBytes, ops[t]->sb0, ops[t]->sb1});
+  void *&dev = pointerArrays().device[key];
+  if (!dev) {
+    std::vector<const void *> host;
+    for (int t = 0; t < 3; ++t)
+      for (int64_t i = 0; i < batch0; ++i)
+        for (int64_t j = 0; j < batch1; ++j)
+          host.push_back(ops[t]->base + (i * ops[t]->sb0 + j * ops[t]->sb1) *
+                                            ops[t]->elemBytes);
+    size_t bytes = host.size() * sizeof(void *);
+    check(cudaMalloc(&dev, bytes), "cudaMalloc");
+    check(cudaMemcpy(dev, host.data(), bytes, cudaMemcpyHostToDevice),
+          "cudaMemcpy");
+  }
+  return static_cast<const void *const *>(dev);
+}
+
+/// Whether the batch0 x batch1 products write disjoint Cs: one batch
+/// stride spans the other's whole extent (a batched call may not write
+/// one C twice; a shared C accumulates product by product).
+bool distinctProducts(const Operand &c, int64_t batch0, int64_t batch1) {
+  return c.sb0 > 0 && c.sb1 > 0 &&
+         (c.sb0 >= c.sb1 * batch1 || c.sb1 >= c.sb0 * batch0);
+}
 
 int32_t gemm(cudaDataType_t abType, int64_t elemBytes, int64_t batch0,
              int64_t batch1, int64_t m, int64_t n, int64_t k, int64_t a,
@@ -163,6 +230,10 @@ int32_t gemm(cudaDataType_t abType, int64_t elemBytes, int64_t batch0,
     for (int t = 0; t < 3; ++t)
       stride[t] = batch1 == 1 ? ops[t]->sb0 : ops[t]->sb1;
     runBatch(0, batch0 * batch1, stride);
+  } else if (distinctProducts(g.c, batch0, batch1)) {
+    // One call for both batch loops (attention's [B, T, H, d] operands: a
+    // stride per batch and head that no single stride describes).
+    g.runArrays(operandArrays(ops, batch0, batch1), batch0 * batch1);
   } else {
     int64_t stride[3] = {g.a.sb1, g.b.sb1, g.c.sb1};
     for (int64_t i = 0; i < batch0; ++i)
@@ -202,6 +273,12 @@ extern "C" int32_t zero_rt_cuda_gemm16(
   return gemm(abType == ZERO_RT_BF16 ? CUDA_R_16BF : CUDA_R_16F, 2, batch0,
               batch1, m, n, k, a, aOff, aSB0, aSB1, aSM, aSK, b, bOff, bSB0,
               bSB1, bSK, bSN, c, cOff, cSB0, cSB1, cSM, cSN, accumulate);
+}
+
+void zero::rt::cuda::gemmFreePointerArrays() {
+  for (auto &[key, dev] : pointerArrays().device)
+    check(cudaFree(dev), "cudaFree");
+  pointerArrays().device.clear();
 }
 
 extern "C" void zero_rt_cuda_gemm_allow_tf32(int32_t allow) {

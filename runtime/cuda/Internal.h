@@ -101,6 +101,9 @@ void traceEnd(cudaEvent_t begin, cudaStream_t stream, TraceEvent event);
 /// Records the finished intervals (all of them, waiting, when `wait`).
 void traceFlush(bool wait);
 
+/// Frees the device arrays of GEMM operand pointers (Gemm.cpp).
+void gemmFreePointerArrays();
+
 /// NCCL side (Comm.cpp).
 void commInitNccl(int numStreams);
 void commFinalizeNccl();

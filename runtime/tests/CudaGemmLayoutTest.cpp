@@ -17,6 +17,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -43,6 +44,10 @@ void fail(const std::string &call, const std::string &message) {
 void check(cublasStatus_t rc, const char *call) {
   if (rc != CUBLAS_STATUS_SUCCESS)
     fail(call, "status " + std::to_string((int)rc));
+}
+void check(cudaError_t rc, const char *call) {
+  if (rc != cudaSuccess)
+    fail(call, "error " + std::to_string((int)rc));
 }
 void ensureContext() {}
 cudaEvent_t traceBegin(cudaStream_t) { return nullptr; }
@@ -98,6 +103,41 @@ extern "C" cublasStatus_t cublasGemmStridedBatchedEx_64(
         c = float(al * sum + (be == 0 ? 0.0 : double(be) * c));
       }
   return CUBLAS_STATUS_SUCCESS;
+}
+
+/// The pointer-array form: each product as a strided call of one.
+extern "C" cublasStatus_t cublasGemmBatchedEx_64(
+    cublasHandle_t h, cublasOperation_t transa, cublasOperation_t transb,
+    int64_t m, int64_t n, int64_t k, const void *alpha,
+    const void *const Aarray[], cudaDataType Atype, int64_t lda,
+    const void *const Barray[], cudaDataType Btype, int64_t ldb,
+    const void *beta, void *const Carray[], cudaDataType Ctype, int64_t ldc,
+    int64_t batchCount, cublasComputeType_t compute, cublasGemmAlgo_t algo) {
+  for (int64_t t = 0; t < batchCount; ++t) {
+    cublasStatus_t rc = cublasGemmStridedBatchedEx_64(
+        h, transa, transb, m, n, k, alpha, Aarray[t], Atype, lda, 0, Barray[t],
+        Btype, ldb, 0, beta, Carray[t], Ctype, ldc, 0, 1, compute, algo);
+    --calls;
+    if (rc != CUBLAS_STATUS_SUCCESS)
+      return rc;
+  }
+  ++calls;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// Device memory is host memory here.
+extern "C" cudaError_t cudaMalloc(void **p, size_t bytes) {
+  *p = std::malloc(bytes);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+extern "C" cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
+                                  cudaMemcpyKind) {
+  std::memcpy(dst, src, bytes);
+  return cudaSuccess;
+}
+extern "C" cudaError_t cudaFree(void *p) {
+  std::free(p);
+  return cudaSuccess;
 }
 
 int main() {

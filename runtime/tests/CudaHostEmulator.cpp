@@ -837,6 +837,11 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
   return cudaSuccess;
 }
 
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
+                       cudaMemcpyKind kind) {
+  return cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
+}
+
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int) {
   LOCK;
   enter("cudaStreamCreate");
@@ -1052,6 +1057,45 @@ cublasStatus_t cublasGemmStridedBatchedEx_64(
                 "cublasGemmStridedBatchedEx C"))
     return CUBLAS_STATUS_INVALID_VALUE;
   ++e.gemms;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t
+cublasGemmBatchedEx_64(cublasHandle_t handle, cublasOperation_t transa,
+                       cublasOperation_t transb, int64_t m, int64_t n,
+                       int64_t k, const void *alpha, const void *const Aarray[],
+                       cudaDataType Atype, int64_t lda,
+                       const void *const Barray[], cudaDataType Btype,
+                       int64_t ldb, const void *beta, void *const Carray[],
+                       cudaDataType Ctype, int64_t ldc, int64_t batchCount,
+                       cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  LOCK;
+  Emulator &e = emu();
+  if (enter("cublasGemmBatchedEx"))
+    return CUBLAS_STATUS_EXECUTION_FAILED;
+  // The pointer arrays are device memory, each product's operands too.
+  int64_t bytes = std::max<int64_t>(batchCount, 0) * int64_t(sizeof(void *));
+  if (batchCount > 0 &&
+      (!inDevice(Aarray, bytes, "cublasGemmBatchedEx A pointers") ||
+       !inDevice(Barray, bytes, "cublasGemmBatchedEx B pointers") ||
+       !inDevice(Carray, bytes, "cublasGemmBatchedEx C pointers")))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  std::set<const void *> cs(Carray, Carray + std::max<int64_t>(batchCount, 0));
+  if (int64_t(cs.size()) != std::max<int64_t>(batchCount, 0)) {
+    violation("cublasGemmBatchedEx: two products write one C");
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  int64_t before = e.gemms;
+  for (int64_t t = 0; t < batchCount; ++t) {
+    cublasStatus_t rc = cublasGemmStridedBatchedEx_64(
+        handle, transa, transb, m, n, k, alpha, Aarray[t], Atype, lda, 0,
+        Barray[t], Btype, ldb, 0, beta, Carray[t], Ctype, ldc, 0, 1,
+        computeType, algo);
+    if (rc != CUBLAS_STATUS_SUCCESS)
+      return rc;
+  }
+  e.calls["cublasGemmStridedBatchedEx"] -= batchCount;
+  e.gemms = before + 1;
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -169,7 +169,9 @@ def check_checkpoints(r):
         good = proc.returncode == 0 and len(reports) == RANKS and not any(
             rep["violations"] for rep in reports)
         print(f"{'ok  ' if good else 'FAIL'} gpt stage 3 {what}"
-              + ("" if good else f": {proc.stderr[-800:]}"), flush=True)
+              + ("" if good else f": exit {proc.returncode}, {len(reports)} reports, "
+                 f"{[rep['violations'][:2] for rep in reports]}: {proc.stderr[-800:]}"),
+              flush=True)
         ok &= good
     if not ok:
         return False
