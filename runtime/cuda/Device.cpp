@@ -374,7 +374,9 @@ extern "C" void zero_rt_cuda_finalize(void) {
     check(cudaFree(s.arena), "cudaFree");
   s.arena = nullptr;
   s.arenaBytes = 0;
-  gemmFreePointerArrays();
+  for (auto &[key, pointers] : s.gemmPointers)
+    check(cudaFree(pointers), "cudaFree");
+  s.gemmPointers.clear();
   check(cublasDestroy(s.blas), "cublasDestroy");
   s.blas = nullptr;
   check(cudaFree(s.blasWorkspace), "cudaFree");

@@ -13,7 +13,6 @@
 #include "zero-rt/RuntimeCUDA.h"
 
 #include <algorithm>
-#include <map>
 #include <vector>
 
 using namespace zero::rt;
@@ -106,26 +105,16 @@ struct Gemm {
   }
 };
 
-/// Device copies of the operand pointers of two-level batches, kept for
-/// the run: a step's buffers sit at fixed arena offsets, so every step
-/// calls a GEMM with the same pointers and only the first copies them.
-struct PointerArrays {
-  std::map<std::vector<int64_t>, void *> device;
-};
-PointerArrays &pointerArrays() {
-  static PointerArrays *p = new PointerArrays;
-  return *p;
-}
-
 /// The device array of the batch0 x batch1 operand pointers of `ops`
-/// (A's, B's, C's), copied on first use.
+/// (A's, B's, C's), copied on first use: a step's buffers sit at fixed
+/// arena offsets, so every step passes the same pointers.
 const void *const *operandArrays(Operand *const *ops, int64_t batch0,
                                  int64_t batch1) {
   std::vector<int64_t> key = {batch0, batch1};
   for (int t = 0; t < 3; ++t)
     key.insert(key.end(), {reinterpret_cast<int64_t>(ops[t]->base),
                            ops[t]->elemBytes, ops[t]->sb0, ops[t]->sb1});
-  void *&dev = pointerArrays().device[key];
+  void *&dev = state().gemmPointers[key];
   if (!dev) {
     std::vector<const void *> host;
     for (int t = 0; t < 3; ++t)
@@ -273,12 +262,6 @@ extern "C" int32_t zero_rt_cuda_gemm16(
   return gemm(abType == ZERO_RT_BF16 ? CUDA_R_16BF : CUDA_R_16F, 2, batch0,
               batch1, m, n, k, a, aOff, aSB0, aSB1, aSM, aSK, b, bOff, bSB0,
               bSB1, bSK, bSN, c, cOff, cSB0, cSB1, cSM, cSN, accumulate);
-}
-
-void zero::rt::cuda::gemmFreePointerArrays() {
-  for (auto &[key, dev] : pointerArrays().device)
-    check(cudaFree(dev), "cudaFree");
-  pointerArrays().device.clear();
 }
 
 extern "C" void zero_rt_cuda_gemm_allow_tf32(int32_t allow) {

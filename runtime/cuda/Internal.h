@@ -15,6 +15,7 @@
 #include <nccl.h>
 
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -64,6 +65,9 @@ struct State {
   int64_t arenaOwner = 0; ///< zero_rt_cuda_arena_claim's last owner
   void *blasWorkspace = nullptr;
   std::set<void *> allocations; ///< by zero_rt_cuda_alloc
+  /// Device arrays of GEMM operand pointers (two-level batches), by the
+  /// GEMM's operands and strides: made on first use, kept for the run.
+  std::map<std::vector<int64_t>, void *> gemmPointers;
   int64_t memoryBaseline = 0, memoryPeak = 0;
   std::vector<cudaEvent_t> timingEvents, plainEvents;
 };
@@ -100,9 +104,6 @@ cudaEvent_t traceBegin(cudaStream_t stream);
 void traceEnd(cudaEvent_t begin, cudaStream_t stream, TraceEvent event);
 /// Records the finished intervals (all of them, waiting, when `wait`).
 void traceFlush(bool wait);
-
-/// Frees the device arrays of GEMM operand pointers (Gemm.cpp).
-void gemmFreePointerArrays();
 
 /// NCCL side (Comm.cpp).
 void commInitNccl(int numStreams);

@@ -77,7 +77,6 @@ struct Comm {
 struct Emulator {
   std::recursive_mutex m;
   int devices = 8, sm = 90, device = 0;
-  bool deviceSet = false;
   int64_t memory = int64_t(80) << 30;
   std::map<uintptr_t, int64_t> allocations; ///< base -> bytes
   int64_t used = 0, peak = 0;
@@ -146,32 +145,35 @@ bool violation(const std::string &what) {
   return false;
 }
 
-/// The live allocation that holds [p, p + bytes), or false with a reason.
-bool inDevice(const void *p, int64_t bytes, const std::string &what) {
-  Emulator &e = emu();
-  auto addr = reinterpret_cast<uintptr_t>(p);
-  auto it = e.allocations.upper_bound(addr);
-  if (it != e.allocations.begin()) {
-    --it;
-    if (addr >= it->first && addr + uint64_t(std::max<int64_t>(bytes, 0)) <=
-                                 it->first + uint64_t(it->second))
-      return true;
-    if (addr < it->first + uint64_t(it->second))
-      return violation(what + ": " + std::to_string(bytes) + " bytes at " +
-                       std::to_string(addr - it->first) +
-                       " run past the end of a device allocation of " +
-                       std::to_string(it->second) + " bytes");
-  }
-  return violation(what + ": " + std::to_string(bytes) +
-                   " bytes at an address that is no live device allocation");
+/// The live allocation whose bytes include `addr`, or end().
+std::map<uintptr_t, int64_t>::const_iterator allocationOf(uintptr_t addr) {
+  const auto &all = emu().allocations;
+  auto it = all.upper_bound(addr);
+  if (it == all.begin() ||
+      addr >= std::prev(it)->first + uint64_t(std::prev(it)->second))
+    return all.end();
+  return std::prev(it);
 }
 
 bool isDevice(const void *p) {
-  Emulator &e = emu();
+  return allocationOf(reinterpret_cast<uintptr_t>(p)) !=
+         emu().allocations.end();
+}
+
+/// Whether one live allocation holds [p, p + bytes); false with a reason.
+bool inDevice(const void *p, int64_t bytes, const std::string &what) {
   auto addr = reinterpret_cast<uintptr_t>(p);
-  auto it = e.allocations.upper_bound(addr);
-  return it != e.allocations.begin() &&
-         addr < std::prev(it)->first + uint64_t(std::prev(it)->second);
+  auto it = allocationOf(addr);
+  if (it == emu().allocations.end())
+    return violation(what + ": " + std::to_string(bytes) +
+                     " bytes at an address that is no live device allocation");
+  if (addr + uint64_t(std::max<int64_t>(bytes, 0)) <=
+      it->first + uint64_t(it->second))
+    return true;
+  return violation(what + ": " + std::to_string(bytes) + " bytes at " +
+                   std::to_string(addr - it->first) +
+                   " run past the end of a device allocation of " +
+                   std::to_string(it->second) + " bytes");
 }
 
 cudaError_t fail(cudaError_t rc) {
@@ -230,6 +232,13 @@ int elfArch(const Elf64_Ehdr *h) {
   return int(h->e_flags & 0xff);
 }
 
+/// Whether a cubin for sm_`arch` runs on the emulated GPU: same major
+/// version, at most its minor.
+bool runsHere(int arch) {
+  int sm = emu().sm;
+  return arch / 10 == sm / 10 && arch <= sm;
+}
+
 /// Kernels (global functions) of the CUDA ELF at `p` of `size` bytes.
 bool elfKernels(const char *p, size_t size, std::set<std::string> &kernels,
                 int &arch) {
@@ -269,7 +278,7 @@ CUresult imageKernels(const void *image, Module &module) {
       violation("cuModuleLoadData: an ELF image that is no 64-bit CUDA cubin");
       return CUDA_ERROR_INVALID_IMAGE;
     }
-    if (arch / 10 != e.sm / 10 || arch > e.sm) {
+    if (!runsHere(arch)) {
       violation("cuModuleLoadData: a cubin for sm_" + std::to_string(arch) +
                 " cannot run on the emulated sm_" + std::to_string(e.sm));
       return CUDA_ERROR_NO_BINARY_FOR_GPU;
@@ -288,7 +297,7 @@ CUresult imageKernels(const void *image, Module &module) {
       if (!elfKernels(p + off, size - off, found, arch))
         continue;
       archs.push_back(arch);
-      if (arch / 10 == e.sm / 10 && arch <= e.sm && module.kernels.empty())
+      if (runsHere(arch) && module.kernels.empty())
         module.kernels = found;
     }
     if (module.kernels.empty()) {
@@ -523,19 +532,19 @@ void writeReport() {
                e.device, e.sm, (long long)e.launches, (long long)e.gemms,
                (long long)e.collectives, (long long)e.collectiveBytes,
                (long long)e.peak, (long long)e.used, e.allocations.size());
-  const char *sep = "";
-  for (auto &[name, n] : e.launchesByKernel) {
-    std::fprintf(f, "%s%s: %lld", sep, jsonString(name).c_str(), (long long)n);
-    sep = ", ";
-  }
+  auto counts = [&](const std::map<std::string, int64_t> &m) {
+    const char *sep = "";
+    for (auto &[name, n] : m) {
+      std::fprintf(f, "%s%s: %lld", sep, jsonString(name).c_str(),
+                   (long long)n);
+      sep = ", ";
+    }
+  };
+  counts(e.launchesByKernel);
   std::fprintf(f, "},\n \"calls\": {");
-  sep = "";
-  for (auto &[name, n] : e.calls) {
-    std::fprintf(f, "%s%s: %lld", sep, jsonString(name).c_str(), (long long)n);
-    sep = ", ";
-  }
+  counts(e.calls);
   std::fprintf(f, "},\n \"violations\": [");
-  sep = "";
+  const char *sep = "";
   for (const std::string &v : e.violations) {
     std::fprintf(f, "%s%s", sep, jsonString(v).c_str());
     sep = ", ";
@@ -690,7 +699,6 @@ cudaError_t cudaSetDevice(int device) {
   if (device < 0 || device >= e.devices)
     return fail(cudaErrorInvalidDevice);
   e.device = device;
-  e.deviceSet = true;
   return cudaSuccess;
 }
 

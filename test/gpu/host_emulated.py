@@ -71,14 +71,23 @@ class Emulated(gpu_parity.Runner):
         cmd += [os.path.join(self.bindir, "zero-run"), out, "--data", data,
                 "--steps", str(steps), "--log", log, "--stats", stats,
                 "--trace", trace] + list(args)
+        paths = [f"{report}.{rank}.json" for rank in range(RANKS)]
+        for path in paths:  # a run that writes none must not read the last's
+            if os.path.exists(path):
+                os.remove(path)
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         reports = []
-        for rank in range(RANKS):
-            path = f"{report}.{rank}.json"
+        for path in paths:
             if os.path.exists(path):
                 with open(path) as f:
                     reports.append(json.load(f))
         return r, reports, stats, trace
+
+
+def clean(proc, reports):
+    """The run succeeded and every rank's emulator saw no violation."""
+    return proc.returncode == 0 and len(reports) == RANKS and not any(
+        rep["violations"] for rep in reports)
 
 
 def check_run(r, name, precision, stage, check_memory=False):
@@ -88,16 +97,16 @@ def check_run(r, name, precision, stage, check_memory=False):
     out, plan = r.compile(onnx, tag, [f"--stage={stage}", f"--precision={precision}"],
                           cuda=True)
     problems = []
-    proc, two, stats_path, trace = r.mpirun(out, data, STEPS)
+    proc, reports, stats_path, trace = r.mpirun(out, data, STEPS)
     if proc.returncode:
         print(f"FAIL {tag}: zero-run exited {proc.returncode}\n{proc.stdout}{proc.stderr}")
         return False
-    if len(two) != RANKS:
-        print(f"FAIL {tag}: {len(two)} emulator reports for {RANKS} ranks")
+    if len(reports) != RANKS:
+        print(f"FAIL {tag}: {len(reports)} emulator reports for {RANKS} ranks")
         return False
     with open(stats_path) as f:
         stats = json.load(f)
-    for rank, rep in enumerate(two):
+    for rank, rep in enumerate(reports):
         if rep["violations"]:
             problems.append(f"rank {rank}: {rep['violations'][:3]}")
         if rep["device"] != rank:
@@ -110,14 +119,14 @@ def check_run(r, name, precision, stage, check_memory=False):
     planned_calls = plan["functions"]["train_step"].get("communication", {}).get("calls", {})
     names = {"all_gather": "ncclAllGather", "reduce_scatter": "ncclReduceScatter",
              "all_reduce": "ncclAllReduce"}
-    for rank, rep in enumerate(two):
+    for rank, rep in enumerate(reports):
         calls = {k: rep["calls"].get(names[k], 0) for k in names}
         if any(calls[k] != planned_calls.get(k, 0) * STEPS for k in names):
             problems.append(f"rank {rank}: NCCL calls {calls} != plan "
                             f"{planned_calls} x {STEPS}")
     nccl = sum(v for v in measured.values())
-    if two[0]["collective_bytes"] != nccl:
-        problems.append(f"NCCL calls moved {two[0]['collective_bytes']} B, "
+    if reports[0]["collective_bytes"] != nccl:
+        problems.append(f"NCCL calls moved {reports[0]['collective_bytes']} B, "
                         f"zero-run counted {nccl} B")
     dev = stats.get("device_memory", {})
     peak = plan["functions"]["train_step"]["memory"]["peak"]
@@ -135,7 +144,7 @@ def check_run(r, name, precision, stage, check_memory=False):
         if not streams or not comm or streams & comm:
             problems.append(f"trace: compute {sorted(streams)}, communication {sorted(comm)}")
         note = f"; trace: compute {sorted(streams)}, communication {sorted(comm)}"
-    rep = two[0]
+    rep = reports[0]
     ok = not problems
     print(f"{'ok  ' if ok else 'FAIL'} {name:4s} {precision} stage {stage} on {RANKS}: "
           f"{rep['launches'] // STEPS} launches of {len(rep['launches_by_kernel'])} kernels, "
@@ -166,8 +175,7 @@ def check_checkpoints(r):
     ok = True
     for what, n, args in steps:
         proc, reports, _, _ = r.mpirun(out, data, n, tag="ck", args=args)
-        good = proc.returncode == 0 and len(reports) == RANKS and not any(
-            rep["violations"] for rep in reports)
+        good = clean(proc, reports)
         print(f"{'ok  ' if good else 'FAIL'} gpt stage 3 {what}"
               + ("" if good else f": exit {proc.returncode}, {len(reports)} reports, "
                  f"{[rep['violations'][:2] for rep in reports]}: {proc.stderr[-800:]}"),
@@ -232,8 +240,7 @@ def check_errors(r):
     for build, sm in ((sm80, 86), (sm80, 89), (fat, 80), (fat, 90)):
         proc, reports, _, _ = r.mpirun(build, data, 1, {"ZERO_CUDA_EMU_SM": str(sm)},
                                        tag=f"sm{sm}")
-        good = proc.returncode == 0 and len(reports) == RANKS and not any(
-            rep["violations"] for rep in reports)
+        good = clean(proc, reports)
         print(f"{'ok  ' if good else 'FAIL'} {os.path.basename(build)} runs on sm_{sm}"
               + ("" if good else f": {proc.stderr[-600:]}"), flush=True)
         ok &= good
