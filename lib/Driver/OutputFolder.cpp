@@ -227,6 +227,8 @@ static bool writePlan(StringRef path, StringRef model, ModuleOp signatures,
     j.attribute("target", options.cuda ? "cuda" : "cpu");
     if (options.cuda) {
       j.attribute("gpu_arch", options.gpuArch);
+      if (options.hostKernels)
+        j.attribute("host_kernels", true);
       j.attribute("cuda_runtime_abi", ZERO_RT_CUDA_ABI_VERSION);
     }
     if (options.memoryReport) {

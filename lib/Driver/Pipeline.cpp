@@ -390,6 +390,7 @@ LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module,
   cuda::CUDALoweringOptions lowering;
   scheduleOptions(options, lowering.schedule);
   lowering.chips = options.gpuArch;
+  lowering.hostKernels = options.hostKernels;
   cuda::buildCUDALowering(pm, lowering);
   TimingScope t = phase(options, "lowering");
   timePasses(pm, t);

@@ -6,8 +6,11 @@
 // to the CUDA runtime, the driver, cuBLAS and NCCL, on a machine without a
 // GPU. Device memory is host memory; every stream runs its work when it is
 // queued; NCCL collectives move the bytes over MPI; kernels and GEMMs are
-// checked, not run. What it checks is what a GPU would reject or silently
-// get wrong:
+// checked and, when the step holds host copies of its kernels (zero-opt
+// --host-kernels: `zero_host_kernel_<name>` next to the embedded cubin),
+// run: each launch runs the copy's threads in turn, each GEMM is computed
+// in the compute type. What it checks is what a GPU would reject or
+// silently get wrong:
 //   - every pointer given to a copy, fill, GEMM or collective lies, with
 //     the bytes it covers, inside one live allocation (host pointers only
 //     where a copy allows them);
@@ -38,6 +41,7 @@
 
 #include <mpi.h>
 
+#include <dlfcn.h>
 #include <elf.h>
 
 #include <algorithm>
@@ -58,12 +62,21 @@ namespace {
 // State
 //===----------------------------------------------------------------------===//
 
+/// A kernel's host copy (HostKernels.cpp): the launch's parameter array,
+/// grid and block.
+using HostKernel = void (*)(void **, int64_t, int64_t, int64_t, int64_t,
+                            int64_t, int64_t);
+
 struct Module {
   std::set<std::string> kernels;
+  /// The host copies of the kernels, when the object that holds the image
+  /// has them.
+  std::map<std::string, HostKernel> hosts;
 };
 struct Function {
   Module *module;
   std::string name;
+  HostKernel host = nullptr;
 };
 struct Event {
   bool recorded = false;
@@ -87,6 +100,9 @@ struct Emulator {
   std::set<Comm *> comms;
   std::map<std::string, int64_t> calls, launchesByKernel;
   int64_t launches = 0, gemms = 0, collectives = 0, collectiveBytes = 0;
+  /// Kernels and GEMMs computed (a module with host copies was loaded).
+  bool computes = false;
+  int64_t kernelsRun = 0;
   std::vector<std::string> violations;
   cudaError_t lastError = cudaSuccess;
   std::string failCall;
@@ -326,6 +342,39 @@ CUresult imageKernels(const void *image, Module &module) {
   return CUDA_ERROR_INVALID_IMAGE;
 }
 
+constexpr const char *kHostPrefix = "zero_host_kernel_";
+
+/// Finds the host copies of `module`'s kernels in the loaded object that
+/// holds `image` (a step compiled with --host-kernels): all or none.
+CUresult hostCopies(const void *image, Module &module) {
+  Dl_info info;
+  if (!dladdr(image, &info) || !info.dli_fname)
+    return CUDA_SUCCESS; // not in a loaded object (a copied image)
+  // Kept open: the copies are called as long as the module lives. The
+  // main program has no name to open: its handle searches it first.
+  void *library = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (!library)
+    library = dlopen(nullptr, RTLD_LAZY);
+  std::vector<std::string> missing;
+  for (const std::string &k : module.kernels) {
+    void *copy = dlsym(library, (kHostPrefix + k).c_str());
+    Dl_info at;
+    if (copy && dladdr(copy, &at) && at.dli_fbase == info.dli_fbase)
+      module.hosts[k] = reinterpret_cast<HostKernel>(copy);
+    else
+      missing.push_back(k);
+  }
+  if (module.hosts.empty())
+    return CUDA_SUCCESS;
+  if (!missing.empty()) {
+    violation("cuModuleLoadData: " + std::string(info.dli_fname) +
+              " holds host copies of some kernels but not of " + missing[0]);
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  emu().computes = true;
+  return CUDA_SUCCESS;
+}
+
 //===----------------------------------------------------------------------===//
 // Driver API (through cudaGetDriverEntryPointByVersion)
 //===----------------------------------------------------------------------===//
@@ -358,6 +407,10 @@ CUresult drvModuleLoadData(CUmodule *module, const void *image) {
     delete m;
     return rc;
   }
+  if (hostCopies(image, *m) != CUDA_SUCCESS) {
+    delete m;
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
   emu().modules.insert(m);
   *module = reinterpret_cast<CUmodule>(m);
   return CUDA_SUCCESS;
@@ -384,7 +437,9 @@ CUresult drvModuleGetFunction(CUfunction *f, CUmodule module,
               name);
     return CUDA_ERROR_NOT_FOUND;
   }
-  auto *fn = new Function{m, name};
+  auto host = m->hosts.find(name);
+  auto *fn =
+      new Function{m, name, host == m->hosts.end() ? nullptr : host->second};
   emu().functions.insert(fn);
   *f = reinterpret_cast<CUfunction>(fn);
   return CUDA_SUCCESS;
@@ -437,6 +492,15 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   }
   ++e.launches;
   ++e.launchesByKernel[fn->name];
+  if (fn->host) {
+    if (!params) {
+      violation(what + ": parameters through `extra`, which the host copy "
+                       "does not read");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    fn->host(params, gx, gy, gz, bx, by, bz);
+    ++e.kernelsRun;
+  }
   return CUDA_SUCCESS;
 }
 CUresult drvLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -528,10 +592,12 @@ void writeReport() {
                "{\"device\": %d, \"sm\": %d, \"launches\": %lld, \"gemms\": "
                "%lld, \"collectives\": %lld, \"collective_bytes\": %lld, "
                "\"peak_bytes\": %lld, \"live_bytes\": %lld, "
-               "\"live_allocations\": %zu,\n \"launches_by_kernel\": {",
+               "\"live_allocations\": %zu, \"computes\": %s, "
+               "\"kernels_run\": %lld,\n \"launches_by_kernel\": {",
                e.device, e.sm, (long long)e.launches, (long long)e.gemms,
                (long long)e.collectives, (long long)e.collectiveBytes,
-               (long long)e.peak, (long long)e.used, e.allocations.size());
+               (long long)e.peak, (long long)e.used, e.allocations.size(),
+               e.computes ? "true" : "false", (long long)e.kernelsRun);
   auto counts = [&](const std::map<std::string, int64_t> &m) {
     const char *sep = "";
     for (auto &[name, n] : m) {
@@ -992,6 +1058,70 @@ const char *cublasGetStatusString(cublasStatus_t s) {
                                     : "rejected by the CUDA host emulator";
 }
 
+} // extern "C"
+
+namespace {
+ncclDataType_t ncclTypeOf(cudaDataType t) {
+  return t == CUDA_R_32F   ? ncclFloat32
+         : t == CUDA_R_64F ? ncclFloat64
+         : t == CUDA_R_16F ? ncclFloat16
+                           : ncclBfloat16;
+}
+
+/// One column-major product C = alpha op(A) op(B) + beta C, summed in the
+/// compute type (f32, or f64 for CUBLAS_COMPUTE_64F) and rounded to C's
+/// type, as cuBLAS defines it; C is not read when beta is 0.
+struct Gemm {
+  bool ta, tb;
+  int64_t m, n, k;
+  bool f64;
+  cudaDataType abType, cType;
+  int64_t lda, ldb, ldc;
+
+  void run(const void *alpha, const char *A, const char *B, const void *beta,
+           char *C) const {
+    double al = f64 ? *static_cast<const double *>(alpha)
+                    : *static_cast<const float *>(alpha);
+    double be = f64 ? *static_cast<const double *>(beta)
+                    : *static_cast<const float *>(beta);
+    size_t ab = ncclBytes(ncclTypeOf(abType)),
+           cb = ncclBytes(ncclTypeOf(cType));
+    // op(A) by rows and op(B) by columns, k contiguous.
+    std::vector<double> a(size_t(m * k)), b(size_t(n * k));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p)
+        a[i * k + p] = loadElement(A + (ta ? p + i * lda : i + p * lda) * ab,
+                                   ncclTypeOf(abType));
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p)
+        b[j * k + p] = loadElement(B + (tb ? j + p * ldb : p + j * ldb) * ab,
+                                   ncclTypeOf(abType));
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        const double *x = &a[i * k], *y = &b[j * k];
+        double sum;
+        if (f64) {
+          sum = 0;
+          for (int64_t p = 0; p < k; ++p)
+            sum += x[p] * y[p];
+        } else {
+          float s = 0;
+          for (int64_t p = 0; p < k; ++p)
+            s += float(x[p]) * float(y[p]);
+          sum = s;
+        }
+        char *c = C + (i + j * ldc) * cb;
+        double v = al * sum;
+        if (be != 0)
+          v += be * loadElement(c, ncclTypeOf(cType));
+        storeElement(c, ncclTypeOf(cType), f64 ? v : double(float(v)));
+      }
+  }
+};
+} // namespace
+
+extern "C" {
+
 cublasStatus_t cublasGemmStridedBatchedEx_64(
     cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
     int64_t m, int64_t n, int64_t k, const void *alpha, const void *A,
@@ -1064,6 +1194,23 @@ cublasStatus_t cublasGemmStridedBatchedEx_64(
   if (!inDevice(C, extent(m, n, ldc, strideC, batchCount) * bytesOf(Ctype),
                 "cublasGemmStridedBatchedEx C"))
     return CUBLAS_STATUS_INVALID_VALUE;
+  if (e.computes) {
+    Gemm g{transa == CUBLAS_OP_T,
+           transb == CUBLAS_OP_T,
+           m,
+           n,
+           k,
+           computeType == CUBLAS_COMPUTE_64F,
+           Atype,
+           Ctype,
+           lda,
+           ldb,
+           ldc};
+    for (int64_t t = 0; t < batchCount; ++t)
+      g.run(alpha, static_cast<const char *>(A) + t * strideA * bytesOf(Atype),
+            static_cast<const char *>(B) + t * strideB * bytesOf(Btype), beta,
+            static_cast<char *>(C) + t * strideC * bytesOf(Ctype));
+  }
   ++e.gemms;
   return CUBLAS_STATUS_SUCCESS;
 }

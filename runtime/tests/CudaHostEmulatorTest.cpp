@@ -13,6 +13,8 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -28,6 +30,10 @@ void expect(bool ok, const char *what) {
   failures += !ok;
 }
 
+/// The cubin again, inside this program, which exports a host copy of its
+/// kernel as a step compiled with zero-opt --host-kernels does.
+alignas(8) char imageInProgram[1 << 16];
+
 template <typename Fn> Fn driverFunction(const char *name) {
   void *fn = nullptr;
   cudaDriverEntryPointQueryResult found;
@@ -36,6 +42,19 @@ template <typename Fn> Fn driverFunction(const char *name) {
   return reinterpret_cast<Fn>(fn);
 }
 } // namespace
+
+/// zero_test_scale's host copy: buf[i] *= factor for i < n.
+extern "C" __attribute__((visibility("default"))) void
+zero_host_kernel_zero_test_scale(void **params, int64_t gx, int64_t gy,
+                                 int64_t gz, int64_t bx, int64_t by,
+                                 int64_t bz) {
+  float *buf = *static_cast<float **>(params[0]);
+  float factor = *static_cast<float *>(params[1]);
+  uint64_t n = *static_cast<uint64_t *>(params[2]);
+  for (int64_t i = 0; i < gx * gy * gz * bx * by * bz; ++i)
+    if (uint64_t(i) < n)
+      buf[i] *= factor;
+}
 
 int main(int argc, char **argv) {
   if (argc != 2) {
@@ -118,6 +137,53 @@ int main(int argc, char **argv) {
   expect(launch(f, 1, 70000, 1, 32, 1, 1, 0, nullptr, params, nullptr) ==
              CUDA_ERROR_INVALID_VALUE,
          "a grid of 70000 in y is rejected");
+
+  // A cubin whose object holds host copies of its kernels: launches run
+  // them, GEMMs are computed from then on.
+  CUmodule computing = nullptr;
+  expect(cubin.size() <= sizeof(imageInProgram),
+         "the cubin fits the program's buffer");
+  std::memcpy(imageInProgram, cubin.data(),
+              std::min(cubin.size(), sizeof(imageInProgram)));
+  expect(load(&computing, imageInProgram) == CUDA_SUCCESS,
+         "the cubin inside this program (a host copy exported) loads");
+  CUfunction scale = nullptr;
+  get(&scale, computing, "zero_test_scale");
+  float values4[4] = {1, 2, 3, 4}, factor = 3;
+  uint64_t n = 3;
+  cudaMemcpy(buf, values4, sizeof(values4), cudaMemcpyHostToDevice);
+  void *scaleParams[] = {&buf, &factor, &n};
+  expect(launch(scale, 1, 1, 1, 4, 1, 1, 0, nullptr, scaleParams, nullptr) ==
+             CUDA_SUCCESS,
+         "a launch of the kernel with a host copy");
+  cudaMemcpy(values4, buf, sizeof(values4), cudaMemcpyDeviceToHost);
+  expect(values4[0] == 3 && values4[1] == 6 && values4[2] == 9 &&
+             values4[3] == 4,
+         "its host copy ran: buf[i] *= 3 for i < 3");
+  void *extra[] = {CU_LAUNCH_PARAM_END};
+  expect(launch(scale, 1, 1, 1, 4, 1, 1, 0, nullptr, nullptr, extra) ==
+             CUDA_ERROR_INVALID_VALUE,
+         "parameters through `extra`, which the copy cannot read, are "
+         "rejected");
+  // op(A) = A^T of the stored 3 x 2 [1..6] (lda 3), B = [1 0 1; 0 1 1]
+  // (3 x 2, ldb 3): C = [4 5; 10 11], column-major. bf16 operands.
+  uint16_t ab[12];
+  const float abValues[12] = {1, 2, 3, 4, 5, 6, 1, 0, 1, 0, 1, 1};
+  for (int i = 0; i < 12; ++i)
+    ab[i] = zero::rt::floatToBF16(abValues[i]);
+  cudaMemcpy(buf, ab, sizeof(ab), cudaMemcpyHostToDevice);
+  char *c = static_cast<char *>(buf) + 64;
+  expect(cublasGemmStridedBatchedEx_64(
+             blas, CUBLAS_OP_T, CUBLAS_OP_N, 2, 2, 3, &one, buf, CUDA_R_16BF, 3,
+             0, static_cast<char *>(buf) + 12, CUDA_R_16BF, 3, 0, &zero, c,
+             CUDA_R_32F, 2, 0, 1, CUBLAS_COMPUTE_32F,
+             CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS,
+         "a bf16 GEMM with fp32 output");
+  float product[4];
+  cudaMemcpy(product, c, sizeof(product), cudaMemcpyDeviceToHost);
+  expect(product[0] == 4 && product[1] == 10 && product[2] == 5 &&
+             product[3] == 11,
+         "it computed C = A^T B");
 
   // NCCL on one rank: a bf16 all-reduce keeps the values; a count past the
   // allocation is rejected.

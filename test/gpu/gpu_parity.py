@@ -100,6 +100,20 @@ def bytes_match(plan, stats, steps):
             and all(v == 0 or k in planned for k, v in measured.items())), planned, measured
 
 
+def values_match(l, w, ref_l, ref_w, precision, steps, tol=None):
+    """Whether the losses `l` and weights `w` of `steps` steps equal the CPU
+    target's within `tol` (default TOL); also the largest relative loss and
+    absolute weight differences."""
+    ltol, wtol = (tol or TOL)[precision]
+    rel = float(np.max(np.abs(l - ref_l) / np.abs(ref_l))) if len(l) == len(ref_l) else np.inf
+    same_names = sorted(w.files) == sorted(ref_w.files)
+    werr = max(float(np.max(np.abs(w[k].astype(np.float64) - ref_w[k])))
+               for k in ref_w.files) if same_names else np.inf
+    ok = (len(l) == steps and bool(np.all(np.isfinite(l))) and rel <= ltol
+          and werr <= wtol)
+    return ok, rel, werr
+
+
 def trace_streams(path):
     """The thread ids of the trace's compute and communication intervals."""
     with open(path) as f:
@@ -121,13 +135,10 @@ def parity(r, name, precision, stage):
     out, plan = r.compile(onnx, tag + ".cuda", flags, cuda=True)
     ref_l, ref_w, _ = r.train(ref_out, data, STEPS)
     l, w, stats = r.train(out, data, STEPS, trace=stage == 3)
+    same_values, rel, werr = values_match(l, w, ref_l, ref_w, precision, STEPS)
     ltol, wtol = TOL[precision]
-    rel = float(np.max(np.abs(l - ref_l) / np.abs(ref_l))) if len(l) == len(ref_l) else np.inf
-    werr = max(float(np.max(np.abs(w[k].astype(np.float64) - ref_w[k])))
-               for k in ref_w.files)
     same_bytes, planned, measured = bytes_match(plan, stats, STEPS)
-    ok = (len(l) == STEPS and np.all(np.isfinite(l)) and rel <= ltol
-          and werr <= wtol and sorted(w.files) == sorted(ref_w.files) and same_bytes)
+    ok = same_values and same_bytes
     note = ""
     if stage == 3:
         tids = trace_streams(out + ".trace.json")

@@ -249,6 +249,13 @@ int mlir::zero::compileMain(int argc, char **argv) {
                "assembled for, sm_80 (A100), sm_90 (H100; default) or "
                "sm_80,sm_90 (one fat binary for both)"),
       cl::init("sm_90"), cl::cat(cat));
+  cl::opt<bool> hostKernels(
+      "host-kernels",
+      cl::desc("--target=cuda: the step also holds a host copy of every "
+               "kernel, so that the CUDA host emulator "
+               "(libzero-cuda-host-emulator.so) runs its values on a "
+               "machine without a GPU"),
+      cl::cat(cat));
   cl::opt<std::string> mode(
       "mode",
       cl::desc("auto (train when the model outputs a scalar loss), train or "
@@ -405,6 +412,9 @@ int mlir::zero::compileMain(int argc, char **argv) {
       return fail("--gpu-arch=" + gpuArch +
                   ": expected sm_80, sm_90 or both (sm_80,sm_90)");
   opts.gpuArch = gpuArch;
+  if (hostKernels && !opts.cuda)
+    return fail("--host-kernels is for --target=cuda");
+  opts.hostKernels = hostKernels;
   if (opts.cuda && simulateGPU)
     return fail("--simulate-gpu runs the GPU's kernels on the CPU; leave it "
                 "out with --target=cuda");

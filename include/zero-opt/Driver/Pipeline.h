@@ -41,6 +41,9 @@ struct CompileOptions {
   /// kernels assembled for `gpuArch` (sm_80, sm_90).
   bool cuda = false;
   std::string gpuArch = "sm_80";
+  /// With cuda: the step also holds a host copy of every kernel, which
+  /// the CUDA host emulator runs (--host-kernels).
+  bool hostKernels = false;
   /// Where the phases are timed; set by compileModel, null: not timed.
   TimingScope *timing = nullptr;
   int64_t worldSize = 1; ///< data-parallel ranks the program runs on

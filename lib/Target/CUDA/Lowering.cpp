@@ -43,6 +43,7 @@ void cuda::buildCUDALowering(OpPassManager &pm,
   kernels.chips = options.chips.getValue();
   kernels.toolkit = options.toolkit.getValue();
   kernels.format = "bin";
+  kernels.hostKernels = options.hostKernels.getValue();
   buildGPUKernelLowering(pm, kernels);
   cuda::ZeroGPUFatBinaryOptions fat;
   fat.toolkit = options.toolkit.getValue();

@@ -29,6 +29,8 @@ void cuda::buildGPUKernelLowering(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createZeroGPUOutlineKernels());
+  if (options.hostKernels)
+    pm.addPass(createZeroGPUHostKernels());
   pm.addPass(createSCFToControlFlowPass());
   // One target per chip: the device code is translated once and each
   // chip gets its own ptxas run and object.

@@ -28,6 +28,11 @@ struct GPUKernelLoweringOptions
       *this, "format",
       llvm::cl::desc("Device code: bin (cubin), isa (PTX) or fatbin"),
       llvm::cl::init("bin")};
+  Option<bool> hostKernels{
+      *this, "host-kernels",
+      llvm::cl::desc("Also a host copy of every kernel "
+                     "(zero-gpu-host-kernels), for the CUDA host emulator"),
+      llvm::cl::init(false)};
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit folder (ptxas, libdevice); default: the "
@@ -59,6 +64,11 @@ struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
       llvm::cl::desc("CUDA toolkit folder (ptxas, libdevice); default: the "
                      "one found at build time"),
       llvm::cl::init(defaultToolkitDir())};
+  Option<bool> hostKernels{
+      *this, "host-kernels",
+      llvm::cl::desc("Also a host copy of every kernel "
+                     "(zero-gpu-host-kernels), for the CUDA host emulator"),
+      llvm::cl::init(false)};
 };
 
 /// Tensor-level IR to the LLVM dialect for an NVIDIA GPU: the CPU target's

@@ -85,6 +85,33 @@ def ZeroGPUOutlineKernels : Pass<"zero-gpu-outline-kernels", "ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def ZeroGPUHostKernels : Pass<"zero-gpu-host-kernels", "ModuleOp"> {
+  let summary = "A host copy of every kernel, for the CUDA host emulator";
+  let description = [{
+    Runs after `zero-gpu-outline-kernels`. Every kernel `gpu.func` of a
+    `gpu.module` gets a public host function `zero_host_kernel_<name>`
+    taking what `cuLaunchKernel` takes: the parameter array (a pointer to
+    each value of the launch's arguments, a memref as its descriptor's
+    fields, as `gpu-to-llvm` passes them) and the grid and block sizes
+    (x, y, z, i64). It runs the kernel's body for every block and thread
+    in turn, the ids being loop variables, so a `--target=cuda` build can
+    compute its values on a machine without a GPU: the host emulator calls
+    it in place of the cubin's kernel. 16-bit float arithmetic and math
+    run in f32 and round back, as the device code does. The gpu.module and
+    the launches are unchanged.
+
+    A kernel whose threads depend on each other (barriers, shuffles,
+    workgroup memory) or whose body has more than one block, has no
+    serial form and is an error, as is an argument type a launch cannot
+    pass.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
+}
+
 def ZeroGPUScalarCopies : Pass<"zero-gpu-scalar-copies", "ModuleOp"> {
   let summary = "The step's scalar memory ops as device work";
   let description = [{
