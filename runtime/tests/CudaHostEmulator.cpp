@@ -19,6 +19,9 @@
 //   - launches stay within CUDA's grid and block limits;
 //   - GEMM leading dimensions and operations are ones cuBLAS accepts;
 //   - a stream waits only on an event recorded before;
+//   - no two streams touch the same device bytes, one of them writing,
+//     without an event wait or host synchronization between them (with
+//     host copies, a kernel's buffers are known from its argument spec);
 //   - device memory use: cudaMemGetInfo answers from the live allocations.
 // A violation is the error code the real API would return, or
 // cudaErrorInvalidValue / CUDA_ERROR_INVALID_VALUE / ncclInvalidArgument,
@@ -72,15 +75,30 @@ struct Module {
   /// The host copies of the kernels, when the object that holds the image
   /// has them.
   std::map<std::string, HostKernel> hosts;
+  std::map<std::string, const char *> specs; ///< their argument specs
 };
 struct Function {
   Module *module;
   std::string name;
   HostKernel host = nullptr;
+  const char *spec = nullptr;
 };
+/// Per stream, the number of its last piece of work known done before
+/// (vector clocks).
+using Clock = std::map<const void *, int64_t>;
+
 struct Event {
   bool recorded = false;
   double ms = 0;
+  Clock clock; ///< the recording stream's, when recorded
+};
+/// Device bytes one piece of work read or wrote.
+struct Access {
+  uintptr_t lo, hi;
+  bool write;
+  const void *stream;
+  int64_t seq;
+  std::string what;
 };
 struct Comm {
   MPI_Comm mpi = MPI_COMM_NULL;
@@ -94,6 +112,11 @@ struct Emulator {
   std::map<uintptr_t, int64_t> allocations; ///< base -> bytes
   int64_t used = 0, peak = 0;
   std::set<void *> streams, blasHandles;
+  std::map<const void *, Clock> clocks; ///< per stream
+  Clock host;                           ///< what the host waited for
+  std::vector<Access> accesses;         ///< not yet known done everywhere
+  std::map<void *, const void *> blasStreams;
+  int64_t races = 0;
   std::set<Event *> events;
   std::set<Module *> modules;
   std::set<Function *> functions;
@@ -207,6 +230,96 @@ void newHandle(Set &live, Handle *out) {
 
 bool validStream(cudaStream_t s) {
   return !s || emu().streams.count(reinterpret_cast<void *>(s));
+}
+
+//===----------------------------------------------------------------------===//
+// Ordering between streams
+//===----------------------------------------------------------------------===//
+//
+// Work runs when it is queued, so values are those of program order; a GPU
+// runs streams concurrently, ordered only by event waits and host
+// synchronization. Each stream numbers its work, each stream's clock says
+// what of every stream's work is known done before its next piece, and an
+// access to bytes that another stream's unordered work wrote (or reads,
+// when this one writes) is a race.
+
+void join(Clock &into, const Clock &from) {
+  for (auto &[stream, n] : from)
+    into[stream] = std::max(into[stream], n);
+}
+
+/// Forgets the accesses that all later work is known to come after.
+void prune() {
+  Emulator &e = emu();
+  auto done = [&](const Access &a) {
+    auto h = e.host.find(a.stream);
+    if (h != e.host.end() && h->second >= a.seq)
+      return true;
+    for (auto &[stream, clock] : e.clocks) {
+      auto known = clock.find(a.stream);
+      if (stream != a.stream && (known == clock.end() || known->second < a.seq))
+        return false;
+    }
+    return true;
+  };
+  e.accesses.erase(std::remove_if(e.accesses.begin(), e.accesses.end(), done),
+                   e.accesses.end());
+}
+
+/// Every stream's work so far done before the host's and every stream's
+/// next (the legacy default stream, cudaDeviceSynchronize).
+void deviceBarrier() {
+  Emulator &e = emu();
+  for (auto &[stream, clock] : e.clocks)
+    join(e.host, clock);
+  for (auto &[stream, clock] : e.clocks)
+    join(clock, e.host);
+  prune();
+}
+
+/// A new piece of work on `stream`: the stream and its number there; none
+/// on the legacy default stream, which is ordered with everything.
+struct Work {
+  const void *stream = nullptr;
+  int64_t seq = 0;
+};
+Work queue(const void *stream) {
+  Emulator &e = emu();
+  if (!stream) {
+    deviceBarrier();
+    return {};
+  }
+  Clock &clock = e.clocks[stream];
+  join(clock, e.host);
+  return {stream, ++clock[stream]};
+}
+
+/// Records that `work` reads or writes [p, p + bytes); a violation when
+/// another stream touched those bytes, one of the two writing, and this
+/// stream does not know that work done.
+void touch(Work work, const void *p, int64_t bytes, bool write,
+           const std::string &what) {
+  Emulator &e = emu();
+  if (!work.stream || bytes <= 0)
+    return;
+  uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + uint64_t(bytes);
+  const Clock &clock = e.clocks[work.stream];
+  for (const Access &a : e.accesses) {
+    if (a.stream == work.stream || !(a.write || write) || a.hi <= lo ||
+        hi <= a.lo)
+      continue;
+    auto known = clock.find(a.stream);
+    if (known != clock.end() && known->second >= a.seq)
+      continue;
+    // The first few name the calls; the report counts them all.
+    if (++e.races <= 8)
+      violation("race: " + what + (write ? " writes" : " reads") +
+                " bytes that " + a.what + (a.write ? " writes" : " reads") +
+                " on another stream, with no event wait or synchronization "
+                "between them");
+    break;
+  }
+  e.accesses.push_back({lo, hi, write, work.stream, work.seq, what});
 }
 
 void *allocate(int64_t bytes) {
@@ -356,13 +469,19 @@ CUresult hostCopies(const void *image, Module &module) {
   if (!library)
     library = dlopen(nullptr, RTLD_LAZY);
   std::vector<std::string> missing;
-  for (const std::string &k : module.kernels) {
-    void *copy = dlsym(library, (kHostPrefix + k).c_str());
+  auto find = [&](const std::string &symbol) -> void * {
+    void *p = dlsym(library, symbol.c_str());
     Dl_info at;
-    if (copy && dladdr(copy, &at) && at.dli_fbase == info.dli_fbase)
+    return p && dladdr(p, &at) && at.dli_fbase == info.dli_fbase ? p : nullptr;
+  };
+  for (const std::string &k : module.kernels) {
+    void *copy = find(kHostPrefix + k), *spec = find(kHostPrefix + k + "_args");
+    if (copy && spec) {
       module.hosts[k] = reinterpret_cast<HostKernel>(copy);
-    else
+      module.specs[k] = static_cast<const char *>(spec);
+    } else {
       missing.push_back(k);
+    }
   }
   if (module.hosts.empty())
     return CUDA_SUCCESS;
@@ -438,8 +557,11 @@ CUresult drvModuleGetFunction(CUfunction *f, CUmodule module,
     return CUDA_ERROR_NOT_FOUND;
   }
   auto host = m->hosts.find(name);
-  auto *fn =
-      new Function{m, name, host == m->hosts.end() ? nullptr : host->second};
+  auto *fn = new Function{m, name};
+  if (host != m->hosts.end()) {
+    fn->host = host->second;
+    fn->spec = m->specs[name];
+  }
   emu().functions.insert(fn);
   *f = reinterpret_cast<CUfunction>(fn);
   return CUDA_SUCCESS;
@@ -457,6 +579,57 @@ CUresult drvFuncGetName(const char **name, CUfunction f) {
     return CUDA_ERROR_INVALID_HANDLE;
   *name = fn->name.c_str();
   return CUDA_SUCCESS;
+}
+
+/// A kernel's memref argument: the device bytes its descriptor covers and
+/// what the kernel does with them (1 read, 2 write).
+struct KernelBuffer {
+  const char *p;
+  int64_t bytes;
+  unsigned effects;
+};
+
+/// The memref arguments of a launch, from the kernel's spec (HostKernels.cpp:
+/// `m<rank>:<element bytes>:<r|w|rw|->` or `s` per argument) and the
+/// descriptor fields in `params`; false for a spec it cannot read.
+bool kernelBuffers(const char *spec, void **params,
+                   std::vector<KernelBuffer> &out) {
+  size_t slot = 0;
+  for (const char *p = spec; *p;) {
+    if (*p == ' ') {
+      ++p;
+      continue;
+    }
+    if (*p == 's') {
+      ++slot, ++p;
+      continue;
+    }
+    int rank = 0, bytes = 0, used = 0;
+    char effects[3] = {0, 0, 0};
+    if (std::sscanf(p, "m%d:%d:%2[rw-]%n", &rank, &bytes, effects, &used) !=
+            3 ||
+        rank < 0 || bytes <= 0)
+      return false;
+    p += used;
+    const char *aligned = *static_cast<char **>(params[slot + 1]);
+    int64_t offset = *static_cast<int64_t *>(params[slot + 2]);
+    // Elements [lo, hi) from the offset that the sizes and strides reach.
+    int64_t lo = 0, hi = 1;
+    for (int d = 0; d < rank; ++d) {
+      int64_t size = *static_cast<int64_t *>(params[slot + 3 + d]);
+      int64_t stride = *static_cast<int64_t *>(params[slot + 3 + rank + d]);
+      if (size <= 0) {
+        hi = lo;
+        break;
+      }
+      (stride >= 0 ? hi : lo) += (size - 1) * stride;
+    }
+    out.push_back({aligned + (offset + lo) * bytes, (hi - lo) * bytes,
+                   (std::strchr(effects, 'r') ? 1u : 0u) |
+                       (std::strchr(effects, 'w') ? 2u : 0u)});
+    slot += 3 + 2 * size_t(rank);
+  }
+  return true;
 }
 
 CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -498,6 +671,22 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                        "does not read");
       return CUDA_ERROR_INVALID_VALUE;
     }
+    std::vector<KernelBuffer> buffers;
+    if (!kernelBuffers(fn->spec, params, buffers)) {
+      violation(what + ": malformed argument spec '" + fn->spec + "'");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    Work work = queue(stream);
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      const KernelBuffer &b = buffers[i];
+      std::string arg = what + " buffer " + std::to_string(i);
+      if (b.bytes > 0 && !inDevice(b.p, b.bytes, arg))
+        return CUDA_ERROR_INVALID_VALUE;
+      if (b.effects & 1)
+        touch(work, b.p, b.bytes, false, arg);
+      if (b.effects & 2)
+        touch(work, b.p, b.bytes, true, arg);
+    }
     fn->host(params, gx, gy, gz, bx, by, bz);
     ++e.kernelsRun;
   }
@@ -525,6 +714,7 @@ CUresult memset(const char *call, CUdeviceptr dst, T value, size_t n,
   auto *p = reinterpret_cast<T *>(dst);
   if (!inDevice(p, int64_t(n * sizeof(T)), call))
     return CUDA_ERROR_INVALID_VALUE;
+  touch(queue(stream), p, int64_t(n * sizeof(T)), true, call);
   std::fill(p, p + n, value);
   return CUDA_SUCCESS;
 }
@@ -593,11 +783,13 @@ void writeReport() {
                "%lld, \"collectives\": %lld, \"collective_bytes\": %lld, "
                "\"peak_bytes\": %lld, \"live_bytes\": %lld, "
                "\"live_allocations\": %zu, \"computes\": %s, "
-               "\"kernels_run\": %lld,\n \"launches_by_kernel\": {",
+               "\"kernels_run\": %lld, \"races\": %lld,\n "
+               "\"launches_by_kernel\": {",
                e.device, e.sm, (long long)e.launches, (long long)e.gemms,
                (long long)e.collectives, (long long)e.collectiveBytes,
                (long long)e.peak, (long long)e.used, e.allocations.size(),
-               e.computes ? "true" : "false", (long long)e.kernelsRun);
+               e.computes ? "true" : "false", (long long)e.kernelsRun,
+               (long long)e.races);
   auto counts = [&](const std::map<std::string, int64_t> &m) {
     const char *sep = "";
     for (auto &[name, n] : m) {
@@ -739,6 +931,9 @@ ncclResult_t collectiveCheck(const char *call, ncclComm_t comm,
   if (!inDevice(send, int64_t(sendBytes), std::string(call) + " send") ||
       !inDevice(recv, int64_t(recvBytes), std::string(call) + " receive"))
     return ncclInvalidArgument;
+  Work work = queue(stream);
+  touch(work, send, int64_t(sendBytes), false, call);
+  touch(work, recv, int64_t(recvBytes), true, call);
   ++e.collectives;
   return ncclSuccess;
 }
@@ -907,6 +1102,11 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
   if ((dDev && !inDevice(dst, int64_t(bytes), "cudaMemcpyAsync destination")) ||
       (sDev && !inDevice(src, int64_t(bytes), "cudaMemcpyAsync source")))
     return fail(cudaErrorInvalidValue);
+  Work work = queue(stream);
+  if (sDev)
+    touch(work, src, int64_t(bytes), false, "cudaMemcpyAsync");
+  if (dDev)
+    touch(work, dst, int64_t(bytes), true, "cudaMemcpyAsync");
   std::memmove(dst, src, bytes);
   return cudaSuccess;
 }
@@ -920,6 +1120,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int) {
   LOCK;
   enter("cudaStreamCreate");
   newHandle<char>(emu().streams, stream);
+  emu().clocks[*stream] = emu().host;
   return cudaSuccess;
 }
 
@@ -931,17 +1132,30 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   LOCK;
   if (!stream || !emu().streams.erase(reinterpret_cast<void *>(stream)))
     return fail(cudaErrorInvalidResourceHandle);
+  join(emu().host, emu().clocks[stream]); // its work completes first
+  emu().clocks.erase(stream);
+  prune();
   return cudaSuccess;
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   LOCK;
   enter("cudaStreamSynchronize");
-  return validStream(stream) ? cudaSuccess
-                             : fail(cudaErrorInvalidResourceHandle);
+  if (!validStream(stream))
+    return fail(cudaErrorInvalidResourceHandle);
+  if (!stream)
+    deviceBarrier();
+  else
+    join(emu().host, emu().clocks[stream]);
+  prune();
+  return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+cudaError_t cudaDeviceSynchronize(void) {
+  LOCK;
+  deviceBarrier();
+  return cudaSuccess;
+}
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int) {
   LOCK;
@@ -966,6 +1180,9 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
     return fail(cudaErrorInvalidResourceHandle);
   e->recorded = true;
   e->ms = nowMs();
+  if (!stream)
+    deviceBarrier();
+  e->clock = stream ? emu().clocks[stream] : emu().host;
   return cudaSuccess;
 }
 
@@ -982,18 +1199,30 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
     violation("cudaStreamWaitEvent: the event was never recorded");
     return fail(cudaErrorInvalidValue);
   }
+  if (stream) {
+    join(emu().clocks[stream], e->clock);
+    prune();
+  }
   return cudaSuccess;
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   LOCK;
+  auto *e = reinterpret_cast<Event *>(event);
+  if (!emu().events.count(e))
+    return fail(cudaErrorInvalidResourceHandle);
+  join(emu().host, e->clock);
+  prune();
+  return cudaSuccess;
+}
+
+// Done, as all work is; the host learns no order from asking (a GPU
+// might have said not yet).
+cudaError_t cudaEventQuery(cudaEvent_t event) {
+  LOCK;
   return emu().events.count(reinterpret_cast<Event *>(event))
              ? cudaSuccess
              : fail(cudaErrorInvalidResourceHandle);
-}
-
-cudaError_t cudaEventQuery(cudaEvent_t event) {
-  return cudaEventSynchronize(event);
 }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
@@ -1007,6 +1236,12 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
     return fail(cudaErrorInvalidResourceHandle);
   *ms = float(b->ms - a->ms);
   return cudaSuccess;
+}
+
+/// For zero-cuda-host-emulator-test: the races seen so far.
+int64_t zero_cuda_emu_races() {
+  LOCK;
+  return emu().races;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1028,10 +1263,11 @@ cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
 
 cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream) {
   LOCK;
-  return emu().blasHandles.count(reinterpret_cast<void *>(handle)) &&
-                 validStream(stream)
-             ? CUBLAS_STATUS_SUCCESS
-             : CUBLAS_STATUS_INVALID_VALUE;
+  if (!emu().blasHandles.count(reinterpret_cast<void *>(handle)) ||
+      !validStream(stream))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  emu().blasStreams[reinterpret_cast<void *>(handle)] = stream;
+  return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *workspace,
@@ -1194,6 +1430,17 @@ cublasStatus_t cublasGemmStridedBatchedEx_64(
   if (!inDevice(C, extent(m, n, ldc, strideC, batchCount) * bytesOf(Ctype),
                 "cublasGemmStridedBatchedEx C"))
     return CUBLAS_STATUS_INVALID_VALUE;
+  Work work = queue(e.blasStreams[reinterpret_cast<void *>(handle)]);
+  if (k > 0) {
+    touch(work, A,
+          extent(aRows, aCols, lda, strideA, batchCount) * bytesOf(Atype),
+          false, "cublasGemmStridedBatchedEx A");
+    touch(work, B,
+          extent(bRows, bCols, ldb, strideB, batchCount) * bytesOf(Btype),
+          false, "cublasGemmStridedBatchedEx B");
+  }
+  touch(work, C, extent(m, n, ldc, strideC, batchCount) * bytesOf(Ctype), true,
+        "cublasGemmStridedBatchedEx C");
   if (e.computes) {
     Gemm g{transa == CUBLAS_OP_T,
            transb == CUBLAS_OP_T,
@@ -1235,6 +1482,12 @@ cublasGemmBatchedEx_64(cublasHandle_t handle, cublasOperation_t transa,
        !inDevice(Barray, bytes, "cublasGemmBatchedEx B pointers") ||
        !inDevice(Carray, bytes, "cublasGemmBatchedEx C pointers")))
     return CUBLAS_STATUS_INVALID_VALUE;
+  if (batchCount > 0) {
+    Work work = queue(e.blasStreams[reinterpret_cast<void *>(handle)]);
+    touch(work, Aarray, bytes, false, "cublasGemmBatchedEx A pointers");
+    touch(work, Barray, bytes, false, "cublasGemmBatchedEx B pointers");
+    touch(work, Carray, bytes, false, "cublasGemmBatchedEx C pointers");
+  }
   std::set<const void *> cs(Carray, Carray + std::max<int64_t>(batchCount, 0));
   if (int64_t(cs.size()) != std::max<int64_t>(batchCount, 0)) {
     violation("cublasGemmBatchedEx: two products write one C");

@@ -43,18 +43,26 @@ template <typename Fn> Fn driverFunction(const char *name) {
 }
 } // namespace
 
-/// zero_test_scale's host copy: buf[i] *= factor for i < n.
+/// zero_test_scale's host copy as zero-gpu-host-kernels makes it, for a
+/// memref<?xf32> (descriptor fields), a factor and a count: buf[i] *=
+/// factor for i < n; and its argument spec.
 extern "C" __attribute__((visibility("default"))) void
 zero_host_kernel_zero_test_scale(void **params, int64_t gx, int64_t gy,
                                  int64_t gz, int64_t bx, int64_t by,
                                  int64_t bz) {
-  float *buf = *static_cast<float **>(params[0]);
-  float factor = *static_cast<float *>(params[1]);
-  uint64_t n = *static_cast<uint64_t *>(params[2]);
+  float *buf =
+      *static_cast<float **>(params[1]) + *static_cast<int64_t *>(params[2]);
+  float factor = *static_cast<float *>(params[5]);
+  uint64_t n = *static_cast<uint64_t *>(params[6]);
   for (int64_t i = 0; i < gx * gy * gz * bx * by * bz; ++i)
     if (uint64_t(i) < n)
       buf[i] *= factor;
 }
+
+extern "C" __attribute__((visibility("default")))
+const char zero_host_kernel_zero_test_scale_args[] = "m1:4:rw s s";
+
+extern "C" int64_t zero_cuda_emu_races();
 
 int main(int argc, char **argv) {
   if (argc != 2) {
@@ -152,7 +160,8 @@ int main(int argc, char **argv) {
   float values4[4] = {1, 2, 3, 4}, factor = 3;
   uint64_t n = 3;
   cudaMemcpy(buf, values4, sizeof(values4), cudaMemcpyHostToDevice);
-  void *scaleParams[] = {&buf, &factor, &n};
+  int64_t offset = 0, size = 4, stride = 1;
+  void *scaleParams[] = {&buf, &buf, &offset, &size, &stride, &factor, &n};
   expect(launch(scale, 1, 1, 1, 4, 1, 1, 0, nullptr, scaleParams, nullptr) ==
              CUDA_SUCCESS,
          "a launch of the kernel with a host copy");
@@ -160,6 +169,12 @@ int main(int argc, char **argv) {
   expect(values4[0] == 3 && values4[1] == 6 && values4[2] == 9 &&
              values4[3] == 4,
          "its host copy ran: buf[i] *= 3 for i < 3");
+  size = 1000;
+  expect(launch(scale, 1, 1, 1, 4, 1, 1, 0, nullptr, scaleParams, nullptr) ==
+             CUDA_ERROR_INVALID_VALUE,
+         "a kernel's buffer (memref<1000xf32>) past the allocation is "
+         "rejected");
+  size = 4;
   void *extra[] = {CU_LAUNCH_PARAM_END};
   expect(launch(scale, 1, 1, 1, 4, 1, 1, 0, nullptr, nullptr, extra) ==
              CUDA_ERROR_INVALID_VALUE,
@@ -203,6 +218,48 @@ int main(int argc, char **argv) {
                   cudaMemcpyDeviceToHost, stream);
   expect(std::memcmp(back, values, sizeof(back)) == 0,
          "its result on one rank is its input");
+  // Two streams touching the same bytes, one writing, need an event wait or
+  // a host synchronization between them. Each case starts from both
+  // streams synchronized.
+  cudaStream_t side;
+  cudaStreamCreate(&side);
+  char *at = static_cast<char *>(buf);
+  auto settle = [&] {
+    cudaStreamSynchronize(stream);
+    cudaStreamSynchronize(side);
+    return zero_cuda_emu_races();
+  };
+  int64_t races = settle();
+  ncclAllReduce(at, at + 512, 4, ncclFloat32, ncclSum, comm, side);
+  cudaMemcpyAsync(back, at + 512, 8, cudaMemcpyDeviceToHost, stream);
+  expect(zero_cuda_emu_races() == races + 1,
+         "a copy on one stream of what a collective on another writes, "
+         "with no event between them, is a race");
+  races = settle();
+  cudaEvent_t done;
+  cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+  ncclAllReduce(at, at + 512, 4, ncclFloat32, ncclSum, comm, side);
+  cudaEventRecord(done, side);
+  cudaStreamWaitEvent(stream, done, 0);
+  cudaMemcpyAsync(back, at + 512, 8, cudaMemcpyDeviceToHost, stream);
+  expect(zero_cuda_emu_races() == races,
+         "after a wait on an event recorded after the collective, it is not");
+  races = settle();
+  ncclAllReduce(at + 256, at + 512, 4, ncclFloat32, ncclSum, comm, side);
+  void *shifted = at + 256;
+  void *shiftedParams[] = {&shifted, &shifted, &offset, &size,
+                           &stride,  &factor,  &n};
+  launch(scale, 1, 1, 1, 4, 1, 1, 0, stream, shiftedParams, nullptr);
+  expect(zero_cuda_emu_races() == races + 1,
+         "a kernel writing what a collective on another stream reads, with "
+         "no event between them, is a race");
+  races = settle();
+  ncclAllReduce(at + 256, at + 512, 4, ncclFloat32, ncclSum, comm, side);
+  cudaStreamSynchronize(side);
+  launch(scale, 1, 1, 1, 4, 1, 1, 0, stream, shiftedParams, nullptr);
+  expect(zero_cuda_emu_races() == races,
+         "after the host synchronized that stream, it is not");
+
   expect(ncclAllReduce(buf, static_cast<char *>(buf) + 512, 257, ncclFloat32,
                        ncclSum, comm, stream) == ncclInvalidArgument,
          "an all-reduce past the allocation is rejected");

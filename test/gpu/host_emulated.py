@@ -11,13 +11,17 @@ host copies (zero-opt --host-kernels: the same gpu.func before NVVM) and
 the GEMMs are computed by the emulator. For the MLP, CNN and GPT test
 models at ZeRO stages 0-3 in fp32 and bf16, on 2 ranks, 2 AdamW steps:
 
-- losses and saved weights equal the CPU target's (TOL below);
+- losses and saved weights equal the CPU target's (TOL below); also for
+  the GPT in fp16 with loss scaling and clipping at stage 2, and a GPT
+  whose 512-token rows are split reductions at stage 3;
 - the run succeeds and the emulator saw no violation: every pointer given to
   a copy, fill, GEMM or collective lies with its bytes in one live device
   allocation; every kernel looked up is a kernel of the sm_90 cubin of the
   loaded fat binary; every launch is within CUDA's limits; every GEMM's
   leading dimensions are ones cuBLAS accepts; every stream waits only on
-  recorded events;
+  recorded events; no two streams touch the same device bytes, one
+  writing, without an event wait or synchronization between them (the
+  compute and communication streams: kernels, GEMMs, copies, collectives);
 - each rank uses the device of its local rank;
 - the bytes each rank sent (zero-run --stats) equal plan.json's per-step
   bytes times the steps, by collective, and equal what the NCCL calls were
@@ -59,7 +63,7 @@ MEMORY_TOL = 0.05
 # Losses (relative) and weights (absolute) against the CPU target. Tighter
 # than on a GPU (gpu_parity.TOL): no libdevice math and no NCCL ring order,
 # only the GEMMs' order of sums and the host's libm differ.
-TOL = {"fp32": (1e-5, 1e-5), "bf16": (1e-3, 2e-3)}
+TOL = {"fp32": (1e-5, 1e-5), "bf16": (1e-3, 2e-3), "fp16": (1e-3, 2e-3)}
 
 
 class Emulated(gpu_parity.Runner):
@@ -98,11 +102,11 @@ def clean(proc, reports):
         rep["violations"] for rep in reports)
 
 
-def check_run(r, name, precision, stage, check_memory=False, computes=True):
+def check_run(r, name, precision, stage, check_memory=False, computes=True, extra=()):
     onnx = os.path.join(r.tmp, f"{name}.onnx")
     data = os.path.join(r.tmp, f"{name}.data.npz")
     tag = f"{name}.{precision}.s{stage}"
-    flags = [f"--stage={stage}", f"--precision={precision}"]
+    flags = [f"--stage={stage}", f"--precision={precision}"] + list(extra)
     out, plan = r.compile(onnx, tag, flags + (["--host-kernels"] if computes else []),
                           cuda=True)
     problems = []
@@ -173,7 +177,8 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True):
         note = f"; trace: compute {sorted(streams)}, communication {sorted(comm)}"
     rep = reports[0]
     ok = not problems
-    print(f"{'ok  ' if ok else 'FAIL'} {name:4s} {precision} stage {stage} on {RANKS}: "
+    print(f"{'ok  ' if ok else 'FAIL'} {name:4s} {precision} stage {stage} on {RANKS}"
+          f"{''.join(' ' + f for f in extra)}: "
           f"{values}{rep['launches'] // STEPS} launches of "
           f"{len(rep['launches_by_kernel'])} kernels, "
           f"{rep['gemms'] // STEPS} GEMMs, {rep['collectives'] // STEPS} collectives a step; "
@@ -323,6 +328,14 @@ def main():
         if "mlp" in args.models.split(","):
             ok &= check_errors(r)
         if "gpt" in args.models.split(","):
+            # fp16 loss scaling with clipping: the overflow flag and the
+            # unscale-and-clip factor are device scalars the kernels read.
+            ok &= check_run(r, "gpt", "fp16", 2, extra=["--gradient-clipping=1.0"])
+            # Rows long enough to split (the 512-token cross-entropy):
+            # partial sums per row, then an ordered combine.
+            gpu_parity.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
+                            tmp, "--only", "gpt_wide"])
+            ok &= check_run(r, "gpt_wide", "fp32", 3)
             ok &= check_checkpoints(r)
         gpu_parity.big_gpt(tmp, RANKS)
         # Its values on the host would take minutes: checked, not computed.

@@ -46,6 +46,8 @@
 // CHECK-NOT: gpu.block_id
 // CHECK-NOT: gpu.thread_id
 // CHECK: return
+// The argument spec: the memref is read and written, two scalars.
+// CHECK: llvm.mlir.global external constant @zero_host_kernel_scale_args("m1:4:rw s s\00")
 
 // Lowered, the copy is a C function void(void **, int64_t x 6).
 // LLVM: llvm.func @zero_host_kernel_scale(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
@@ -89,6 +91,7 @@ module attributes {gpu.container_module} {
 // CHECK-NOT: arith.truncf
 // CHECK: arith.bitcast %{{.*}} : i16 to bf16
 // CHECK: memref.store %{{.*}}[] : memref<bf16>
+// CHECK: llvm.mlir.global external constant @zero_host_kernel_gelu_args("m0:2:rw\00")
 module attributes {gpu.container_module} {
   gpu.module @zero_kernels {
     gpu.func @gelu(%a: memref<bf16>) kernel {
@@ -96,6 +99,28 @@ module attributes {gpu.container_module} {
       %e = math.erf %x : bf16
       %y = arith.mulf %x, %e : bf16
       memref.store %y, %a[] : memref<bf16>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Effects through views: a read-only input seen through a reinterpret_cast
+// and an output written through a subview; an unused buffer touches
+// nothing; i1 elements take a byte.
+// CHECK-LABEL: func.func @zero_host_kernel_views(
+// CHECK: llvm.mlir.global external constant @zero_host_kernel_views_args("m2:4:r m1:4:w m1:4:- m1:1:r\00")
+module attributes {gpu.container_module} {
+  gpu.module @zero_kernels {
+    gpu.func @views(%in: memref<4x8xf32>, %out: memref<32xf32>, %unused: memref<8xf32>, %mask: memref<8xi1>) kernel {
+      %t = gpu.thread_id x
+      %flat = memref.reinterpret_cast %in to offset: [0], sizes: [32], strides: [1] : memref<4x8xf32> to memref<32xf32>
+      %x = memref.load %flat[%t] : memref<32xf32>
+      %m = memref.load %mask[%t] : memref<8xi1>
+      %y = arith.select %m, %x, %x : f32
+      %part = memref.subview %out[8] [8] [1] : memref<32xf32> to memref<8xf32, strided<[1], offset: 8>>
+      memref.store %y, %part[%t] : memref<8xf32, strided<[1], offset: 8>>
       gpu.return
     }
   }

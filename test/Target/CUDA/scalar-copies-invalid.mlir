@@ -44,3 +44,17 @@ func.func @escapes(%arg0: memref<4xf32>) attributes {zero.entry} {
   memref.dealloc %f : memref<f32>
   return
 }
+
+// -----
+
+// A host-resident buffer a compute op writes (or reads other than as a
+// 0-d input) cannot be passed by value.
+#id = affine_map<(d0) -> (d0)>
+func.func @writes_host(%x: memref<4xf32>, %h: memref<4xf32> {zero.role = #zero.role<hyperparameter>}) attributes {zero.entry} {
+  // expected-error @below {{a compute op uses the host-resident buffer 'memref<4xf32>' as operand 1, which a GPU kernel cannot access}}
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : memref<4xf32>) outs(%h : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return
+}

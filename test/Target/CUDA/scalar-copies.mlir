@@ -89,3 +89,42 @@ func.func @unscale(%arg0: memref<4xf32>, %arg1: memref<4xf32>, %arg2: memref<2xf
   }
   return
 }
+
+// -----
+
+// A compute op reading a host-resident scalar (the fp16 loss scale) gets
+// its value, loaded by the host, as a kernel argument would be: a kernel
+// cannot read host memory. Inside a loop of pure compute (one kernel), the
+// load goes before the loop.
+// CHECK-LABEL: func.func @scaled
+// CHECK: %[[S:.*]] = memref.load %arg1[] : memref<f64>
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel"]} ins(%arg0 : memref<4xf32>) outs(%arg2 : memref<4xf32>)
+// CHECK: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
+// CHECK: arith.truncf %[[S]] : f64 to f32
+// CHECK: %[[T:.*]] = memref.load %arg1[] : memref<f64>
+// CHECK-NEXT: scf.for
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg0 : memref<4xf32>)
+// CHECK: arith.truncf %[[T]] : f64 to f32
+#id = affine_map<(d0) -> (d0)>
+#scalar = affine_map<(d0) -> ()>
+func.func @scaled(%x: memref<4xf32>, %scale: memref<f64> {zero.role = #zero.role<hyperparameter>}, %y: memref<4xf32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#id, #scalar, #id], iterator_types = ["parallel"]} ins(%x, %scale : memref<4xf32>, memref<f64>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: f32, %s: f64, %o: f32):
+    %f = arith.truncf %s : f64 to f32
+    %m = arith.mulf %a, %f : f32
+    linalg.yield %m : f32
+  }
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.for %i = %c0 to %c2 step %c1 {
+    linalg.generic {indexing_maps = [#id, #scalar, #id], iterator_types = ["parallel"]} ins(%x, %scale : memref<4xf32>, memref<f64>) outs(%y : memref<4xf32>) {
+    ^bb0(%a: f32, %s: f64, %o: f32):
+      %f = arith.truncf %s : f64 to f32
+      %m = arith.addf %a, %f : f32
+      linalg.yield %m : f32
+    }
+  }
+  return
+}

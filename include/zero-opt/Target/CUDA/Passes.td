@@ -97,8 +97,13 @@ def ZeroGPUHostKernels : Pass<"zero-gpu-host-kernels", "ModuleOp"> {
     in turn, the ids being loop variables, so a `--target=cuda` build can
     compute its values on a machine without a GPU: the host emulator calls
     it in place of the cubin's kernel. 16-bit float arithmetic and math
-    run in f32 and round back, as the device code does. The gpu.module and
-    the launches are unchanged.
+    run in f32 and round back, as the device code does. Next to each copy,
+    a constant C string `zero_host_kernel_<name>_args` describes the
+    arguments, so that the emulator knows the device bytes a launch
+    touches: `m<rank>:<element bytes>:<r|w|rw|->` per memref (what the
+    kernel does with its buffer, through views too; an op that does not
+    declare its memory effects counts as both) and `s` per scalar. The
+    gpu.module and the launches are unchanged.
 
     A kernel whose threads depend on each other (barriers, shuffles,
     workgroup memory) or whose body has more than one block, has no
@@ -130,8 +135,14 @@ def ZeroGPUScalarCopies : Pass<"zero-gpu-scalar-copies", "ModuleOp"> {
         broadcast to all iterations and recomputes those scalar ops in its
         body; the buffer's free moves after the last such op.
     Loads of host-resident arguments (role `hyperparameter`: learning
-    rate, step count, loss scale) stay on the host. Any other load or
-    store of device memory in the step is an error at its location.
+    rate, step count, loss scale) stay on the host. A `linalg.generic`
+    that reads a host-resident 0-d buffer (fp16's loss scale times the
+    loss) gets its value instead: the host loads it before the op (before
+    the loop or conditional of pure compute that holds it) and the body
+    uses the value, which kernel formation passes as a kernel argument; a
+    kernel cannot read host memory. Any other use of a host-resident
+    buffer by a compute op, and any other load or store of device memory
+    in the step, is an error at its location.
     `--simulate-gpu` runs this pass too, so the CPU checks its numerics.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect",

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -47,6 +49,56 @@ std::string noHostForm(gpu::GPUFuncOp kernel) {
     return WalkResult::interrupt();
   });
   return why;
+}
+
+/// How a kernel uses the buffer of memref `v` and its views: 1 read,
+/// 2 written; an op that does not say is taken to do both.
+unsigned bufferEffects(Value v) {
+  unsigned effects = 0;
+  for (Operation *user : v.getUsers()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+        view && view.getViewSource() == v) {
+      effects |= bufferEffects(view.getViewDest());
+      continue;
+    }
+    auto iface = dyn_cast<MemoryEffectOpInterface>(user);
+    if (!iface) {
+      effects |= 3;
+      continue;
+    }
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    iface.getEffectsOnValue(v, instances);
+    for (MemoryEffects::EffectInstance &e : instances)
+      effects |= isa<MemoryEffects::Write>(e.getEffect())  ? 2
+                 : isa<MemoryEffects::Read>(e.getEffect()) ? 1
+                                                           : 0;
+  }
+  return effects;
+}
+
+/// What the host emulator needs to see a launch's memory accesses: per
+/// argument, `m<rank>:<element bytes>:<r|w|rw|->` for a memref (its
+/// footprint follows from the descriptor's fields) or `s` for a scalar.
+std::string argumentSpec(gpu::GPUFuncOp kernel) {
+  std::string spec;
+  for (BlockArgument arg : kernel.getArguments()) {
+    if (!spec.empty())
+      spec += ' ';
+    auto memref = dyn_cast<MemRefType>(arg.getType());
+    if (!memref) {
+      spec += 's';
+      continue;
+    }
+    unsigned effects = bufferEffects(arg);
+    int64_t bytes = (memref.getElementTypeBitWidth() + 7) / 8;
+    spec += "m" + std::to_string(memref.getRank()) + ":" +
+            std::to_string(bytes) + ":" +
+            (effects == 3   ? "rw"
+             : effects == 2 ? "w"
+             : effects == 1 ? "r"
+                            : "-");
+  }
+  return spec;
 }
 
 struct ZeroGPUHostKernelsPass
@@ -141,6 +193,13 @@ ZeroGPUHostKernelsPass::hostCopy(gpu::GPUFuncOp kernel) {
     b.clone(op, mapping);
   b.setInsertionPointToEnd(entry);
   func::ReturnOp::create(b, loc);
+
+  std::string spec = argumentSpec(kernel) + '\0';
+  b.setInsertionPointAfter(fn);
+  LLVM::GlobalOp::create(
+      b, loc, LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), spec.size()),
+      /*isConstant=*/true, LLVM::Linkage::External, name + "_args",
+      b.getStringAttr(spec));
 
   fn.walk([&](Operation *op) {
     Value id;

@@ -3,7 +3,9 @@
 // On the GPU every buffer of the step except the host-resident arguments is
 // device memory. The host code of a step only moves single elements (the
 // packing of per-tensor norms); each move becomes a copy between 0-d views,
-// which kernel formation turns into one deduplicated kernel.
+// which kernel formation turns into one deduplicated kernel. A compute op
+// that reads a host-resident scalar (the fp16 loss scale) gets its value
+// instead: a kernel cannot read host memory.
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Target/CUDA/Passes.h"
@@ -164,6 +166,32 @@ void sink(memref::LoadOp load) {
       op->erase();
 }
 
+/// Makes `g` use `value`, loaded on the host, in place of its 0-d input
+/// `input`: a kernel argument once kernels are formed.
+void passByValue(linalg::GenericOp g, OpOperand *input, Value value) {
+  OpBuilder b(g);
+  unsigned at = input->getOperandNumber();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : g.getDpsInputOperands())
+    if (in != input) {
+      inputs.push_back(in->get());
+      maps.push_back(g.getMatchingIndexingMap(in));
+    }
+  for (OpOperand &out : g.getDpsInitsMutable())
+    maps.push_back(g.getMatchingIndexingMap(&out));
+  auto n = linalg::GenericOp::create(b, g.getLoc(), g->getResultTypes(), inputs,
+                                     g.getOutputs(), maps,
+                                     g.getIteratorTypesArray());
+  n->setDiscardableAttrs(g->getDiscardableAttrDictionary());
+  n.getRegion().takeBody(g.getRegion());
+  Block &body = n.getRegion().front();
+  body.getArgument(at).replaceAllUsesWith(value);
+  body.eraseArgument(at);
+  g->replaceAllUsesWith(n->getResults());
+  g.erase();
+}
+
 struct ZeroGPUScalarCopiesPass
     : zero::cuda::impl::ZeroGPUScalarCopiesBase<ZeroGPUScalarCopiesPass> {
   void runOnOperation() override {
@@ -176,6 +204,40 @@ struct ZeroGPUScalarCopiesPass
   }
 
   LogicalResult run(func::FuncOp fn) {
+    // Compute ops reading host-resident buffers: a scalar becomes a value
+    // the host loads before the op (before the loop or conditional that
+    // holds it, which becomes one kernel); anything else is an error.
+    SmallVector<std::pair<linalg::GenericOp, OpOperand *>> byValue;
+    WalkResult hosted = fn.walk([&](linalg::LinalgOp op) {
+      for (OpOperand &operand : op->getOpOperands()) {
+        if (!isa<MemRefType>(operand.get().getType()) ||
+            !isHostResident(operand.get()))
+          continue;
+        auto g = dyn_cast<linalg::GenericOp>(op.getOperation());
+        if (!g || !g.isDpsInput(&operand) ||
+            cast<MemRefType>(operand.get().getType()).getRank() != 0) {
+          op->emitError() << "a compute op uses the host-resident buffer "
+                          << operand.get().getType() << " as operand "
+                          << operand.getOperandNumber()
+                          << ", which a GPU kernel cannot access";
+          return WalkResult::interrupt();
+        }
+        byValue.push_back({g, &operand});
+      }
+      return WalkResult::advance();
+    });
+    if (hosted.wasInterrupted())
+      return failure();
+    for (auto [g, input] : byValue) {
+      Operation *anchor = g;
+      for (Operation *p = g->getParentOp(); p && p != fn; p = p->getParentOp())
+        if (zero::isComputeOnly(p))
+          anchor = p;
+      OpBuilder b(anchor);
+      Value value = memref::LoadOp::create(b, g.getLoc(), input->get());
+      passByValue(g, input, value);
+    }
+
     SmallVector<memref::StoreOp> moves;
     SmallVector<memref::LoadOp> sinks;
     WalkResult r = fn.walk([&](Operation *op) {
