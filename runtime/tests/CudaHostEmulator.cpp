@@ -311,12 +311,19 @@ void touch(Work work, const void *p, int64_t bytes, bool write,
     auto known = clock.find(a.stream);
     if (known != clock.end() && known->second >= a.seq)
       continue;
-    // The first few name the calls; the report counts them all.
-    if (++e.races <= 8)
-      violation("race: " + what + (write ? " writes" : " reads") +
-                " bytes that " + a.what + (a.write ? " writes" : " reads") +
+    // The first few name the calls and bytes; the report counts them all.
+    if (++e.races <= 8) {
+      auto base = allocationOf(std::max(lo, a.lo));
+      auto at = [&](uintptr_t x, uintptr_t y) {
+        uintptr_t b = base == e.allocations.end() ? 0 : base->first;
+        return "[" + std::to_string(x - b) + ", " + std::to_string(y - b) + ")";
+      };
+      violation("race: " + what + (write ? " writes" : " reads") + " bytes " +
+                at(lo, hi) + " of an allocation, " + a.what +
+                (a.write ? " writes" : " reads") + " " + at(a.lo, a.hi) +
                 " on another stream, with no event wait or synchronization "
                 "between them");
+    }
     break;
   }
   e.accesses.push_back({lo, hi, write, work.stream, work.seq, what});
@@ -1216,13 +1223,10 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   return cudaSuccess;
 }
 
-// Done, as all work is; the host learns no order from asking (a GPU
-// might have said not yet).
+// Done, as all work is: the host saw it complete, so all work queued
+// after comes after it (the runtime's watchdog then skips the stream wait).
 cudaError_t cudaEventQuery(cudaEvent_t event) {
-  LOCK;
-  return emu().events.count(reinterpret_cast<Event *>(event))
-             ? cudaSuccess
-             : fail(cudaErrorInvalidResourceHandle);
+  return cudaEventSynchronize(event);
 }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
