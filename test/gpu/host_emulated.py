@@ -13,7 +13,9 @@ models at ZeRO stages 0-3 in fp32 and bf16, on 2 ranks, 2 AdamW steps:
 
 - losses and saved weights equal the CPU target's (TOL below); also for
   the GPT in fp16 with loss scaling and clipping at stage 2, a GPT whose
-  512-token rows are split reductions at stage 3, and the zoo's
+  512-token rows are split reductions at stage 3, the GPT at stage 3 with
+  2 accumulated micro-batches, with --remat=blocks (bf16) and
+  --remat=sqrt, and the zoo's
   transformer, ViT, SqueezeNet and ResNet-18 (float64, synchronized
   BatchNorm) at stage 3;
 - the run succeeds and the emulator saw no violation: every pointer given to
@@ -111,7 +113,8 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
     """precision None: the model's own (zoo models in float64)."""
     onnx = os.path.join(r.tmp, f"{name}.onnx")
     data = os.path.join(r.tmp, f"{name}.data.npz")
-    tag = f"{name}.{precision}.s{stage}"
+    tag = f"{name}.{precision}.s{stage}" + "".join(
+        "." + "".join(c for c in f if c.isalnum()) for f in extra)
     flags = [f"--stage={stage}"] + list(extra)
     if precision:
         flags.append(f"--precision={precision}")
@@ -346,6 +349,11 @@ def main():
             gpu_parity.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
                             tmp, "--only", "gpt_wide"])
             ok &= check_run(r, "gpt_wide", "fp32", 3)
+            # Accumulation buffers over micro-batches; recomputed
+            # activations (and their re-gathered parameters at stage 3).
+            ok &= check_run(r, "gpt", "fp32", 3, extra=["--gradient-accumulation-steps=2"])
+            ok &= check_run(r, "gpt", "bf16", 3, extra=["--remat=blocks"])
+            ok &= check_run(r, "gpt", "fp32", 3, extra=["--remat=sqrt"])
             ok &= check_checkpoints(r)
         # Models PyTorch and torchvision wrote (BatchNorm synchronized over
         # the ranks in resnet18, float64 there): GPU tolerances, as Adam
