@@ -70,18 +70,26 @@ namespace {
 using HostKernel = void (*)(void **, int64_t, int64_t, int64_t, int64_t,
                             int64_t, int64_t);
 
+/// One argument of a kernel's host copy, from its spec: a memref of `rank`
+/// (read: effects & 1, written: & 2), or a scalar (rank -1).
+struct KernelArg {
+  int rank = -1, elementBytes = 0;
+  unsigned effects = 0;
+};
+struct HostCopy {
+  HostKernel run;
+  std::vector<KernelArg> args;
+};
 struct Module {
   std::set<std::string> kernels;
   /// The host copies of the kernels, when the object that holds the image
   /// has them.
-  std::map<std::string, HostKernel> hosts;
-  std::map<std::string, const char *> specs; ///< their argument specs
+  std::map<std::string, HostCopy> hosts;
 };
 struct Function {
   Module *module;
   std::string name;
-  HostKernel host = nullptr;
-  const char *spec = nullptr;
+  const HostCopy *host = nullptr;
 };
 /// Per stream, the number of its last piece of work known done before
 /// (vector clocks).
@@ -464,6 +472,32 @@ CUresult imageKernels(const void *image, Module &module) {
 
 constexpr const char *kHostPrefix = "zero_host_kernel_";
 
+/// The arguments a kernel spec lists (HostKernels.cpp: `m<rank>:<element
+/// bytes>:<r|w|rw|->` or `s` each, space-separated); false when malformed.
+bool parseSpec(const char *spec, std::vector<KernelArg> &args) {
+  for (const char *p = spec; *p;) {
+    if (*p == ' ') {
+      ++p;
+    } else if (*p == 's') {
+      args.push_back({});
+      ++p;
+    } else {
+      KernelArg a;
+      int used = 0;
+      char effects[3] = {0, 0, 0};
+      if (std::sscanf(p, "m%d:%d:%2[rw-]%n", &a.rank, &a.elementBytes, effects,
+                      &used) != 3 ||
+          a.rank < 0 || a.elementBytes <= 0)
+        return false;
+      a.effects = (std::strchr(effects, 'r') ? 1u : 0u) |
+                  (std::strchr(effects, 'w') ? 2u : 0u);
+      args.push_back(a);
+      p += used;
+    }
+  }
+  return true;
+}
+
 /// Finds the host copies of `module`'s kernels in the loaded object that
 /// holds `image` (a step compiled with --host-kernels): all or none.
 CUresult hostCopies(const void *image, Module &module) {
@@ -483,11 +517,18 @@ CUresult hostCopies(const void *image, Module &module) {
   };
   for (const std::string &k : module.kernels) {
     void *copy = find(kHostPrefix + k), *spec = find(kHostPrefix + k + "_args");
-    if (copy && spec) {
-      module.hosts[k] = reinterpret_cast<HostKernel>(copy);
-      module.specs[k] = static_cast<const char *>(spec);
-    } else {
+    if (!copy || !spec) {
       missing.push_back(k);
+      continue;
+    }
+    HostCopy &host = module.hosts[k];
+    host.run = reinterpret_cast<HostKernel>(copy);
+    if (!parseSpec(static_cast<const char *>(spec), host.args)) {
+      violation("cuModuleLoadData: kernel " + k +
+                " has a malformed argument "
+                "spec '" +
+                static_cast<const char *>(spec) + "'");
+      return CUDA_ERROR_INVALID_IMAGE;
     }
   }
   if (module.hosts.empty())
@@ -564,11 +605,8 @@ CUresult drvModuleGetFunction(CUfunction *f, CUmodule module,
     return CUDA_ERROR_NOT_FOUND;
   }
   auto host = m->hosts.find(name);
-  auto *fn = new Function{m, name};
-  if (host != m->hosts.end()) {
-    fn->host = host->second;
-    fn->spec = m->specs[name];
-  }
+  auto *fn =
+      new Function{m, name, host == m->hosts.end() ? nullptr : &host->second};
   emu().functions.insert(fn);
   *f = reinterpret_cast<CUfunction>(fn);
   return CUDA_SUCCESS;
@@ -596,28 +634,18 @@ struct KernelBuffer {
   unsigned effects;
 };
 
-/// The memref arguments of a launch, from the kernel's spec (HostKernels.cpp:
-/// `m<rank>:<element bytes>:<r|w|rw|->` or `s` per argument) and the
-/// descriptor fields in `params`; false for a spec it cannot read.
-bool kernelBuffers(const char *spec, void **params,
-                   std::vector<KernelBuffer> &out) {
+/// The memref arguments of a launch of `host`: the device bytes the
+/// descriptor fields in `params` cover.
+std::vector<KernelBuffer> kernelBuffers(const HostCopy &host, void **params) {
+  std::vector<KernelBuffer> out;
   size_t slot = 0;
-  for (const char *p = spec; *p;) {
-    if (*p == ' ') {
-      ++p;
+  for (const KernelArg &arg : host.args) {
+    if (arg.rank < 0) {
+      ++slot;
       continue;
     }
-    if (*p == 's') {
-      ++slot, ++p;
-      continue;
-    }
-    int rank = 0, bytes = 0, used = 0;
-    char effects[3] = {0, 0, 0};
-    if (std::sscanf(p, "m%d:%d:%2[rw-]%n", &rank, &bytes, effects, &used) !=
-            3 ||
-        rank < 0 || bytes <= 0)
-      return false;
-    p += used;
+    int rank = arg.rank;
+    int64_t bytes = arg.elementBytes;
     const char *aligned = *static_cast<char **>(params[slot + 1]);
     int64_t offset = *static_cast<int64_t *>(params[slot + 2]);
     // Elements [lo, hi) from the offset that the sizes and strides reach.
@@ -631,12 +659,11 @@ bool kernelBuffers(const char *spec, void **params,
       }
       (stride >= 0 ? hi : lo) += (size - 1) * stride;
     }
-    out.push_back({aligned + (offset + lo) * bytes, (hi - lo) * bytes,
-                   (std::strchr(effects, 'r') ? 1u : 0u) |
-                       (std::strchr(effects, 'w') ? 2u : 0u)});
+    out.push_back(
+        {aligned + (offset + lo) * bytes, (hi - lo) * bytes, arg.effects});
     slot += 3 + 2 * size_t(rank);
   }
-  return true;
+  return out;
 }
 
 CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -678,23 +705,18 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                        "does not read");
       return CUDA_ERROR_INVALID_VALUE;
     }
-    std::vector<KernelBuffer> buffers;
-    if (!kernelBuffers(fn->spec, params, buffers)) {
-      violation(what + ": malformed argument spec '" + fn->spec + "'");
-      return CUDA_ERROR_INVALID_VALUE;
-    }
+    std::vector<KernelBuffer> buffers = kernelBuffers(*fn->host, params);
     Work work = queue(stream);
     for (size_t i = 0; i < buffers.size(); ++i) {
       const KernelBuffer &b = buffers[i];
       std::string arg = what + " buffer " + std::to_string(i);
       if (b.bytes > 0 && !inDevice(b.p, b.bytes, arg))
         return CUDA_ERROR_INVALID_VALUE;
-      if (b.effects & 1)
-        touch(work, b.p, b.bytes, false, arg);
-      if (b.effects & 2)
-        touch(work, b.p, b.bytes, true, arg);
+      // A write races with what a read races with, and more.
+      if (b.effects)
+        touch(work, b.p, b.bytes, b.effects & 2, arg);
     }
-    fn->host(params, gx, gy, gz, bx, by, bz);
+    fn->host->run(params, gx, gy, gz, bx, by, bz);
     ++e.kernelsRun;
   }
   return CUDA_SUCCESS;
@@ -1324,18 +1346,18 @@ struct Gemm {
                     : *static_cast<const float *>(alpha);
     double be = f64 ? *static_cast<const double *>(beta)
                     : *static_cast<const float *>(beta);
-    size_t ab = ncclBytes(ncclTypeOf(abType)),
-           cb = ncclBytes(ncclTypeOf(cType));
+    ncclDataType_t at = ncclTypeOf(abType), ct = ncclTypeOf(cType);
+    size_t ab = ncclBytes(at), cb = ncclBytes(ct);
     // op(A) by rows and op(B) by columns, k contiguous.
     std::vector<double> a(size_t(m * k)), b(size_t(n * k));
     for (int64_t i = 0; i < m; ++i)
       for (int64_t p = 0; p < k; ++p)
-        a[i * k + p] = loadElement(A + (ta ? p + i * lda : i + p * lda) * ab,
-                                   ncclTypeOf(abType));
+        a[i * k + p] =
+            loadElement(A + (ta ? p + i * lda : i + p * lda) * ab, at);
     for (int64_t j = 0; j < n; ++j)
       for (int64_t p = 0; p < k; ++p)
-        b[j * k + p] = loadElement(B + (tb ? j + p * ldb : p + j * ldb) * ab,
-                                   ncclTypeOf(abType));
+        b[j * k + p] =
+            loadElement(B + (tb ? j + p * ldb : p + j * ldb) * ab, at);
     for (int64_t j = 0; j < n; ++j)
       for (int64_t i = 0; i < m; ++i) {
         const double *x = &a[i * k], *y = &b[j * k];
@@ -1353,8 +1375,8 @@ struct Gemm {
         char *c = C + (i + j * ldc) * cb;
         double v = al * sum;
         if (be != 0)
-          v += be * loadElement(c, ncclTypeOf(cType));
-        storeElement(c, ncclTypeOf(cType), f64 ? v : double(float(v)));
+          v += be * loadElement(c, ct);
+        storeElement(c, ct, f64 ? v : double(float(v)));
       }
   }
 };
@@ -1423,28 +1445,22 @@ cublasStatus_t cublasGemmStridedBatchedEx_64(
   };
   if (std::min({strideA, strideB, strideC}) < 0)
     return bad("negative batch stride");
-  if (k > 0 &&
-      (!inDevice(
-           A, extent(aRows, aCols, lda, strideA, batchCount) * bytesOf(Atype),
-           "cublasGemmStridedBatchedEx A") ||
-       !inDevice(
-           B, extent(bRows, bCols, ldb, strideB, batchCount) * bytesOf(Btype),
-           "cublasGemmStridedBatchedEx B")))
-    return CUBLAS_STATUS_INVALID_VALUE;
-  if (!inDevice(C, extent(m, n, ldc, strideC, batchCount) * bytesOf(Ctype),
-                "cublasGemmStridedBatchedEx C"))
+  // The bytes each operand covers, k = 0 reading neither A nor B.
+  int64_t aBytes = k > 0 ? extent(aRows, aCols, lda, strideA, batchCount) *
+                               bytesOf(Atype)
+                         : 0,
+          bBytes = k > 0 ? extent(bRows, bCols, ldb, strideB, batchCount) *
+                               bytesOf(Btype)
+                         : 0,
+          cBytes = extent(m, n, ldc, strideC, batchCount) * bytesOf(Ctype);
+  if ((k > 0 && (!inDevice(A, aBytes, "cublasGemmStridedBatchedEx A") ||
+                 !inDevice(B, bBytes, "cublasGemmStridedBatchedEx B"))) ||
+      !inDevice(C, cBytes, "cublasGemmStridedBatchedEx C"))
     return CUBLAS_STATUS_INVALID_VALUE;
   Work work = queue(e.blasStreams[reinterpret_cast<void *>(handle)]);
-  if (k > 0) {
-    touch(work, A,
-          extent(aRows, aCols, lda, strideA, batchCount) * bytesOf(Atype),
-          false, "cublasGemmStridedBatchedEx A");
-    touch(work, B,
-          extent(bRows, bCols, ldb, strideB, batchCount) * bytesOf(Btype),
-          false, "cublasGemmStridedBatchedEx B");
-  }
-  touch(work, C, extent(m, n, ldc, strideC, batchCount) * bytesOf(Ctype), true,
-        "cublasGemmStridedBatchedEx C");
+  touch(work, A, aBytes, false, "cublasGemmStridedBatchedEx A");
+  touch(work, B, bBytes, false, "cublasGemmStridedBatchedEx B");
+  touch(work, C, cBytes, true, "cublasGemmStridedBatchedEx C");
   if (e.computes) {
     Gemm g{transa == CUBLAS_OP_T,
            transb == CUBLAS_OP_T,

@@ -18,7 +18,6 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::zero::cuda {
 #define GEN_PASS_DEF_ZEROGPUHOSTKERNELS
@@ -234,19 +233,18 @@ void ZeroGPUHostKernelsPass::runOnOperation() {
   }
 
   // 16-bit floats compute in f32 and round back, as the device code does
-  // (libdevice's math is f32), and their conversions become integer
+  // (libdevice's math is f32), and bf16 conversions become integer
   // arithmetic, which needs no compiler-runtime helpers on the host.
   OpPassManager pm(func::FuncOp::getOperationName());
   pm.addPass(math::createMathExtendToSupportedTypes());
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"bf16", "f16"};
   pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
-  RewritePatternSet patterns(&getContext());
-  arith::populateExpandBFloat16Patterns(patterns);
-  FrozenRewritePatternSet frozen(std::move(patterns));
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
   for (func::FuncOp copy : copies)
-    if (failed(runPipeline(pm, copy)) ||
-        failed(applyPatternsGreedily(copy, frozen)))
+    if (failed(runPipeline(pm, copy)))
       return signalPassFailure();
 }
 

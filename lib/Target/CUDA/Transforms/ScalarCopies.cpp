@@ -104,6 +104,18 @@ bool sinkable(memref::LoadOp load) {
   return true;
 }
 
+/// `g` as a new op with `inputs` and indexing `maps` (the outputs' too),
+/// holding its body and attributes; `g` is left for the caller to erase.
+linalg::GenericOp withInputs(OpBuilder &b, linalg::GenericOp g,
+                             ValueRange inputs, ArrayRef<AffineMap> maps) {
+  auto n = linalg::GenericOp::create(b, g.getLoc(), g->getResultTypes(), inputs,
+                                     g.getOutputs(), maps,
+                                     g.getIteratorTypesArray());
+  n->setDiscardableAttrs(g->getDiscardableAttrDictionary());
+  n.getRegion().takeBody(g.getRegion());
+  return n;
+}
+
 /// Makes the generic ops that use the scalar read it from device memory
 /// themselves: a 0-d input broadcast to every iteration, and the scalar
 /// ops recomputed from it in their bodies.
@@ -133,11 +145,7 @@ void sink(memref::LoadOp load) {
     unsigned at = g.getNumDpsInputs();
     maps.insert(maps.begin() + at,
                 AffineMap::get(g.getNumLoops(), 0, b.getContext()));
-    auto n = linalg::GenericOp::create(b, g.getLoc(), TypeRange{}, inputs,
-                                       g.getOutputs(), maps,
-                                       g.getIteratorTypesArray());
-    n->setDiscardableAttrs(g->getDiscardableAttrDictionary());
-    n.getRegion().takeBody(g.getRegion());
+    linalg::GenericOp n = withInputs(b, g, inputs, maps);
     Block &body = n.getRegion().front();
     IRMapping map;
     map.map(load.getResult(),
@@ -171,20 +179,11 @@ void sink(memref::LoadOp load) {
 void passByValue(linalg::GenericOp g, OpOperand *input, Value value) {
   OpBuilder b(g);
   unsigned at = input->getOperandNumber();
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps;
-  for (OpOperand *in : g.getDpsInputOperands())
-    if (in != input) {
-      inputs.push_back(in->get());
-      maps.push_back(g.getMatchingIndexingMap(in));
-    }
-  for (OpOperand &out : g.getDpsInitsMutable())
-    maps.push_back(g.getMatchingIndexingMap(&out));
-  auto n = linalg::GenericOp::create(b, g.getLoc(), g->getResultTypes(), inputs,
-                                     g.getOutputs(), maps,
-                                     g.getIteratorTypesArray());
-  n->setDiscardableAttrs(g->getDiscardableAttrDictionary());
-  n.getRegion().takeBody(g.getRegion());
+  SmallVector<Value> inputs(g.getInputs());
+  inputs.erase(inputs.begin() + at);
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  maps.erase(maps.begin() + at);
+  linalg::GenericOp n = withInputs(b, g, inputs, maps);
   Block &body = n.getRegion().front();
   body.getArgument(at).replaceAllUsesWith(value);
   body.eraseArgument(at);
