@@ -27,6 +27,8 @@ StringRef mlir::zero::runtimeFunctionName(RuntimeFunction fn) {
     return "zero_rt_sgemm";
   case RuntimeFunction::Gemm16:
     return "zero_rt_gemm16";
+  case RuntimeFunction::Dgemm:
+    return "zero_rt_dgemm";
   case RuntimeFunction::CommStart:
     return "zero_rt_comm_start";
   case RuntimeFunction::CommWait:
@@ -41,6 +43,8 @@ StringRef mlir::zero::runtimeFunctionName(RuntimeFunction fn) {
     return "zero_rt_cuda_sgemm";
   case RuntimeFunction::CudaGemm16:
     return "zero_rt_cuda_gemm16";
+  case RuntimeFunction::CudaDgemm:
+    return "zero_rt_cuda_dgemm";
   case RuntimeFunction::CudaCheckGemm:
     return "zero_rt_cuda_check_gemm";
   case RuntimeFunction::CudaCommStart:
@@ -59,6 +63,7 @@ static FunctionType runtimeFunctionType(Builder &b, RuntimeFunction fn) {
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   switch (fn) {
   case RuntimeFunction::Sgemm:
+  case RuntimeFunction::Dgemm:
     return b.getFunctionType(SmallVector<Type>(24, i64), {});
   case RuntimeFunction::Gemm16: {
     SmallVector<Type> args = {i32};
@@ -75,6 +80,7 @@ static FunctionType runtimeFunctionType(Builder &b, RuntimeFunction fn) {
   case RuntimeFunction::MemFree:
     return b.getFunctionType({i32, i64}, {});
   case RuntimeFunction::CudaSgemm:
+  case RuntimeFunction::CudaDgemm:
     return b.getFunctionType(SmallVector<Type>(24, i64), {i32});
   case RuntimeFunction::CudaGemm16: {
     SmallVector<Type> args = {i32};

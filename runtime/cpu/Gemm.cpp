@@ -23,35 +23,50 @@ Layout layoutOf(int64_t rows, int64_t cols, int64_t sRow, int64_t sCol) {
 }
 
 /// Copies a strided matrix into a dense row-major buffer.
-void pack(const float *src, int64_t rows, int64_t cols, int64_t sRow,
-          int64_t sCol, std::vector<float> &dst) {
+template <typename T>
+void pack(const T *src, int64_t rows, int64_t cols, int64_t sRow, int64_t sCol,
+          std::vector<T> &dst) {
   dst.resize(rows * cols);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
       dst[i * cols + j] = src[i * sRow + j * sCol];
 }
-} // namespace
 
-extern "C" void
-zero_rt_sgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n, int64_t k,
-              int64_t a, int64_t aOff, int64_t aSB0, int64_t aSB1, int64_t aSM,
-              int64_t aSK, int64_t b, int64_t bOff, int64_t bSB0, int64_t bSB1,
-              int64_t bSK, int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
-              int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
-  const float *A = reinterpret_cast<const float *>(a) + aOff;
-  const float *B = reinterpret_cast<const float *>(b) + bOff;
-  float *C = reinterpret_cast<float *>(c) + cOff;
+// cblas_sgemm or cblas_dgemm by the element type.
+void blasGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+              int64_t k, const float *a, int64_t lda, const float *b,
+              int64_t ldb, float beta, float *c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c,
+              ldc);
+}
+void blasGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+              int64_t k, const double *a, int64_t lda, const double *b,
+              int64_t ldb, double beta, double *c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c,
+              ldc);
+}
+
+template <typename T>
+void gemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n, int64_t k,
+          int64_t a, int64_t aOff, int64_t aSB0, int64_t aSB1, int64_t aSM,
+          int64_t aSK, int64_t b, int64_t bOff, int64_t bSB0, int64_t bSB1,
+          int64_t bSK, int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
+          int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
+  const T *A = reinterpret_cast<const T *>(a) + aOff;
+  const T *B = reinterpret_cast<const T *>(b) + bOff;
+  T *C = reinterpret_cast<T *>(c) + cOff;
   if (m == 0 || n == 0)
     return;
-  const float beta = accumulate ? 1.0f : 0.0f;
+  const T beta = accumulate ? 1 : 0;
   Layout la = layoutOf(m, k, aSM, aSK), lb = layoutOf(k, n, bSK, bSN);
   Layout lc = layoutOf(m, n, cSM, cSN);
-  std::vector<float> pa, pb, pc;
+  std::vector<T> pa, pb, pc;
+  auto op = [](bool trans) { return trans ? CblasTrans : CblasNoTrans; };
   for (int64_t i = 0; i < batch0; ++i)
     for (int64_t j = 0; j < batch1; ++j) {
-      const float *Ai = A + i * aSB0 + j * aSB1;
-      const float *Bi = B + i * bSB0 + j * bSB1;
-      float *Ci = C + i * cSB0 + j * cSB1;
+      const T *Ai = A + i * aSB0 + j * aSB1;
+      const T *Bi = B + i * bSB0 + j * bSB1;
+      T *Ci = C + i * cSB0 + j * cSB1;
       Layout ua = la, ub = lb;
       if (!la.ok) {
         pack(Ai, m, k, aSM, aSK, pa);
@@ -64,17 +79,15 @@ zero_rt_sgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n, int64_t k,
         ub = {true, false, n};
       }
       if (lc.ok && !lc.trans) {
-        cblas_sgemm(CblasRowMajor, ua.trans ? CblasTrans : CblasNoTrans,
-                    ub.trans ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, Ai,
-                    ua.ld, Bi, ub.ld, beta, Ci, lc.ld);
+        blasGemm(op(ua.trans), op(ub.trans), m, n, k, Ai, ua.ld, Bi, ub.ld,
+                 beta, Ci, lc.ld);
         continue;
       }
       if (lc.ok) {
         // C^T = B^T A^T: a transposed result is a product of the
         // operands swapped, written as stored.
-        cblas_sgemm(CblasRowMajor, ub.trans ? CblasNoTrans : CblasTrans,
-                    ua.trans ? CblasNoTrans : CblasTrans, n, m, k, 1.0f, Bi,
-                    ub.ld, Ai, ua.ld, beta, Ci, lc.ld);
+        blasGemm(op(!ub.trans), op(!ua.trans), n, m, k, Bi, ub.ld, Ai, ua.ld,
+                 beta, Ci, lc.ld);
         continue;
       }
       // A result with no unit stride: through a dense copy.
@@ -82,13 +95,33 @@ zero_rt_sgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n, int64_t k,
         pack(Ci, m, n, cSM, cSN, pc);
       else
         pc.resize(m * n);
-      cblas_sgemm(CblasRowMajor, ua.trans ? CblasTrans : CblasNoTrans,
-                  ub.trans ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, Ai,
-                  ua.ld, Bi, ub.ld, beta, pc.data(), n);
+      blasGemm(op(ua.trans), op(ub.trans), m, n, k, Ai, ua.ld, Bi, ub.ld, beta,
+               pc.data(), n);
       for (int64_t r = 0; r < m; ++r)
         for (int64_t col = 0; col < n; ++col)
           Ci[r * cSM + col * cSN] = pc[r * n + col];
     }
+}
+} // namespace
+
+extern "C" void
+zero_rt_sgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n, int64_t k,
+              int64_t a, int64_t aOff, int64_t aSB0, int64_t aSB1, int64_t aSM,
+              int64_t aSK, int64_t b, int64_t bOff, int64_t bSB0, int64_t bSB1,
+              int64_t bSK, int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
+              int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
+  gemm<float>(batch0, batch1, m, n, k, a, aOff, aSB0, aSB1, aSM, aSK, b, bOff,
+              bSB0, bSB1, bSK, bSN, c, cOff, cSB0, cSB1, cSM, cSN, accumulate);
+}
+
+extern "C" void
+zero_rt_dgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n, int64_t k,
+              int64_t a, int64_t aOff, int64_t aSB0, int64_t aSB1, int64_t aSM,
+              int64_t aSK, int64_t b, int64_t bOff, int64_t bSB0, int64_t bSB1,
+              int64_t bSK, int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
+              int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
+  gemm<double>(batch0, batch1, m, n, k, a, aOff, aSB0, aSB1, aSM, aSK, b, bOff,
+               bSB0, bSB1, bSK, bSN, c, cOff, cSB0, cSB1, cSM, cSN, accumulate);
 }
 
 namespace {

@@ -51,11 +51,21 @@ std::string describe(const char *name, int64_t rows, int64_t cols, int64_t sRow,
 }
 
 struct Gemm {
-  cudaDataType_t abType;
+  cudaDataType_t abType, cType;
   cublasComputeType_t compute;
   int64_t m, n, k;
   Operand a, b, c;
-  float beta;
+  bool accumulate;
+
+  /// alpha (1) and beta (0, or 1 to accumulate) as cuBLAS reads them: in
+  /// the compute type's precision, double for CUBLAS_COMPUTE_64F.
+  const void *scalar(bool one) const {
+    static const float f[2] = {0.0f, 1.0f};
+    static const double d[2] = {0.0, 1.0};
+    if (compute == CUBLAS_COMPUTE_64F)
+      return &d[one];
+    return &f[one];
+  }
 
   /// cuBLAS's view of the product: a row-major C is C^T (n x m) = B^T A^T,
   /// so B comes first; a stored transpose needs no op.
@@ -78,14 +88,13 @@ struct Gemm {
   /// `count` products at a, b, c advanced by the strides (in elements).
   void run(char *pa, char *pb, char *pc, int64_t count, const int64_t *stride) {
     State &s = state();
-    const float alpha = 1.0f;
     Order o = order();
     check(cublasGemmStridedBatchedEx_64(
-              s.blas, o.op1, o.op2, o.rows, o.cols, k, &alpha, o.swap ? pb : pa,
-              abType, o.ld1, o.swap ? stride[1] : stride[0], o.swap ? pa : pb,
-              abType, o.ld2, o.swap ? stride[0] : stride[1], &beta, pc,
-              CUDA_R_32F, c.view.ld, stride[2], count, compute,
-              CUBLAS_GEMM_DEFAULT),
+              s.blas, o.op1, o.op2, o.rows, o.cols, k, scalar(true),
+              o.swap ? pb : pa, abType, o.ld1, o.swap ? stride[1] : stride[0],
+              o.swap ? pa : pb, abType, o.ld2, o.swap ? stride[0] : stride[1],
+              scalar(accumulate), pc, cType, c.view.ld, stride[2], count,
+              compute, CUBLAS_GEMM_DEFAULT),
           "cublasGemmStridedBatchedEx");
   }
 
@@ -93,14 +102,13 @@ struct Gemm {
   /// pointers, then B's, then C's.
   void runArrays(const void *const *arrays, int64_t count) {
     State &s = state();
-    const float alpha = 1.0f;
     Order o = order();
     const void *const *pa = arrays, *const *pb = arrays + count;
     check(cublasGemmBatchedEx_64(
-              s.blas, o.op1, o.op2, o.rows, o.cols, k, &alpha, o.swap ? pb : pa,
-              abType, o.ld1, o.swap ? pa : pb, abType, o.ld2, &beta,
-              const_cast<void *const *>(arrays + 2 * count), CUDA_R_32F,
-              c.view.ld, count, compute, CUBLAS_GEMM_DEFAULT),
+              s.blas, o.op1, o.op2, o.rows, o.cols, k, scalar(true),
+              o.swap ? pb : pa, abType, o.ld1, o.swap ? pa : pb, abType, o.ld2,
+              scalar(accumulate), const_cast<void *const *>(arrays + 2 * count),
+              cType, c.view.ld, count, compute, CUBLAS_GEMM_DEFAULT),
           "cublasGemmBatchedEx");
   }
 };
@@ -138,6 +146,8 @@ bool distinctProducts(const Operand &c, int64_t batch0, int64_t batch1) {
          (c.sb0 >= c.sb1 * batch1 || c.sb1 >= c.sb0 * batch0);
 }
 
+/// A GEMM of `abType` A and B (`elemBytes` each) into C: f64 for f64
+/// operands, else f32.
 int32_t gemm(cudaDataType_t abType, int64_t elemBytes, int64_t batch0,
              int64_t batch1, int64_t m, int64_t n, int64_t k, int64_t a,
              int64_t aOff, int64_t aSB0, int64_t aSB1, int64_t aSM, int64_t aSK,
@@ -173,10 +183,13 @@ int32_t gemm(cudaDataType_t abType, int64_t elemBytes, int64_t batch0,
                 "extent";
     return 1;
   }
+  bool f64 = abType == CUDA_R_64F;
+  int64_t cBytes = f64 ? 8 : 4;
   Gemm g{abType,
-         abType == CUDA_R_32F && !s.tf32 ? CUBLAS_COMPUTE_32F
-         : abType == CUDA_R_32F          ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                         : CUBLAS_COMPUTE_32F,
+         f64 ? CUDA_R_64F : CUDA_R_32F,
+         f64                              ? CUBLAS_COMPUTE_64F
+         : abType == CUDA_R_32F && s.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                          : CUBLAS_COMPUTE_32F,
          m,
          n,
          k,
@@ -184,8 +197,8 @@ int32_t gemm(cudaDataType_t abType, int64_t elemBytes, int64_t batch0,
           va},
          {reinterpret_cast<char *>(b) + bOff * elemBytes, elemBytes, bSB0, bSB1,
           vb},
-         {reinterpret_cast<char *>(c) + cOff * 4, 4, cSB0, cSB1, vc},
-         accumulate ? 1.0f : 0.0f};
+         {reinterpret_cast<char *>(c) + cOff * cBytes, cBytes, cSB0, cSB1, vc},
+         accumulate != 0};
   Operand *ops[3] = {&g.a, &g.b, &g.c};
   cudaEvent_t begin = traceBegin(s.compute);
 
@@ -244,6 +257,18 @@ zero_rt_cuda_sgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n,
                    int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
                    int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
   return gemm(CUDA_R_32F, 4, batch0, batch1, m, n, k, a, aOff, aSB0, aSB1, aSM,
+              aSK, b, bOff, bSB0, bSB1, bSK, bSN, c, cOff, cSB0, cSB1, cSM, cSN,
+              accumulate);
+}
+
+extern "C" int32_t
+zero_rt_cuda_dgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n,
+                   int64_t k, int64_t a, int64_t aOff, int64_t aSB0,
+                   int64_t aSB1, int64_t aSM, int64_t aSK, int64_t b,
+                   int64_t bOff, int64_t bSB0, int64_t bSB1, int64_t bSK,
+                   int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
+                   int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
+  return gemm(CUDA_R_64F, 8, batch0, batch1, m, n, k, a, aOff, aSB0, aSB1, aSM,
               aSK, b, bOff, bSB0, bSB1, bSK, bSN, c, cOff, cSB0, cSB1, cSM, cSN,
               accumulate);
 }

@@ -57,7 +57,9 @@ void traceEnd(cudaEvent_t, cudaStream_t, TraceEvent) {}
 namespace {
 int calls = 0;
 
-float load(const void *p, cudaDataType_t type, int64_t i) {
+double load(const void *p, cudaDataType_t type, int64_t i) {
+  if (type == CUDA_R_64F)
+    return static_cast<const double *>(p)[i];
   if (type == CUDA_R_32F)
     return static_cast<const float *>(p)[i];
   uint16_t h = static_cast<const uint16_t *>(p)[i];
@@ -74,11 +76,15 @@ extern "C" cublasStatus_t cublasGemmStridedBatchedEx_64(
     cudaDataType Atype, int64_t lda, long long int strideA, const void *B,
     cudaDataType Btype, int64_t ldb, long long int strideB, const void *beta,
     void *C, cudaDataType Ctype, int64_t ldc, long long int strideC,
-    int64_t batchCount, cublasComputeType_t, cublasGemmAlgo_t) {
+    int64_t batchCount, cublasComputeType_t compute, cublasGemmAlgo_t) {
   ++calls;
   bool ta = transa == CUBLAS_OP_T, tb = transb == CUBLAS_OP_T;
-  if (m < 0 || n < 0 || k < 0 || batchCount < 0 || Ctype != CUDA_R_32F ||
-      Atype != Btype || lda < std::max<int64_t>(1, ta ? k : m) ||
+  // f64 only as f64 throughout, else f32 C.
+  bool f64 = compute == CUBLAS_COMPUTE_64F;
+  bool types = f64 ? Atype == CUDA_R_64F && Ctype == CUDA_R_64F
+                   : Atype != CUDA_R_64F && Ctype == CUDA_R_32F;
+  if (m < 0 || n < 0 || k < 0 || batchCount < 0 || !types || Atype != Btype ||
+      lda < std::max<int64_t>(1, ta ? k : m) ||
       ldb < std::max<int64_t>(1, tb ? n : k) || ldc < std::max<int64_t>(1, m)) {
     std::fprintf(stderr,
                  "cuBLAS would reject: m %lld n %lld k %lld lda %lld ldb "
@@ -87,8 +93,11 @@ extern "C" cublasStatus_t cublasGemmStridedBatchedEx_64(
                  (long long)ldb, (long long)ldc, ta, tb);
     return CUBLAS_STATUS_INVALID_VALUE;
   }
-  float al = *static_cast<const float *>(alpha);
-  float be = *static_cast<const float *>(beta);
+  // alpha and beta are read in the compute type.
+  double al = f64 ? *static_cast<const double *>(alpha)
+                  : *static_cast<const float *>(alpha);
+  double be = f64 ? *static_cast<const double *>(beta)
+                  : *static_cast<const float *>(beta);
   for (int64_t t = 0; t < batchCount; ++t)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
@@ -99,8 +108,12 @@ extern "C" cublasStatus_t cublasGemmStridedBatchedEx_64(
           sum += double(load(A, Atype, t * strideA + ai)) *
                  load(B, Btype, t * strideB + bi);
         }
-        float &c = static_cast<float *>(C)[t * strideC + i + j * ldc];
-        c = float(al * sum + (be == 0 ? 0.0 : double(be) * c));
+        int64_t at = t * strideC + i + j * ldc;
+        double c = be == 0 ? 0.0 : be * load(C, Ctype, at);
+        if (f64)
+          static_cast<double *>(C)[at] = al * sum + c;
+        else
+          static_cast<float *>(C)[at] = float(al * sum + c);
       }
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -147,7 +160,7 @@ int main() {
   std::vector<GemmCase> all = fixedCases();
   for (int trial = 0; trial < 600; ++trial)
     all.push_back(randomCase(rng, 7));
-  const int32_t types[] = {ZERO_RT_F32, ZERO_RT_BF16, ZERO_RT_F16};
+  const int32_t types[] = {ZERO_RT_F32, ZERO_RT_BF16, ZERO_RT_F16, ZERO_RT_F64};
   for (const GemmCase &g : all)
     for (int32_t type : types) {
       auto round = [&](float x) {
@@ -164,35 +177,33 @@ int main() {
         x = round(val(rng));
       for (float &x : C)
         x = val(rng);
-      std::vector<uint16_t> A16(A.size()), B16(B.size());
-      for (size_t i = 0; i < A.size(); ++i)
-        A16[i] = type == ZERO_RT_BF16 ? floatToBF16(A[i]) : floatToF16(A[i]);
-      for (size_t i = 0; i < B.size(); ++i)
-        B16[i] = type == ZERO_RT_BF16 ? floatToBF16(B[i]) : floatToF16(B[i]);
+      std::vector<char> a = encode(A, type), b = encode(B, type);
+      // C is f64 for f64 operands, f32 otherwise.
+      int32_t cType = type == ZERO_RT_F64 ? ZERO_RT_F64 : ZERO_RT_F32;
+      std::vector<char> got = encode(C, cType);
+      const std::vector<char> before = got;
       std::vector<double> ref, bound;
       g.reference(A, B, C, ref, bound);
-      std::vector<float> got = C;
-      int64_t a = type == ZERO_RT_F32 ? reinterpret_cast<int64_t>(A.data())
-                                      : reinterpret_cast<int64_t>(A16.data());
-      int64_t b = type == ZERO_RT_F32 ? reinterpret_cast<int64_t>(B.data())
-                                      : reinterpret_cast<int64_t>(B16.data());
-      int64_t c = reinterpret_cast<int64_t>(got.data());
+      int64_t pa = reinterpret_cast<int64_t>(a.data()),
+              pb = reinterpret_cast<int64_t>(b.data()),
+              pc = reinterpret_cast<int64_t>(got.data());
+      auto run = type == ZERO_RT_F32   ? zero_rt_cuda_sgemm
+                 : type == ZERO_RT_F64 ? zero_rt_cuda_dgemm
+                                       : nullptr;
       int32_t rc =
-          type == ZERO_RT_F32
-              ? zero_rt_cuda_sgemm(g.b0, g.b1, g.m, g.n, g.k, a, g.va.off,
-                                   g.va.s[0], g.va.s[1], g.va.s[2], g.va.s[3],
-                                   b, g.vb.off, g.vb.s[0], g.vb.s[1], g.vb.s[2],
-                                   g.vb.s[3], c, g.vc.off, g.vc.s[0], g.vc.s[1],
-                                   g.vc.s[2], g.vc.s[3], g.accumulate)
+          run ? run(g.b0, g.b1, g.m, g.n, g.k, pa, g.va.off, g.va.s[0],
+                    g.va.s[1], g.va.s[2], g.va.s[3], pb, g.vb.off, g.vb.s[0],
+                    g.vb.s[1], g.vb.s[2], g.vb.s[3], pc, g.vc.off, g.vc.s[0],
+                    g.vc.s[1], g.vc.s[2], g.vc.s[3], g.accumulate)
               : zero_rt_cuda_gemm16(
-                    type, g.b0, g.b1, g.m, g.n, g.k, a, g.va.off, g.va.s[0],
-                    g.va.s[1], g.va.s[2], g.va.s[3], b, g.vb.off, g.vb.s[0],
-                    g.vb.s[1], g.vb.s[2], g.vb.s[3], c, g.vc.off, g.vc.s[0],
+                    type, g.b0, g.b1, g.m, g.n, g.k, pa, g.va.off, g.va.s[0],
+                    g.va.s[1], g.va.s[2], g.va.s[3], pb, g.vb.off, g.vb.s[0],
+                    g.vb.s[1], g.vb.s[2], g.vb.s[3], pc, g.vc.off, g.vc.s[0],
                     g.vc.s[1], g.vc.s[2], g.vc.s[3], g.accumulate);
       ++cases;
       if (!g.isSupported()) {
         ++rejected;
-        if (rc != 1 || !*zero_rt_cuda_last_error() || got != C) {
+        if (rc != 1 || !*zero_rt_cuda_last_error() || got != before) {
           std::fprintf(stderr,
                        "case %d: an unsupported layout was not "
                        "rejected cleanly\n",
@@ -207,17 +218,23 @@ int main() {
         ++failures;
         continue;
       }
-      for (size_t e = 0; e < got.size(); ++e)
-        if (std::fabs(got[e] - ref[e]) > 1e-5 * (bound[e] + 1)) {
+      // f64 sums of products exact in f64 round far below f32's 1e-7.
+      double tol = type == ZERO_RT_F64 ? 1e-13 : 1e-5;
+      cudaDataType_t ct = cType == ZERO_RT_F64 ? CUDA_R_64F : CUDA_R_32F;
+      for (size_t e = 0; e < ref.size(); ++e) {
+        double x = load(got.data(), ct, int64_t(e));
+        if (std::fabs(x - ref[e]) > tol * (bound[e] + 1)) {
           std::fprintf(stderr,
-                       "case %d (type %d): element %zu is %g, expected %g "
-                       "(batch %lld x %lld, m %lld n %lld k %lld, acc %d)\n",
-                       cases, type, e, got[e], ref[e], (long long)g.b0,
+                       "case %d (type %d): element %zu is %.17g, expected "
+                       "%.17g (batch %lld x %lld, m %lld n %lld k %lld, acc "
+                       "%d)\n",
+                       cases, type, e, x, ref[e], (long long)g.b0,
                        (long long)g.b1, (long long)g.m, (long long)g.n,
                        (long long)g.k, int(g.accumulate));
           ++failures;
           break;
         }
+      }
     }
   std::printf("cuBLAS mapping: %d of %d cases right (%d unsupported layouts "
               "rejected), %d cuBLAS calls\n",

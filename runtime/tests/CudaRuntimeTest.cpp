@@ -98,14 +98,12 @@ void toHost(void *dst, int64_t src, size_t bytes) {
 // GEMM
 //===----------------------------------------------------------------------===//
 
-/// Runs one case in `type` (ZERO_RT_F32, _BF16, _F16) on the device and
-/// compares with a double reference over the same strides, batch by batch
-/// in order (a C batch stride of 0 accumulates every batch).
+/// Runs one case in `type` (ZERO_RT_F32, _BF16, _F16, _F64) on the device
+/// and compares with a double reference over the same strides, batch by
+/// batch in order (a C batch stride of 0 accumulates every batch).
 void runGemm(const GemmCase &g, int32_t type, std::mt19937 &rng,
              const std::string &name) {
   std::uniform_real_distribution<float> val(-1.0f, 1.0f);
-  bool wide = type == ZERO_RT_F32;
-  size_t es = wide ? 4 : 2;
   auto round = [&](float x) {
     if (type == ZERO_RT_BF16)
       return bf16ToFloat(floatToBF16(x));
@@ -120,37 +118,31 @@ void runGemm(const GemmCase &g, int32_t type, std::mt19937 &rng,
     x = round(val(rng));
   for (float &x : C)
     x = val(rng);
-  auto narrow = [&](const std::vector<float> &v) {
-    std::vector<uint16_t> out(v.size());
-    for (size_t i = 0; i < v.size(); ++i)
-      out[i] = type == ZERO_RT_BF16 ? floatToBF16(v[i]) : floatToF16(v[i]);
-    return out;
-  };
-  int64_t dA = arena.take(g.sa * es), dB = arena.take(g.sb * es),
-          dC = arena.take(g.sc * 4);
-  if (wide) {
-    toDevice(dA, A.data(), A.size() * 4);
-    toDevice(dB, B.data(), B.size() * 4);
-  } else {
-    std::vector<uint16_t> a16 = narrow(A), b16 = narrow(B);
-    toDevice(dA, a16.data(), a16.size() * 2);
-    toDevice(dB, b16.data(), b16.size() * 2);
-  }
-  toDevice(dC, C.data(), C.size() * 4);
+  // C is f64 for f64 operands, f32 otherwise.
+  bool f64 = type == ZERO_RT_F64;
+  std::vector<char> a = encode(A, type), b = encode(B, type),
+                    c = encode(C, f64 ? ZERO_RT_F64 : ZERO_RT_F32);
+  int64_t dA = arena.take(a.size()), dB = arena.take(b.size()),
+          dC = arena.take(c.size());
+  toDevice(dA, a.data(), a.size());
+  toDevice(dB, b.data(), b.size());
+  toDevice(dC, c.data(), c.size());
   std::vector<double> ref, bound;
   g.reference(A, B, C, ref, bound);
   auto &v = g;
+  auto run = type == ZERO_RT_F32 ? zero_rt_cuda_sgemm
+             : f64               ? zero_rt_cuda_dgemm
+                                 : nullptr;
   int32_t rc =
-      wide ? zero_rt_cuda_sgemm(v.b0, v.b1, v.m, v.n, v.k, dA, v.va.off,
+      run ? run(v.b0, v.b1, v.m, v.n, v.k, dA, v.va.off, v.va.s[0], v.va.s[1],
+                v.va.s[2], v.va.s[3], dB, v.vb.off, v.vb.s[0], v.vb.s[1],
+                v.vb.s[2], v.vb.s[3], dC, v.vc.off, v.vc.s[0], v.vc.s[1],
+                v.vc.s[2], v.vc.s[3], v.accumulate)
+          : zero_rt_cuda_gemm16(type, v.b0, v.b1, v.m, v.n, v.k, dA, v.va.off,
                                 v.va.s[0], v.va.s[1], v.va.s[2], v.va.s[3], dB,
                                 v.vb.off, v.vb.s[0], v.vb.s[1], v.vb.s[2],
                                 v.vb.s[3], dC, v.vc.off, v.vc.s[0], v.vc.s[1],
-                                v.vc.s[2], v.vc.s[3], v.accumulate)
-           : zero_rt_cuda_gemm16(type, v.b0, v.b1, v.m, v.n, v.k, dA, v.va.off,
-                                 v.va.s[0], v.va.s[1], v.va.s[2], v.va.s[3], dB,
-                                 v.vb.off, v.vb.s[0], v.vb.s[1], v.vb.s[2],
-                                 v.vb.s[3], dC, v.vc.off, v.vc.s[0], v.vc.s[1],
-                                 v.vc.s[2], v.vc.s[3], v.accumulate);
+                                v.vc.s[2], v.vc.s[3], v.accumulate);
   bool ok = g.isSupported();
   char shape[160];
   std::snprintf(shape, sizeof(shape),
@@ -165,13 +157,21 @@ void runGemm(const GemmCase &g, int32_t type, std::mt19937 &rng,
   }
   expect(rc == 0, name + ": GEMM returned " + std::to_string(rc) + ": " +
                       zero_rt_cuda_last_error() + shape);
-  std::vector<float> got(C.size());
-  toHost(got.data(), dC, got.size() * 4);
-  // f32 accumulation of products exact in f32: the error is bounded by a
-  // few ulps of the sum of magnitudes, whatever cuBLAS's order.
-  double tol = 4e-6 * std::max<int64_t>(g.k, 8);
+  std::vector<double> got(C.size());
+  if (f64) {
+    toHost(got.data(), dC, got.size() * 8);
+  } else {
+    std::vector<float> got32(C.size());
+    toHost(got32.data(), dC, got32.size() * 4);
+    got.assign(got32.begin(), got32.end());
+  }
+  // Accumulation of products exact in the compute type: the error is
+  // bounded by a few ulps of the sum of magnitudes, whatever cuBLAS's
+  // order (f32: 2^-24, f64: 2^-53).
+  double tol = (f64 ? 8e-15 : 4e-6) * std::max<int64_t>(g.k, 8);
   for (size_t e = 0; e < got.size(); ++e)
-    if (std::fabs(got[e] - ref[e]) > tol * (bound[e] + 1e-30) + 1e-6) {
+    if (std::fabs(got[e] - ref[e]) >
+        tol * (bound[e] + 1e-30) + (f64 ? 1e-15 : 1e-6)) {
       expect(false, name + ": element " + std::to_string(e) + " is " +
                         std::to_string(got[e]) + ", expected " +
                         std::to_string(ref[e]) + shape);
@@ -184,10 +184,10 @@ void runGemm(const GemmCase &g, int32_t type, std::mt19937 &rng,
 
 void testGemms() {
   std::mt19937 rng(11);
-  const int32_t types[] = {ZERO_RT_F32, ZERO_RT_BF16, ZERO_RT_F16};
-  const char *typeNames[] = {"f32", "bf16", "f16"};
+  const int32_t types[] = {ZERO_RT_F32, ZERO_RT_BF16, ZERO_RT_F16, ZERO_RT_F64};
+  const char *typeNames[] = {"f32", "bf16", "f16", "f64"};
   std::vector<GemmCase> fixed = fixedCases();
-  for (int t = 0; t < 3; ++t) {
+  for (int t = 0; t < 4; ++t) {
     // Random small layouts: every order, padding, broadcast batches.
     for (int trial = 0; trial < 150; ++trial)
       runGemm(randomCase(rng, 9), types[t], rng,

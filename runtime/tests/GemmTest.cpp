@@ -1,9 +1,9 @@
-//===- GemmTest.cpp - zero_rt_sgemm against a reference loop -------------===//
+//===- GemmTest.cpp - zero_rt_sgemm / dgemm against a reference loop -----===//
 //
 // Every operand layout the compiler passes (row-major, transposed, no unit
 // stride, permuted batch dimensions, broadcast batches), with and without
-// accumulation, against a double-precision triple loop over the same
-// strides. Exits non-zero on any mismatch.
+// accumulation, against a triple loop over the same strides in a wider
+// type. Exits non-zero on any mismatch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,11 +44,18 @@ int64_t layout(const int64_t (&ext)[4], const int (&order)[4], bool broadcast0,
     v.s[0] = 0;
   return v.off + stride;
 }
-} // namespace
 
-int main() {
+using GemmFn = void (*)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                        int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                        int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                        int64_t, int64_t, int64_t, int64_t, int64_t, int64_t);
+
+/// 400 random problems of element type T through `gemm`, against sums in
+/// `Wide`; returns the number of mismatches (relative tolerance `tol`).
+template <typename T, typename Wide>
+int checkGemm(const char *name, GemmFn gemm, T tol) {
   std::mt19937 rng(7);
-  std::uniform_real_distribution<float> val(-1.0f, 1.0f);
+  std::uniform_real_distribution<T> val(-1, 1);
   int failures = 0, cases = 0;
   const int orders[][4] = {{0, 1, 2, 3}, {0, 1, 3, 2}, {0, 2, 1, 3},
                            {0, 3, 1, 2}, {2, 0, 1, 3}, {0, 2, 3, 1},
@@ -67,42 +74,53 @@ int main() {
         layout(bExt, orders[rng() % nOrders], rng() % 4 == 0, rng() % 3, vb);
     // The product's batches are never broadcast: each is written once.
     int64_t sc = layout(cExt, orders[rng() % nOrders], false, rng() % 3, vc);
-    std::vector<float> A(sa), B(sb), C(sc);
-    for (float &x : A)
+    std::vector<T> A(sa), B(sb), C(sc);
+    for (T &x : A)
       x = val(rng);
-    for (float &x : B)
+    for (T &x : B)
       x = val(rng);
-    for (float &x : C)
+    for (T &x : C)
       x = val(rng);
-    std::vector<float> expect = C;
+    std::vector<T> expect = C;
     for (int64_t i = 0; i < b0; ++i)
       for (int64_t j = 0; j < b1; ++j)
         for (int64_t r = 0; r < m; ++r)
           for (int64_t c = 0; c < n; ++c) {
-            double sum = accumulate ? C[vc.at(i, j, r, c)] : 0.0;
+            Wide sum = accumulate ? C[vc.at(i, j, r, c)] : 0;
             for (int64_t l = 0; l < k; ++l)
-              sum += double(A[va.at(i, j, r, l)]) * B[vb.at(i, j, l, c)];
-            expect[vc.at(i, j, r, c)] = float(sum);
+              sum += Wide(A[va.at(i, j, r, l)]) * B[vb.at(i, j, l, c)];
+            expect[vc.at(i, j, r, c)] = T(sum);
           }
-    zero_rt_sgemm(b0, b1, m, n, k, reinterpret_cast<int64_t>(A.data()), va.off,
-                  va.s[0], va.s[1], va.s[2], va.s[3],
-                  reinterpret_cast<int64_t>(B.data()), vb.off, vb.s[0], vb.s[1],
-                  vb.s[2], vb.s[3], reinterpret_cast<int64_t>(C.data()), vc.off,
-                  vc.s[0], vc.s[1], vc.s[2], vc.s[3], accumulate);
+    gemm(b0, b1, m, n, k, reinterpret_cast<int64_t>(A.data()), va.off, va.s[0],
+         va.s[1], va.s[2], va.s[3], reinterpret_cast<int64_t>(B.data()), vb.off,
+         vb.s[0], vb.s[1], vb.s[2], vb.s[3],
+         reinterpret_cast<int64_t>(C.data()), vc.off, vc.s[0], vc.s[1], vc.s[2],
+         vc.s[3], accumulate);
     ++cases;
     for (int64_t e = 0; e < sc; ++e)
-      if (std::fabs(C[e] - expect[e]) > 1e-5f * (1 + std::fabs(expect[e]))) {
+      if (std::fabs(C[e] - expect[e]) > tol * (1 + std::fabs(expect[e]))) {
         std::fprintf(stderr,
-                     "trial %d: element %lld is %g, expected %g (batch %lld x "
-                     "%lld, m %lld n %lld k %lld, accumulate %d)\n",
-                     trial, (long long)e, C[e], expect[e], (long long)b0,
-                     (long long)b1, (long long)m, (long long)n, (long long)k,
-                     int(accumulate));
+                     "%s trial %d: element %lld is %.17g, expected %.17g "
+                     "(batch %lld x %lld, m %lld n %lld k %lld, accumulate "
+                     "%d)\n",
+                     name, trial, (long long)e, double(C[e]), double(expect[e]),
+                     (long long)b0, (long long)b1, (long long)m, (long long)n,
+                     (long long)k, int(accumulate));
         ++failures;
         break;
       }
   }
-  std::printf("zero_rt_sgemm: %d of %d layouts agree with the reference\n",
+  std::printf("%s: %d of %d layouts agree with the reference\n", name,
               cases - failures, cases);
+  return failures;
+}
+} // namespace
+
+int main() {
+  int failures =
+      checkGemm<float, double>("zero_rt_sgemm", zero_rt_sgemm, 1e-5f);
+  // f64 to f64 rounding: f32 products would be off by about 1e-8.
+  failures +=
+      checkGemm<double, long double>("zero_rt_dgemm", zero_rt_dgemm, 1e-13);
   return failures ? 1 : 0;
 }

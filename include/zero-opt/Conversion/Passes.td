@@ -5,10 +5,12 @@
 include "mlir/Pass/PassBase.td"
 
 def ZeroLinalgToBLAS : Pass<"zero-linalg-to-blas", "ModuleOp"> {
-  let summary = "Call the runtime's BLAS kernel for f32 GEMMs";
+  let summary = "Call the runtime's BLAS kernels for GEMMs";
   let description = [{
-    Replaces every GEMM on static f32 memrefs with a call to
-    `zero_rt_sgemm`, which the runtime implements with OpenBLAS: a
+    Replaces every GEMM on static memrefs with a runtime call, which the
+    runtime implements with OpenBLAS: `zero_rt_sgemm` for f32 operands,
+    `zero_rt_dgemm` for f64, `zero_rt_gemm16` for bf16 or f16 A and B
+    accumulating into f32 C (other type mixes stay loops). A GEMM is a
     `linalg.matmul`, `linalg.batch_matmul` or multiply-add `linalg.generic`
     whose loops are up to two batch loops (indexing all three operands), one
     m, one n and one k loop, with projected-permutation maps of any order

@@ -16,18 +16,20 @@ namespace mlir::zero {
 enum class RuntimeFunction {
   Sgemm,     ///< zero_rt_sgemm(batch, m, n, k, 3 x (ptr, off, 3 strides))
   Gemm16,    ///< zero_rt_gemm16(abType, the arguments of zero_rt_sgemm)
+  Dgemm,     ///< zero_rt_dgemm(the arguments of zero_rt_sgemm), f64
   CommStart, ///< zero_rt_comm_start(kind, dtype, send, recv, count, stream)
   CommWait,  ///< zero_rt_comm_wait(handle)
   Rank,      ///< zero_rt_rank()
   MemAlloc,  ///< zero_rt_mem_alloc(category, bytes)
   MemFree,   ///< zero_rt_mem_free(category, bytes)
   // The CUDA runtime (zero-rt/RuntimeCUDA.h).
-  CudaSgemm,     ///< zero_rt_cuda_sgemm(sgemm's arguments) -> status
-  CudaGemm16,    ///< zero_rt_cuda_gemm16(gemm16's arguments) -> status
-  CudaCheckGemm, ///< zero_rt_cuda_check_gemm(status)
-  CudaCommStart, ///< zero_rt_cuda_comm_start(comm_start's arguments)
-  CudaCommWait,  ///< zero_rt_cuda_comm_wait(handle)
-  CudaArena,     ///< zero_rt_cuda_arena(bytes) -> base address
+  CudaSgemm,      ///< zero_rt_cuda_sgemm(sgemm's arguments) -> status
+  CudaGemm16,     ///< zero_rt_cuda_gemm16(gemm16's arguments) -> status
+  CudaDgemm,      ///< zero_rt_cuda_dgemm(dgemm's arguments) -> status
+  CudaCheckGemm,  ///< zero_rt_cuda_check_gemm(status)
+  CudaCommStart,  ///< zero_rt_cuda_comm_start(comm_start's arguments)
+  CudaCommWait,   ///< zero_rt_cuda_comm_wait(handle)
+  CudaArena,      ///< zero_rt_cuda_arena(bytes) -> base address
   CudaArenaClaim, ///< zero_rt_cuda_arena_claim(owner) -> contents changed
 };
 

@@ -76,13 +76,17 @@ static Type staticElementType(Value v) {
   return t && t.hasStaticShape() ? t.getElementType() : Type();
 }
 
-/// The runtime function for a GEMM's operand types: f32 throughout, or
-/// 16-bit A and B (bf16, f16) accumulating into f32 C.
+/// The runtime function for a GEMM's operand types: f32 or f64
+/// throughout, or 16-bit A and B (bf16, f16) accumulating into f32 C.
 static std::optional<zero::RuntimeFunction> gemmFunction(Operation *op) {
   Type a = staticElementType(op->getOperand(0));
   Type b = staticElementType(op->getOperand(1));
   Type c = staticElementType(op->getOperand(2));
-  if (!a || a != b || !c || !c.isF32())
+  if (!a || a != b || !c)
+    return std::nullopt;
+  if (a.isF64() && c.isF64())
+    return zero::RuntimeFunction::Dgemm;
+  if (!c.isF32())
     return std::nullopt;
   if (a.isF32())
     return zero::RuntimeFunction::Sgemm;

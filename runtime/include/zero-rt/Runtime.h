@@ -30,6 +30,14 @@ void zero_rt_sgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n,
                    int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
                    int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate);
 
+/* The same GEMM in f64 (A, B and C). */
+void zero_rt_dgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n,
+                   int64_t k, int64_t a, int64_t aOff, int64_t aSB0,
+                   int64_t aSB1, int64_t aSM, int64_t aSK, int64_t b,
+                   int64_t bOff, int64_t bSB0, int64_t bSB1, int64_t bSK,
+                   int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
+                   int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate);
+
 /* The same GEMM with A and B of `abType` (ZERO_RT_BF16 or ZERO_RT_F16)
  * and C f32: the operands are widened to f32 (exactly) and multiplied in
  * f32, so products accumulate in f32 as on tensor cores. */

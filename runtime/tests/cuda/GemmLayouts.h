@@ -9,8 +9,12 @@
 #ifndef ZERO_RT_TESTS_GEMM_LAYOUTS_H
 #define ZERO_RT_TESTS_GEMM_LAYOUTS_H
 
+#include "zero-rt/Float16.h"
+#include "zero-rt/Runtime.h"
+
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace zero::rt::test {
@@ -157,6 +161,26 @@ inline std::vector<GemmCase> fixedCases() {
     cases.push_back(g);
   }
   return cases;
+}
+
+/// `v` stored as `type` (ZERO_RT_F64, _F32, _BF16, _F16), each value
+/// rounded to it.
+inline std::vector<char> encode(const std::vector<float> &v, int32_t type) {
+  size_t es = type == ZERO_RT_F64 ? 8 : type == ZERO_RT_F32 ? 4 : 2;
+  std::vector<char> out(v.size() * es);
+  for (size_t i = 0; i < v.size(); ++i) {
+    char *p = out.data() + i * es;
+    if (type == ZERO_RT_F64) {
+      double d = v[i];
+      std::memcpy(p, &d, 8);
+    } else if (type == ZERO_RT_F32) {
+      std::memcpy(p, &v[i], 4);
+    } else {
+      uint16_t h = type == ZERO_RT_BF16 ? floatToBF16(v[i]) : floatToF16(v[i]);
+      std::memcpy(p, &h, 2);
+    }
+  }
+  return out;
 }
 
 } // namespace zero::rt::test

@@ -28,14 +28,30 @@ func.func @strided(%a: memref<3x4xf32, strided<[1, 3]>>, %b: memref<4x5xf32>, %c
 
 // -----
 
-// Not f32, or still on tensors: left alone.
-// CHECK-LABEL: func.func @untouched
-// CHECK: linalg.matmul ins(%{{.*}} : memref<3x4xf64>, memref<4x5xf64>)
-// CHECK: linalg.matmul ins(%{{.*}} : tensor<3x4xf32>, tensor<4x5xf32>)
-// CHECK-NOT: call @zero_rt_sgemm
-func.func @untouched(%a: memref<3x4xf64>, %b: memref<4x5xf64>, %c: memref<3x5xf64>,
-                     %ta: tensor<3x4xf32>, %tb: tensor<4x5xf32>, %tc: tensor<3x5xf32>) -> tensor<3x5xf32> {
+// f64 operands: the f64 BLAS call, same arguments.
+// CHECK: func.func private @zero_rt_dgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK-LABEL: func.func @double
+// CHECK: call @zero_rt_dgemm(%c1_i64, %c1_i64{{.*}}, %c3_i64, %c5_i64, %c4_i64,
+// CHECK-NOT: linalg.matmul
+func.func @double(%a: memref<3x4xf64>, %b: memref<4x5xf64>, %c: memref<3x5xf64>) {
   linalg.matmul ins(%a, %b : memref<3x4xf64>, memref<4x5xf64>) outs(%c : memref<3x5xf64>)
+  return
+}
+
+// -----
+
+// Types no BLAS call takes (f64 into f32, integers), or still on
+// tensors: left alone.
+// CHECK-LABEL: func.func @untouched
+// CHECK: linalg.matmul ins(%{{.*}} : memref<3x4xf64>, memref<4x5xf64>) outs(%{{.*}} : memref<3x5xf32>)
+// CHECK: linalg.matmul ins(%{{.*}} : memref<3x4xi32>, memref<4x5xi32>)
+// CHECK: linalg.matmul ins(%{{.*}} : tensor<3x4xf32>, tensor<4x5xf32>)
+// CHECK-NOT: call @zero_rt_
+func.func @untouched(%a: memref<3x4xf64>, %b: memref<4x5xf64>, %c: memref<3x5xf32>,
+                     %ia: memref<3x4xi32>, %ib: memref<4x5xi32>, %ic: memref<3x5xi32>,
+                     %ta: tensor<3x4xf32>, %tb: tensor<4x5xf32>, %tc: tensor<3x5xf32>) -> tensor<3x5xf32> {
+  linalg.matmul ins(%a, %b : memref<3x4xf64>, memref<4x5xf64>) outs(%c : memref<3x5xf32>)
+  linalg.matmul ins(%ia, %ib : memref<3x4xi32>, memref<4x5xi32>) outs(%ic : memref<3x5xi32>)
   %r = linalg.matmul ins(%ta, %tb : tensor<3x4xf32>, tensor<4x5xf32>) outs(%tc : tensor<3x5xf32>) -> tensor<3x5xf32>
   return %r : tensor<3x5xf32>
 }

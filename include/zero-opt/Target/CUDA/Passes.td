@@ -262,7 +262,7 @@ def ZeroGPURuntimeCalls : Pass<"zero-gpu-runtime-calls", "ModuleOp"> {
                 "runtime's streams";
   let description = [{
     Runs on the host side after the kernels became `gpu.launch_func`s.
-    GEMM calls (`zero_rt_sgemm`, `zero_rt_gemm16`) become the cuBLAS ones
+    GEMM calls (`zero_rt_sgemm`, `zero_rt_gemm16`, `zero_rt_dgemm`) become the cuBLAS ones
     of the CUDA runtime, whose status goes to `zero_rt_cuda_check_gemm`;
     `zero_rt_comm_start` / `zero_rt_comm_wait` become the NCCL ones, where
     a start makes the communication stream wait for the compute stream

@@ -22,6 +22,18 @@ namespace mlir::zero::cuda {
 using namespace mlir;
 using namespace mlir::zero;
 
+/// The CUDA runtime's cuBLAS GEMM for a call of the CPU runtime's GEMM
+/// `callee`, if it is one.
+static std::optional<RuntimeFunction> cublasGemm(StringRef callee) {
+  using F = RuntimeFunction;
+  for (auto [cpu, cuda] :
+       {std::pair(F::Sgemm, F::CudaSgemm), std::pair(F::Gemm16, F::CudaGemm16),
+        std::pair(F::Dgemm, F::CudaDgemm)})
+    if (callee == runtimeFunctionName(cpu))
+      return cuda;
+  return std::nullopt;
+}
+
 namespace {
 
 struct ZeroGPURuntimeCallsPass
@@ -38,15 +50,12 @@ struct ZeroGPURuntimeCallsPass
       auto to = [&](RuntimeFunction f) {
         return lookupOrDeclareRuntimeFunction(module, f);
       };
-      if (callee == name(RuntimeFunction::Sgemm) ||
-          callee == name(RuntimeFunction::Gemm16)) {
-        bool is16 = callee == name(RuntimeFunction::Gemm16);
-        auto gemm = func::CallOp::create(
-            b, loc,
-            to(is16 ? RuntimeFunction::CudaGemm16 : RuntimeFunction::CudaSgemm),
-            call.getOperands());
+      std::optional<RuntimeFunction> gemm = cublasGemm(callee);
+      if (gemm) {
+        auto status =
+            func::CallOp::create(b, loc, to(*gemm), call.getOperands());
         func::CallOp::create(b, loc, to(RuntimeFunction::CudaCheckGemm),
-                             gemm.getResults());
+                             status.getResults());
         call.erase();
       } else if (callee == name(RuntimeFunction::CommStart)) {
         auto start = func::CallOp::create(
@@ -62,7 +71,8 @@ struct ZeroGPURuntimeCallsPass
     // The CPU runtime's declarations are no longer called.
     for (RuntimeFunction f :
          {RuntimeFunction::Sgemm, RuntimeFunction::Gemm16,
-          RuntimeFunction::CommStart, RuntimeFunction::CommWait})
+          RuntimeFunction::Dgemm, RuntimeFunction::CommStart,
+          RuntimeFunction::CommWait})
       if (auto decl = module.lookupSymbol<func::FuncOp>(name(f)))
         if (decl.isExternal() && decl.symbolKnownUseEmpty(module))
           decl.erase();
