@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Measures this machine for the timeline simulator and writes
-hardware/cpu-this-machine.json: single-thread SGEMM throughput (OpenBLAS,
-as the compiled steps call it), streaming memory bandwidth, an alpha-beta
+hardware/cpu-this-machine.json: single-thread SGEMM and DGEMM throughput
+(OpenBLAS, as the compiled steps call it), streaming memory bandwidth, an alpha-beta
 fit (seconds = alpha + bytes sent / beta) of each collective between 2
 ranks on this node as compiled steps issue them (start, then wait, through
 the runtime's communication thread; build/bin/zero-comm-bench under
@@ -38,11 +38,11 @@ def median_time(fn, reps=7):
     return statistics.median(times)
 
 
-def gemm_flops():
+def gemm_flops(dtype=np.float32):
     best = 0.0
     for n in (256, 512, 1024):
-        a = np.random.rand(n, n).astype(np.float32)
-        b = np.random.rand(n, n).astype(np.float32)
+        a = np.random.rand(n, n).astype(dtype)
+        b = np.random.rand(n, n).astype(dtype)
         best = max(best, 2 * n ** 3 / median_time(lambda: a @ b))
     return best
 
@@ -166,7 +166,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=os.path.join(ROOT, "hardware/cpu-this-machine.json"))
     args = ap.parse_args()
-    flops, bw = gemm_flops(), memory_bandwidth()
+    flops, flops64, bw = gemm_flops(), gemm_flops(np.float64), memory_bandwidth()
     r = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
                         os.path.join(os.path.abspath(args.build), "bin", "zero-comm-bench"),
                         "20"], check=True, capture_output=True, text=True)
@@ -187,9 +187,10 @@ def main():
         "devices_per_node": os.cpu_count(),
         "nodes": 1,
         "device": {
-            "peak_flops": {"fp32": flops},
+            "peak_flops": {"fp32": flops, "fp64": flops64},
             "memory_bandwidth": bw,
-            "sources": {"peak_flops": source + ": best single-thread OpenBLAS SGEMM",
+            "sources": {"peak_flops": source + ": best single-thread OpenBLAS SGEMM (fp32) "
+                        "and DGEMM (fp64)",
                         "memory_bandwidth": source + ": float32 a + b -> c over 64 MiB"},
         },
         "collectives_2_ranks": collectives,
@@ -221,7 +222,7 @@ def main():
     with open(args.out, "w") as f:
         json.dump(desc, f, indent=2)
         f.write("\n")
-    print(f"SGEMM {flops / 1e9:.1f} GFLOP/s, memory {bw / 1e9:.1f} GB/s, "
+    print(f"SGEMM {flops / 1e9:.1f} GFLOP/s, DGEMM {flops64 / 1e9:.1f} GFLOP/s, memory {bw / 1e9:.1f} GB/s, "
           f"op overhead {overhead * 1e9:.0f} ns, loops {loops / 1e9:.2f} GFLOP/s, "
           "functions " + ", ".join(f"{k} {r / 1e9:.3f} G/s" for k, r in g["transcendental"].items()))
     for k, v in collectives.items():

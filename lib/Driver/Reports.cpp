@@ -193,6 +193,29 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
   return success();
 }
 
+/// "fp32 peak", or "bf16 and fp32 peaks": the peaks the step's GEMMs ran
+/// at, most FLOPs first.
+static std::string matmulPeaks(DictionaryAttr timeline,
+                               const CompileOptions &options) {
+  SmallVector<std::pair<double, StringRef>> peaks;
+  if (auto flops = timeline.getAs<DictionaryAttr>("matmul_flops"))
+    for (NamedAttribute a : flops)
+      peaks.push_back({cast<FloatAttr>(a.getValue()).getValueAsDouble(),
+                       a.getName().strref()});
+  if (peaks.empty())
+    return options.precision + " peak";
+  llvm::sort(peaks, [](auto &x, auto &y) {
+    return x.first != y.first ? x.first > y.first : x.second < y.second;
+  });
+  std::string s;
+  for (auto [i, p] : llvm::enumerate(peaks))
+    s += (i == 0                  ? ""
+          : i + 1 == peaks.size() ? " and "
+                                  : ", ") +
+         p.second.str();
+  return s + (peaks.size() == 1 ? " peak" : " peaks");
+}
+
 void mlir::zero::printTimelineReport(llvm::raw_ostream &os, ModuleOp planned,
                                      const CompileOptions &options) {
   auto timeline = planned->getAttrOfType<DictionaryAttr>("zero.timeline");
@@ -206,9 +229,9 @@ void mlir::zero::printTimelineReport(llvm::raw_ostream &os, ModuleOp planned,
     auto i = [&](StringRef k) { return intEntry(t, k); };
     auto ms = [](double s) { return llvm::formatv("{0,12:f3} ms", s * 1e3); };
     os << llvm::formatv("{0}: predicted step on {1} ({2} ranks, ZeRO stage "
-                        "{3}, matmuls at the {4} peak{5}), per rank\n",
+                        "{3}, matmuls at the {4}{5}), per rank\n",
                         planName(fn), options.hardware, options.worldSize,
-                        options.training.stage, options.precision,
+                        options.training.stage, matmulPeaks(t, options),
                         options.cuda ? ", CUDA target" : "");
     os << "  step                    " << ms(f("step_seconds")) << "\n";
     os << "  compute                 " << ms(f("compute_seconds"));

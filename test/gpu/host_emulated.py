@@ -139,6 +139,10 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
             problems.append(f"rank {rank} used device {rep['device']}")
         if rep["launches"] == 0:
             problems.append(f"rank {rank}: no kernel launched")
+        # Every test model multiplies matrices, in any element type: on
+        # cuBLAS, not in generated kernels.
+        if rep["gemms"] == 0:
+            problems.append(f"rank {rank}: no cuBLAS GEMM")
         if rep["computes"] != computes or (
                 computes and rep["kernels_run"] != rep["launches"]):
             problems.append(f"rank {rank}: {rep['kernels_run']} of {rep['launches']} "

@@ -194,8 +194,9 @@ int mlir::zero::compileMain(int argc, char **argv) {
       cl::value_desc("FILE.json"), cl::cat(cat));
   cl::opt<std::string> precision(
       "compute-precision",
-      cl::desc("--report=timeline: the peak_flops entry matmuls run at "
-               "(default fp32, as compiled)"),
+      cl::desc("--report=timeline: the peak_flops entry f32 matmuls run "
+               "at (default fp32, as compiled; tf32 to allow TF32); others "
+               "run at their type's (bf16, fp16 on GPUs, fp64)"),
       cl::init("fp32"), cl::cat(cat));
   cl::opt<std::string> emitAfter(
       "emit-after",

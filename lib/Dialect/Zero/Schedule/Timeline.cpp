@@ -226,6 +226,15 @@ HardwareModel::fromJSON(const llvm::json::Value &v, StringRef path) {
   return hw;
 }
 
+StringRef HardwareModel::matmulPeakKey(Type elementType, StringRef f32Precision,
+                                       bool gpu) const {
+  StringRef key = elementType.isF64()           ? "fp64"
+                  : gpu && elementType.isBF16() ? "bf16"
+                  : gpu && elementType.isF16()  ? "fp16"
+                                                : f32Precision;
+  return peakFlops.count(key) ? key : f32Precision;
+}
+
 llvm::Error HardwareModel::check(int64_t worldSize, StringRef precision,
                                  bool gpu) const {
   if (gpu && deviceThreads <= 0)
@@ -316,7 +325,14 @@ struct Work {
 /// Op costs against a roofline; the same for buffers and tensors.
 struct CostModel {
   const HardwareModel &hw;
-  double matmulPeak;
+  StringRef f32Precision;
+  bool gpu;
+
+  /// The peak a GEMM over `elementType` operands runs at.
+  double matmulPeak(Type elementType) const {
+    return hw.peakFlops.lookup(
+        hw.matmulPeakKey(elementType, f32Precision, gpu));
+  }
 
   OpEstimate roofline(double flops, double bytes, double peak) const {
     return {flops,
@@ -366,7 +382,8 @@ struct CostModel {
         iterations *= size;
       for (Value v : op->getOperands())
         bytes += valueBytes(v);
-      return {2 * iterations, 2 * iterations / matmulPeak, bytes};
+      Type t = getElementTypeOrSelf(op->getOperand(0).getType());
+      return {2 * iterations, 2 * iterations / matmulPeak(t), bytes};
     }
     double iterations = 1;
     for (int64_t r : op.getStaticLoopRanges())
@@ -439,8 +456,8 @@ struct CostModel {
 } // namespace
 
 OpEstimate mlir::zero::estimateOp(Operation *op, const HardwareModel &hw,
-                                  StringRef precision) {
-  CostModel cost{hw, hw.peakFlops.lookup(precision)};
+                                  StringRef precision, bool gpu) {
+  CostModel cost{hw, precision, gpu};
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
     return cost.linalg(linalgOp);
   // Reshapes and slices move no data once bufferized.
@@ -461,13 +478,14 @@ OpEstimate mlir::zero::estimateOp(Operation *op, const HardwareModel &hw,
   if (auto mm = dyn_cast<tosa::MatMulOp>(op)) {
     // [N, H, C] x [N, C, W]: 2NHWC.
     return cost.roofline(2 * elements * double(shape(mm.getA())[2]), bytes,
-                         cost.matmulPeak);
+                         cost.matmulPeak(getElementTypeOrSelf(mm.getA())));
   }
   if (auto conv = dyn_cast<tosa::Conv2DOp>(op)) {
     // Each output element: a dot product over [KH, KW, C_in].
     ArrayRef<int64_t> w = shape(conv.getWeight());
-    return cost.roofline(2 * elements * double(w[1] * w[2] * w[3]), bytes,
-                         cost.matmulPeak);
+    return cost.roofline(
+        2 * elements * double(w[1] * w[2] * w[3]), bytes,
+        cost.matmulPeak(getElementTypeOrSelf(conv.getInput())));
   }
   // Elementwise: one evaluation per result element, a library call for
   // the math functions.
@@ -485,8 +503,7 @@ namespace {
 class Simulator {
 public:
   Simulator(const HardwareModel &hw, const SimulateOptions &opt, Timeline &tl)
-      : hw(hw), opt(opt), tl(tl), cost{hw, hw.peakFlops.lookup(opt.precision)} {
-  }
+      : hw(hw), opt(opt), tl(tl), cost{hw, opt.precision, opt.gpu} {}
 
   void run(Block &block, SymbolTableCollection &symbols, unsigned depth) {
     for (Operation &op : block)
@@ -513,6 +530,12 @@ private:
     tl.computeSeconds += c.seconds;
     tl.flops += c.flops;
     ++tl.computeOps;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+        linalgOp && getGemmLoops(linalgOp))
+      tl.matmulFlops[hw.matmulPeakKey(
+                           getElementTypeOrSelf(op->getOperand(0).getType()),
+                           opt.precision, opt.gpu)
+                         .str()] += c.flops;
     bool recompute = isRecomputeLoc(op->getLoc());
     if (recompute) {
       tl.recomputeSeconds += c.seconds;
@@ -701,7 +724,13 @@ Timeline mlir::zero::simulateStep(func::FuncOp fn, const HardwareModel &hw,
   tl.noOverlapSeconds =
       options.overlap ? simulateOnce(fn, hw, sync).stepSeconds : tl.stepSeconds;
   tl.lowerBoundSeconds = std::max(tl.computeSeconds, tl.commSeconds);
-  double peak = hw.peakFlops.lookup(options.precision);
+  // MFU against the peak of the type most GEMM FLOPs ran at.
+  tl.mfuPeak = options.precision;
+  double most = 0;
+  for (const auto &[key, flops] : tl.matmulFlops)
+    if (flops > most)
+      most = flops, tl.mfuPeak = key;
+  double peak = hw.peakFlops.lookup(tl.mfuPeak);
   tl.mfu =
       tl.stepSeconds > 0 && peak > 0 ? tl.flops / (tl.stepSeconds * peak) : 0;
   return tl;

@@ -22,8 +22,13 @@ DictionaryAttr zero::timelineAttr(Builder &b, const Timeline &tl) {
   auto f = [&](StringRef name, double v) {
     return b.getNamedAttr(name, b.getF64FloatAttr(v));
   };
+  SmallVector<NamedAttribute> matmuls;
+  for (const auto &[key, flops] : tl.matmulFlops)
+    matmuls.push_back(f(key, flops));
   return b.getDictionaryAttr(
-      {f("step_seconds", tl.stepSeconds),
+      {b.getNamedAttr("matmul_flops", b.getDictionaryAttr(matmuls)),
+       b.getNamedAttr("mfu_peak", b.getStringAttr(tl.mfuPeak)),
+       f("step_seconds", tl.stepSeconds),
        f("compute_seconds", tl.computeSeconds),
        f("communication_seconds", tl.commSeconds),
        f("exposed_seconds", tl.exposedSeconds),

@@ -19,7 +19,7 @@
 // exposes 1.8 us and the step is the same 11.192 us.
 
 // CHECK-LABEL: module attributes
-// CHECK-SAME: zero.timeline = {step = {allocations = 0 : i64, bytes_sent = 2000 : i64, collectives = 1 : i64, communication_seconds = 3.000000e-06 : f64, compute_ops = 2 : i64, compute_seconds = 1.019200e-05 : f64, exposed_seconds = {{1\.000000e-06|1\.0000000+[0-9]E-6}} : f64, flops = 3.024000e+03 : f64, lower_bound_seconds = 1.019200e-05 : f64, mfu = 0.270192{{[0-9]*}} : f64, no_overlap_seconds = 1.319200e-05 : f64, recompute_flops = 0.000000e+00 : f64, recompute_ops = 0 : i64, recompute_seconds = 0.000000e+00 : f64, serial_launches = 0 : i64, step_seconds = 1.119200e-05 : f64}}
+// CHECK-SAME: zero.timeline = {step = {allocations = 0 : i64, bytes_sent = 2000 : i64, collectives = 1 : i64, communication_seconds = 3.000000e-06 : f64, compute_ops = 2 : i64, compute_seconds = 1.019200e-05 : f64, exposed_seconds = {{1\.000000e-06|1\.0000000+[0-9]E-6}} : f64, flops = 3.024000e+03 : f64, lower_bound_seconds = 1.019200e-05 : f64, matmul_flops = {fp32 = 2.000000e+03 : f64}, mfu = 0.270192{{[0-9]*}} : f64, mfu_peak = "fp32", no_overlap_seconds = 1.319200e-05 : f64, recompute_flops = 0.000000e+00 : f64, recompute_ops = 0 : i64, recompute_seconds = 0.000000e+00 : f64, serial_launches = 0 : i64, step_seconds = 1.119200e-05 : f64}}
 // TF32: exposed_seconds = {{1\.800000e-06|1\.80000000+[0-9]E-6}} : f64
 // TF32-SAME: step_seconds = 1.119200e-05 : f64
 // Without overlap the gather completes where it starts: the step is the
@@ -90,6 +90,26 @@ module {
       %s = arith.addf %x, %x : f32
       linalg.yield %s : f32
     } loc("/l0/add_grad")
+    return
+  }
+}
+
+// -----
+
+// On a CPU a bf16 GEMM runs at the f32 peak (the runtime widens its
+// operands), and an f64 GEMM at fp64, or at the f32 peak on a description
+// without fp64, as the unit machine: both 2000 FLOP at fp32 (2 us), the
+// f64 one against its 2400 B (2.4 us); the MFU against fp32.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: compute_seconds = 4.400000e-06 : f64
+// CHECK-SAME: matmul_flops = {fp32 = 4.000000e+03 : f64}
+// CHECK-SAME: mfu_peak = "fp32"
+// TF32: zero.timeline = {types = {
+// TF32-SAME: matmul_flops = {tf32 = 4.000000e+03 : f64}
+module {
+  func.func @types(%a: memref<10x10xbf16>, %b: memref<10x10xbf16>, %c: memref<10x10xf32>, %x: memref<10x10xf64>, %y: memref<10x10xf64>, %z: memref<10x10xf64>) attributes {zero.entry} {
+    linalg.matmul ins(%a, %b : memref<10x10xbf16>, memref<10x10xbf16>) outs(%c : memref<10x10xf32>)
+    linalg.matmul ins(%x, %y : memref<10x10xf64>, memref<10x10xf64>) outs(%z : memref<10x10xf64>)
     return
   }
 }

@@ -74,6 +74,13 @@ struct HardwareModel {
   /// precision, or is no GPU where `gpu` asks for one.
   llvm::Error check(int64_t worldSize, StringRef precision,
                     bool gpu = false) const;
+  /// The peak_flops key a GEMM over `elementType` operands runs at: fp64
+  /// for f64; bf16 and fp16 on a GPU's tensor cores, `f32Precision` on a
+  /// CPU, whose runtime widens them to f32; `f32Precision` (fp32, or tf32
+  /// where TF32 is allowed) for f32. A key the description lacks falls
+  /// back to `f32Precision`.
+  StringRef matmulPeakKey(Type elementType, StringRef f32Precision,
+                          bool gpu) const;
   /// Seconds of a collective of `kind` over `worldSize` ranks on a buffer
   /// of `totalBytes` (the whole, unsharded tensor): ring or tree,
   /// whichever is faster, unless measured figures exist.
@@ -106,12 +113,19 @@ struct Timeline {
   /// The step time with every collective completing where it starts, and
   /// the bound max(compute, communication) no schedule can beat.
   double noOverlapSeconds = 0, lowerBoundSeconds = 0;
-  double mfu = 0; ///< flops / (step time x peak of the precision)
+  /// GEMM FLOPs by the peak_flops key they ran at.
+  std::map<std::string, double> matmulFlops;
+  /// flops / (step time x the peak of `mfuPeak`, the key most GEMM FLOPs
+  /// ran at: the precision the model trains in).
+  double mfu = 0;
+  std::string mfuPeak;
 };
 
 struct SimulateOptions {
   int64_t worldSize = 1;
-  std::string precision = "fp32"; ///< peak FLOP rate matmuls run at
+  /// The peak FLOP rate f32 matmuls run at (fp32, or tf32); others run at
+  /// their type's (HardwareModel::matmulPeakKey).
+  std::string precision = "fp32";
   bool overlap = true;            ///< collectives run beside compute
   bool recordEvents = true;
   /// A GPU's launches: every kernel root is one launch (a loop of pure
@@ -131,11 +145,12 @@ struct OpEstimate {
 };
 
 /// One op of a step before bufferization (tensor operands), by the model
-/// the simulator uses: contractions at the matmul peak of `precision`,
-/// loops at their body's rate, both against the bytes they move; shape
-/// changes are free.
+/// the simulator uses: contractions at the matmul peak of their element
+/// type (`precision` for f32; `gpu`: 16-bit on tensor cores), loops at
+/// their body's rate, both against the bytes they move; shape changes are
+/// free.
 OpEstimate estimateOp(Operation *op, const HardwareModel &hw,
-                      StringRef precision);
+                      StringRef precision, bool gpu = false);
 
 /// Simulates `fn` (buffer-level IR after zero-schedule-collectives).
 Timeline simulateStep(func::FuncOp fn, const HardwareModel &hw,

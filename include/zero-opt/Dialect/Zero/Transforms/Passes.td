@@ -513,8 +513,10 @@ def ZeroTimelineReport : Pass<"zero-timeline-report", "ModuleOp"> {
     simulates one step on one rank: compute ops in program order on one
     stream (each allocation costing `alloc_overhead`), each op costing
     `op_overhead` plus the larger of its FLOPs over the peak rate and its
-    bytes over the memory bandwidth (`linalg.matmul` and
-    `linalg.batch_matmul` at the `precision` peak, other linalg ops at
+    bytes over the memory bandwidth (GEMMs at the peak of their operands'
+    type, `HardwareModel::matmulPeakKey`: f32 at the `precision` peak, f64
+    at `fp64`, bf16 and f16 at `bf16` and `fp16` with `gpu`, else at the
+    f32 one, as the CPU runtime widens them; other linalg ops at
     `loop_flops`); each `zero.*_start` queues its collective on a
     communication stream (alpha-beta time: measured figures for the world
     size when the description has them, else ring or tree over the
@@ -533,7 +535,7 @@ def ZeroTimelineReport : Pass<"zero-timeline-report", "ModuleOp"> {
     the CUDA target's own mapping instead); a loop or conditional of pure
     compute, or an op without parallel loops, on one thread
     (`serial_launches`); copies on one thread per element; GEMMs are
-    library calls at the `precision` peak; allocations are free (one
+    library calls at their type's peak; allocations are free (one
     preplanned block).
   }];
   let options = [
@@ -542,7 +544,8 @@ def ZeroTimelineReport : Pass<"zero-timeline-report", "ModuleOp"> {
     Option<"gpu", "gpu", "bool", "false",
            "Cost the CUDA target's launches on a GPU description">,
     Option<"precision", "precision", "std::string", "\"fp32\"",
-           "Peak FLOP rate the matmuls run at (a key of peak_flops)">,
+           "Peak FLOP rate f32 matmuls run at (a key of peak_flops: fp32, "
+           "or tf32)">,
     Option<"overlapComm", "overlap-comm", "bool", "true",
            "Collectives run beside compute (false: each completes where it "
            "starts, as the runtime does without overlap_comm)">,
