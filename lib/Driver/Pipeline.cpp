@@ -118,6 +118,8 @@ void mlir::zero::trainingPipelineOptions(const CompileOptions &options,
   o.rematBudget = c.activationBudget;
   o.rematLeastPeak = c.leastActivationPeak;
   o.rematHardware = options.hardware;
+  o.rematMatmulPrecision = options.precision;
+  o.rematGPU = options.cuda;
   o.precision = c.precision;
   o.reduceInF32 = c.commDataType == "fp32";
 }

@@ -71,6 +71,8 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     remat.segments = options.rematSegments;
     remat.budget = options.rematBudget;
     remat.hardware = options.rematHardware;
+    remat.matmulPrecision = options.rematMatmulPrecision;
+    remat.gpu = options.rematGPU;
     remat.leastPeak = options.rematLeastPeak;
     pm.addNestedPass<func::FuncOp>(createZeroRematerialize(remat));
   }

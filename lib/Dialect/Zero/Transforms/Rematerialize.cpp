@@ -116,6 +116,13 @@ struct ZeroRematerializePass
           getOperation().emitError(llvm::toString(hw.takeError()));
           return signalPassFailure();
         }
+        if (!hw->peakFlops.count(matmulPrecision)) {
+          getOperation().emitError()
+              << "zero-rematerialize: " << hw->name
+              << " gives no peak_flops for " << matmulPrecision
+              << " (matmul-precision)";
+          return signalPassFailure();
+        }
         machine = std::move(*hw);
       }
     }
@@ -136,7 +143,7 @@ struct ZeroRematerializePass
   /// machine when one is given.
   OpEstimate estimate(Operation *op) {
     if (machine)
-      return estimateOp(op, *machine, "fp32");
+      return estimateOp(op, *machine, matmulPrecision, gpu);
     // A machine on which a FLOP takes a second and bytes are free.
     static const HardwareModel flops = [] {
       HardwareModel hw;

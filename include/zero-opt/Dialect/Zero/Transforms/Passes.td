@@ -255,8 +255,9 @@ def ZeroRematerialize : Pass<"zero-rematerialize", "func::FuncOp"> {
         and the kept values it reads, at the first backward op that needs
         it (for itself or for another copy) and lives until its last
         reader. The cost of an op is its time on `hardware` (a machine
-        description) by the timeline's cost model, or its FLOPs without
-        one. Problems too large for the MILP, or not solved within
+        description) by the timeline's cost model (GEMMs at their type's
+        peak: f32 at `matmul-precision`, bf16/f16 on tensor cores with
+        `gpu`), or its FLOPs without one. Problems too large for the MILP, or not solved within
         `time-limit` seconds, take a heuristic (the cheapest fitting
         choice among the greedy one, cheapest recompute per byte first,
         and the cuts `blocks` and `sqrt` would make, then values kept
@@ -289,6 +290,12 @@ def ZeroRematerialize : Pass<"zero-rematerialize", "func::FuncOp"> {
     Option<"hardware", "hardware", "std::string", "",
            "budget: machine description whose op times are the cost "
            "(empty: FLOPs)">,
+    Option<"matmulPrecision", "matmul-precision", "std::string", "\"fp32\"",
+           "budget: the peak f32 matmuls run at on `hardware` (fp32, or "
+           "tf32)">,
+    Option<"gpu", "gpu", "bool", "false",
+           "budget: `hardware` is a GPU the CUDA target runs on (16-bit "
+           "matmuls on tensor cores)">,
     Option<"timeLimit", "time-limit", "double", "60",
            "budget: seconds the MILP may take">,
     Option<"leastPeak", "least-peak", "int64_t", "-1",

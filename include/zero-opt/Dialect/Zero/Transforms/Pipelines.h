@@ -117,6 +117,14 @@ struct TrainingPipelineOptions
       llvm::cl::desc("budget: machine description costing the recompute "
                      "(empty: FLOPs)"),
       llvm::cl::init("")};
+  PassOptions::Option<std::string> rematMatmulPrecision{
+      *this, "remat-matmul-precision",
+      llvm::cl::desc("budget: the peak f32 matmuls run at (fp32, tf32)"),
+      llvm::cl::init("fp32")};
+  PassOptions::Option<bool> rematGPU{
+      *this, "remat-gpu",
+      llvm::cl::desc("budget: the machine is a GPU the CUDA target runs on"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> precision{
       *this, "precision",
       llvm::cl::desc("Compute precision: fp32, bf16 or fp16 (fp32 master "
