@@ -51,18 +51,22 @@ std::string describe(const char *name, int64_t rows, int64_t cols, int64_t sRow,
 }
 
 struct Gemm {
-  cudaDataType_t abType, cType;
+  cudaDataType_t abType;
   cublasComputeType_t compute;
   int64_t m, n, k;
   Operand a, b, c;
   bool accumulate;
+
+  bool f64() const { return compute == CUBLAS_COMPUTE_64F; }
+  /// C: f64 for f64 operands, else f32.
+  cudaDataType_t cType() const { return f64() ? CUDA_R_64F : CUDA_R_32F; }
 
   /// alpha (1) and beta (0, or 1 to accumulate) as cuBLAS reads them: in
   /// the compute type's precision, double for CUBLAS_COMPUTE_64F.
   const void *scalar(bool one) const {
     static const float f[2] = {0.0f, 1.0f};
     static const double d[2] = {0.0, 1.0};
-    if (compute == CUBLAS_COMPUTE_64F)
+    if (f64())
       return &d[one];
     return &f[one];
   }
@@ -93,7 +97,7 @@ struct Gemm {
               s.blas, o.op1, o.op2, o.rows, o.cols, k, scalar(true),
               o.swap ? pb : pa, abType, o.ld1, o.swap ? stride[1] : stride[0],
               o.swap ? pa : pb, abType, o.ld2, o.swap ? stride[0] : stride[1],
-              scalar(accumulate), pc, cType, c.view.ld, stride[2], count,
+              scalar(accumulate), pc, cType(), c.view.ld, stride[2], count,
               compute, CUBLAS_GEMM_DEFAULT),
           "cublasGemmStridedBatchedEx");
   }
@@ -108,7 +112,7 @@ struct Gemm {
               s.blas, o.op1, o.op2, o.rows, o.cols, k, scalar(true),
               o.swap ? pb : pa, abType, o.ld1, o.swap ? pa : pb, abType, o.ld2,
               scalar(accumulate), const_cast<void *const *>(arrays + 2 * count),
-              cType, c.view.ld, count, compute, CUBLAS_GEMM_DEFAULT),
+              cType(), c.view.ld, count, compute, CUBLAS_GEMM_DEFAULT),
           "cublasGemmBatchedEx");
   }
 };
@@ -186,7 +190,6 @@ int32_t gemm(cudaDataType_t abType, int64_t elemBytes, int64_t batch0,
   bool f64 = abType == CUDA_R_64F;
   int64_t cBytes = f64 ? 8 : 4;
   Gemm g{abType,
-         f64 ? CUDA_R_64F : CUDA_R_32F,
          f64                              ? CUBLAS_COMPUTE_64F
          : abType == CUDA_R_32F && s.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                           : CUBLAS_COMPUTE_32F,

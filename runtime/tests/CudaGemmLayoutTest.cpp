@@ -184,22 +184,9 @@ int main() {
       const std::vector<char> before = got;
       std::vector<double> ref, bound;
       g.reference(A, B, C, ref, bound);
-      int64_t pa = reinterpret_cast<int64_t>(a.data()),
-              pb = reinterpret_cast<int64_t>(b.data()),
-              pc = reinterpret_cast<int64_t>(got.data());
-      auto run = type == ZERO_RT_F32   ? zero_rt_cuda_sgemm
-                 : type == ZERO_RT_F64 ? zero_rt_cuda_dgemm
-                                       : nullptr;
-      int32_t rc =
-          run ? run(g.b0, g.b1, g.m, g.n, g.k, pa, g.va.off, g.va.s[0],
-                    g.va.s[1], g.va.s[2], g.va.s[3], pb, g.vb.off, g.vb.s[0],
-                    g.vb.s[1], g.vb.s[2], g.vb.s[3], pc, g.vc.off, g.vc.s[0],
-                    g.vc.s[1], g.vc.s[2], g.vc.s[3], g.accumulate)
-              : zero_rt_cuda_gemm16(
-                    type, g.b0, g.b1, g.m, g.n, g.k, pa, g.va.off, g.va.s[0],
-                    g.va.s[1], g.va.s[2], g.va.s[3], pb, g.vb.off, g.vb.s[0],
-                    g.vb.s[1], g.vb.s[2], g.vb.s[3], pc, g.vc.off, g.vc.s[0],
-                    g.vc.s[1], g.vc.s[2], g.vc.s[3], g.accumulate);
+      int32_t rc = runCudaGemm(g, type, reinterpret_cast<int64_t>(a.data()),
+                               reinterpret_cast<int64_t>(b.data()),
+                               reinterpret_cast<int64_t>(got.data()));
       ++cases;
       if (!g.isSupported()) {
         ++rejected;

@@ -129,20 +129,7 @@ void runGemm(const GemmCase &g, int32_t type, std::mt19937 &rng,
   toDevice(dC, c.data(), c.size());
   std::vector<double> ref, bound;
   g.reference(A, B, C, ref, bound);
-  auto &v = g;
-  auto run = type == ZERO_RT_F32 ? zero_rt_cuda_sgemm
-             : f64               ? zero_rt_cuda_dgemm
-                                 : nullptr;
-  int32_t rc =
-      run ? run(v.b0, v.b1, v.m, v.n, v.k, dA, v.va.off, v.va.s[0], v.va.s[1],
-                v.va.s[2], v.va.s[3], dB, v.vb.off, v.vb.s[0], v.vb.s[1],
-                v.vb.s[2], v.vb.s[3], dC, v.vc.off, v.vc.s[0], v.vc.s[1],
-                v.vc.s[2], v.vc.s[3], v.accumulate)
-          : zero_rt_cuda_gemm16(type, v.b0, v.b1, v.m, v.n, v.k, dA, v.va.off,
-                                v.va.s[0], v.va.s[1], v.va.s[2], v.va.s[3], dB,
-                                v.vb.off, v.vb.s[0], v.vb.s[1], v.vb.s[2],
-                                v.vb.s[3], dC, v.vc.off, v.vc.s[0], v.vc.s[1],
-                                v.vc.s[2], v.vc.s[3], v.accumulate);
+  int32_t rc = runCudaGemm(g, type, dA, dB, dC);
   bool ok = g.isSupported();
   char shape[160];
   std::snprintf(shape, sizeof(shape),

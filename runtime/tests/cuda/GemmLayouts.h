@@ -10,7 +10,7 @@
 #define ZERO_RT_TESTS_GEMM_LAYOUTS_H
 
 #include "zero-rt/Float16.h"
-#include "zero-rt/Runtime.h"
+#include "zero-rt/RuntimeCUDA.h"
 
 #include <cmath>
 #include <cstdint>
@@ -181,6 +181,23 @@ inline std::vector<char> encode(const std::vector<float> &v, int32_t type) {
     }
   }
   return out;
+}
+
+/// `g` through the CUDA runtime's GEMM for `type` (sgemm, dgemm, or gemm16
+/// for bf16 and f16) on the buffers at `a`, `b` and `c`; its status.
+inline int32_t runCudaGemm(const GemmCase &g, int32_t type, int64_t a,
+                           int64_t b, int64_t c) {
+  if (type == ZERO_RT_BF16 || type == ZERO_RT_F16)
+    return zero_rt_cuda_gemm16(type, g.b0, g.b1, g.m, g.n, g.k, a, g.va.off,
+                               g.va.s[0], g.va.s[1], g.va.s[2], g.va.s[3], b,
+                               g.vb.off, g.vb.s[0], g.vb.s[1], g.vb.s[2],
+                               g.vb.s[3], c, g.vc.off, g.vc.s[0], g.vc.s[1],
+                               g.vc.s[2], g.vc.s[3], g.accumulate);
+  auto run = type == ZERO_RT_F64 ? zero_rt_cuda_dgemm : zero_rt_cuda_sgemm;
+  return run(g.b0, g.b1, g.m, g.n, g.k, a, g.va.off, g.va.s[0], g.va.s[1],
+             g.va.s[2], g.va.s[3], b, g.vb.off, g.vb.s[0], g.vb.s[1], g.vb.s[2],
+             g.vb.s[3], c, g.vc.off, g.vc.s[0], g.vc.s[1], g.vc.s[2], g.vc.s[3],
+             g.accumulate);
 }
 
 } // namespace zero::rt::test

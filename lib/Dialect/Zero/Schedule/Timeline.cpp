@@ -310,16 +310,19 @@ static double valueBytes(Value v) {
 
 namespace {
 /// What an op does: its FLOPs, the seconds its arithmetic takes at the
-/// device's full loop rate, and the bytes it moves.
+/// device's full loop rate, and the bytes it moves; a GEMM's peak key.
 struct Work {
   double flops = 0, seconds = 0, bytes = 0;
+  StringRef matmulPeak = {};
   Work &operator+=(const Work &o) {
     flops += o.flops;
     seconds += o.seconds;
     bytes += o.bytes;
     return *this;
   }
-  Work operator*(double n) const { return {flops * n, seconds * n, bytes * n}; }
+  Work operator*(double n) const {
+    return {flops * n, seconds * n, bytes * n, matmulPeak};
+  }
 };
 
 /// Op costs against a roofline; the same for buffers and tensors.
@@ -328,10 +331,17 @@ struct CostModel {
   StringRef f32Precision;
   bool gpu;
 
-  /// The peak a GEMM over `elementType` operands runs at.
-  double matmulPeak(Type elementType) const {
-    return hw.peakFlops.lookup(
-        hw.matmulPeakKey(elementType, f32Precision, gpu));
+  /// The peak_flops key a GEMM over `elementType` operands runs at.
+  StringRef peakKey(Type elementType) const {
+    return hw.matmulPeakKey(elementType, f32Precision, gpu);
+  }
+
+  /// A GEMM of `flops` over `elementType` operands moving `bytes`.
+  OpEstimate gemm(double flops, double bytes, Type elementType) const {
+    StringRef key = peakKey(elementType);
+    OpEstimate e = roofline(flops, bytes, hw.peakFlops.lookup(key));
+    e.matmulPeak = key;
+    return e;
   }
 
   OpEstimate roofline(double flops, double bytes, double peak) const {
@@ -382,8 +392,10 @@ struct CostModel {
         iterations *= size;
       for (Value v : op->getOperands())
         bytes += valueBytes(v);
-      Type t = getElementTypeOrSelf(op->getOperand(0).getType());
-      return {2 * iterations, 2 * iterations / matmulPeak(t), bytes};
+      StringRef key =
+          peakKey(getElementTypeOrSelf(op->getOperand(0).getType()));
+      return {2 * iterations, 2 * iterations / hw.peakFlops.lookup(key), bytes,
+              key};
     }
     double iterations = 1;
     for (int64_t r : op.getStaticLoopRanges())
@@ -438,12 +450,13 @@ struct CostModel {
                : 1;
   }
 
-  /// A linalg op: a GEMM at the matmul peak, else its loop body's cost,
+  /// A linalg op: a GEMM at its type's peak, else its loop body's cost,
   /// against the bytes it moves.
   OpEstimate linalg(linalg::LinalgOp op) const {
     Work w = linalgWork(op);
     return {w.flops,
-            hw.opOverhead + std::max(w.seconds, w.bytes / hw.memoryBandwidth)};
+            hw.opOverhead + std::max(w.seconds, w.bytes / hw.memoryBandwidth),
+            w.matmulPeak};
   }
 
   /// Seconds of one evaluation of a math function.
@@ -477,15 +490,14 @@ OpEstimate mlir::zero::estimateOp(Operation *op, const HardwareModel &hw,
   };
   if (auto mm = dyn_cast<tosa::MatMulOp>(op)) {
     // [N, H, C] x [N, C, W]: 2NHWC.
-    return cost.roofline(2 * elements * double(shape(mm.getA())[2]), bytes,
-                         cost.matmulPeak(getElementTypeOrSelf(mm.getA())));
+    return cost.gemm(2 * elements * double(shape(mm.getA())[2]), bytes,
+                     getElementTypeOrSelf(mm.getA()));
   }
   if (auto conv = dyn_cast<tosa::Conv2DOp>(op)) {
     // Each output element: a dot product over [KH, KW, C_in].
     ArrayRef<int64_t> w = shape(conv.getWeight());
-    return cost.roofline(
-        2 * elements * double(w[1] * w[2] * w[3]), bytes,
-        cost.matmulPeak(getElementTypeOrSelf(conv.getInput())));
+    return cost.gemm(2 * elements * double(w[1] * w[2] * w[3]), bytes,
+                     getElementTypeOrSelf(conv.getInput()));
   }
   // Elementwise: one evaluation per result element, a library call for
   // the math functions.
@@ -530,12 +542,8 @@ private:
     tl.computeSeconds += c.seconds;
     tl.flops += c.flops;
     ++tl.computeOps;
-    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-        linalgOp && getGemmLoops(linalgOp))
-      tl.matmulFlops[hw.matmulPeakKey(
-                           getElementTypeOrSelf(op->getOperand(0).getType()),
-                           opt.precision, opt.gpu)
-                         .str()] += c.flops;
+    if (!c.matmulPeak.empty())
+      tl.matmulFlops[c.matmulPeak.str()] += c.flops;
     bool recompute = isRecomputeLoc(op->getLoc());
     if (recompute) {
       tl.recomputeSeconds += c.seconds;

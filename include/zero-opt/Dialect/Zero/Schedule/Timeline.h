@@ -139,9 +139,10 @@ struct SimulateOptions {
   std::function<double(Operation *)> launchThreads;
 };
 
-/// FLOPs and seconds of one op.
+/// FLOPs and seconds of one op; for a GEMM, the peak_flops key it ran at.
 struct OpEstimate {
   double flops = 0, seconds = 0;
+  StringRef matmulPeak = {};
 };
 
 /// One op of a step before bufferization (tensor operands), by the model
