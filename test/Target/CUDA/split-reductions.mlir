@@ -4,19 +4,22 @@
 // RUN: not zero-opt %s --zero-gpu-split-reductions=row-threads=0 -split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWS
 // BADROWS: row-threads 0 must be at least 1
 
-// A sum of squares over 300x40: loop 0 in 100 chunks of 3, one partial per
-// chunk in parallel, then the partials added into the output in order.
-// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
-// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2) -> (d0)>
+// A sum of squares over 300x40: the two loops are one in memory, so one
+// loop of 12000, cut into 125 interleaved partials of 96 (128 would leave a
+// tail; 125 divides 12000), partial p adding elements p, p + 125, ...,
+// then the partials added into the output in order.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @sumsq
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg1 : memref<f32>)
-// CHECK: %[[E:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [100, 3, 40]
-// CHECK: %[[PART:.*]] = memref.alloc() : memref<100xf32>
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[PART]] : memref<100xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[P]]], iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[E]] : {{.*}}) outs(%[[PART]] : memref<100xf32>)
+// CHECK: %[[C:.*]] = memref.collapse_shape %arg0 {{\[\[}}0, 1]] : memref<300x40xf32> into memref<12000xf32>
+// CHECK: %[[E:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [96, 125]
+// CHECK: %[[PART:.*]] = memref.alloc() : memref<125xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[PART]] : memref<125xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[P]]], iterator_types = ["reduction", "parallel"]} ins(%[[E]] : {{.*}}) outs(%[[PART]] : memref<125xf32>)
 // CHECK: arith.mulf
 // CHECK: arith.addf
-// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[PART]] : memref<100xf32>) outs(%arg1 : memref<f32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[PART]] : memref<125xf32>) outs(%arg1 : memref<f32>)
 // CHECK-NEXT: ^bb0(%[[V:.*]]: f32, %[[ACC:.*]]: f32):
 // CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC]], %[[V]] : f32
 // CHECK-NEXT: linalg.yield %[[S]]
@@ -106,17 +109,25 @@ func.func @rows(%x: memref<64x4100xf32>, %rows: memref<64xf32>) attributes {zero
 
 // -----
 
-// Left alone: a reduction with as many rows as row-threads (65536: enough
-// threads already), a reduction too small to split, and a kernel's body.
+// Left alone: reductions with as many rows as row-threads (65536: enough
+// threads already) whose rows are too short for a warp of partials (512 <
+// 32 x 32) or not contiguous (a column sum), a reduction too small to
+// split, and a kernel's body.
 // CHECK-LABEL: func.func @alone
 // CHECK-NOT: memref.alloc
 // CHECK: return
 #r = affine_map<(d0, d1) -> (d0, d1)>
 #o = affine_map<(d0, d1) -> (d0)>
+#c = affine_map<(d0, d1) -> (d1, d0)>
 #s1 = affine_map<(d0) -> (d0)>
 #s0 = affine_map<(d0) -> ()>
-func.func @alone(%x: memref<65536x4096xf32>, %rows: memref<65536xf32>, %y: memref<512xf32>, %out: memref<f32>) attributes {zero.entry} {
-  linalg.generic {indexing_maps = [#r, #o], iterator_types = ["parallel", "reduction"]} ins(%x : memref<65536x4096xf32>) outs(%rows : memref<65536xf32>) {
+func.func @alone(%x: memref<65536x512xf32>, %rows: memref<65536xf32>, %xt: memref<4096x65536xf32>, %y: memref<512xf32>, %out: memref<f32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#r, #o], iterator_types = ["parallel", "reduction"]} ins(%x : memref<65536x512xf32>) outs(%rows : memref<65536xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %acc, %in : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#c, #o], iterator_types = ["parallel", "reduction"]} ins(%xt : memref<4096x65536xf32>) outs(%rows : memref<65536xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %a = arith.addf %acc, %in : f32
     linalg.yield %a : f32
@@ -132,7 +143,9 @@ func.func @alone(%x: memref<65536x4096xf32>, %rows: memref<65536xf32>, %y: memre
 // -----
 
 // An input indexed by a constant (a broadcast unit dimension) keeps it, the
-// other loops shifted behind the new parallel one.
+// other loops shifted behind the new parallel one; the two reduction loops
+// are not collapsed into one (the broadcast input would be read with the
+// collapsed extent).
 // CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2) -> (0, d2)>
 // CHECK-LABEL: func.func @broadcast
 // CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[B]], #{{.*}}], iterator_types = ["parallel", "reduction", "reduction"]}
@@ -215,3 +228,27 @@ func.func @warp_rows(%x: memref<4096x2048xf32>, %out: memref<4096xf32>) attribut
   }
   return
 }
+
+// -----
+
+// 65536 rows (row-threads) of 4096 would run a thread per row, each thread
+// reading its own row; a long contiguous row takes a warp of interleaved
+// partials instead (32 of 128), so a warp reads 32 adjacent elements.
+// CHECK-LABEL: func.func @many_rows
+// CHECK: %[[E:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [65536, 128, 32]
+// CHECK: %[[P:.*]] = memref.alloc() : memref<65536x32xf32>
+// CHECK: iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[E]] : {{.*}}) outs(%[[P]] : memref<65536x32xf32>)
+// CHECK: ins(%[[P]] : memref<65536x32xf32>) outs(%arg1 : memref<65536xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK: return
+#mr = affine_map<(d0, d1) -> (d0, d1)>
+#mo = affine_map<(d0, d1) -> (d0)>
+func.func @many_rows(%x: memref<65536x4096xf32>, %out: memref<65536xf32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#mr, #mo], iterator_types = ["parallel", "reduction"]} ins(%x : memref<65536x4096xf32>) outs(%out : memref<65536xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %acc, %in : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+

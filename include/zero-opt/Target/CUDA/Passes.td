@@ -158,7 +158,16 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     squares for the global norm) would run in one GPU thread, and one with
     R rows (its parallel iterations: a cross-entropy over a large
     vocabulary, the statistics of a softmax or a layer norm) in R threads,
-    each reducing a whole row. Its outermost reduction loop, of extent E,
+    each reducing a whole row.
+
+    Its reduction loops are first collapsed into one (upstream's
+    `collapseOpIterationDims`) where they are consecutive loops that every
+    operand indexes in order as dimensions contiguous in memory, or not at
+    all: a sum of squares over a [1600, 6400] gradient is one loop of
+    10,240,000 iterations, and rows over a kept unit dimension and E
+    features one loop of E. The iterations keep their order.
+
+    Its outermost reduction loop of more than one iteration, of extent E,
     is cut into P partials, W wanted: `min(max-partials, T / 32)` for a
     full reduction of T iterations and, for R > 1,
     `min(max-partials, ceil(row-threads / R), E / 32)` (enough partials
@@ -166,14 +175,20 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
 
     When that loop walks the contiguous (innermost, unit-stride) dimension
     of every input it indexes, the partials are interleaved: P = W
-    (rounded to whole warps of 32 for rows with E >= 1024), partial p
-    reduces iterations p, p + P, ... of the first `P * (E / P)`, so a
-    warp's partials read adjacent elements; the inputs are expanded to
-    [E / P, P] along that dimension, the loop over P comes last (x on a
-    GPU) and the partials go to an [output shape, P] buffer. Otherwise
-    (column reductions, whose rows are x already) P = E / ceil(E / W)
-    contiguous chunks: a loop over P in front of the op's loops, inputs
-    expanded to [P, chunk], a [P, output shape] buffer.
+    (rounded to whole warps of 32 for rows with E >= 1024), or the largest
+    count down to W / 2 (in whole warps where W is) that divides E, so
+    that no iterations are left; partial p reduces iterations p, p + P,
+    ... of the first `P * (E / P)`, so a warp's partials read adjacent
+    elements; the inputs are expanded to [E / P, P] along that dimension,
+    the loop over P comes last (x on a GPU) and the partials go to an
+    [output shape, P] buffer. Otherwise (column reductions, whose rows are
+    x already) P = E / ceil(E / W) contiguous chunks: a loop over P in
+    front of the op's loops, inputs expanded to [P, chunk], a [P, output
+    shape] buffer. A reduction with `row-threads` rows or more fills the
+    GPU with a thread per row, but each thread then reads a row of its
+    own; where its rows are contiguous and E >= 1024 it takes a warp of 32
+    interleaved partials per row, so a warp reads 32 adjacent elements
+    (the attention softmax's 204,800 rows of 1024 in GPT-2 XL).
 
     The partials' buffer starts at the combining op's neutral element; a
     second op combines the partials into the output in order with that op
@@ -181,12 +196,14 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     the iterations left after them. A combine over `min-iterations`
     partials or more a row is split again the same way (a full reduction of
     1.28M elements: 40,000 partials, then 1,250, then 39, then the
-    output), each level in order. Sums are therefore reassociated,
-    deterministically: `--simulate-gpu` runs the same order on the CPU.
-    Reductions with fewer than `min-iterations` iterations, at least
-    `row-threads` rows, several outputs, several combining ops, an output
-    indexed other than by parallel loops, or a split loop used in an index
-    expression are left alone.
+    output), each level in order, and so are iterations left after the
+    partials that would otherwise take one thread (up to 65,535 of a full
+    reduction). Sums are therefore reassociated, deterministically:
+    `--simulate-gpu` runs the same order on the CPU. Reductions with fewer
+    than `min-iterations` iterations, at least `row-threads` rows that are
+    short or not contiguous, several outputs, several combining ops, an
+    output indexed other than by parallel loops, or a split loop used in
+    an index expression are left alone.
   }];
   let options = [
     Option<"maxPartials", "max-partials", "int64_t", "65536",
@@ -195,7 +212,8 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
            "Fewest iterations of a reduction worth splitting">,
     Option<"rowThreads", "row-threads", "int64_t", "65536",
            "Threads a split row reduction aims for; reductions with at "
-           "least this many rows stay whole">
+           "least this many rows split only into a warp per long "
+           "contiguous row">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect",

@@ -4,10 +4,12 @@
 // squares for the global norm) would run in one GPU thread, and one with
 // few rows (a cross-entropy over a large vocabulary, softmax and layer-norm
 // statistics of a small batch) in one thread per row, each reading a whole
-// row. Splitting its outermost reduction loop gives one partial result per
-// chunk (and row), computed in parallel, and a short second stage that
+// row. Splitting its outermost reduction loop (its reduction loops
+// collapsed into one first where memory allows) gives one partial result
+// per chunk (and row), computed in parallel, and a short second stage that
 // combines the partials in order: deterministic, and the same on the CPU
-// (--simulate-gpu) as on the GPU.
+// (--simulate-gpu) as on the GPU. Many long contiguous rows take a warp of
+// partials each, so that a warp's loads are adjacent.
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Target/CUDA/Passes.h"
@@ -16,6 +18,7 @@
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -76,10 +79,17 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
     if (it == utils::IteratorType::parallel)
       rows *= r;
   }
-  unsigned loop =
-      llvm::find(iterators, utils::IteratorType::reduction) - iterators.begin();
+  // The outermost reduction loop of more than one iteration: a unit one
+  // (a kept dimension of a reduction over [rows, 1, E]) splits nothing.
+  unsigned loop = 0;
+  while (
+      loop < iterators.size() &&
+      (iterators[loop] != utils::IteratorType::reduction || ranges[loop] == 1))
+    ++loop;
+  if (loop == iterators.size())
+    return std::nullopt;
   int64_t outer = ranges[loop];
-  if (total < minIterations || outer < 2 || rows >= rowThreads)
+  if (total < minIterations || outer < 2)
     return std::nullopt;
   // Interleaved when every input the loop indexes has it as its
   // innermost dimension, at unit stride.
@@ -98,6 +108,14 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
     }
   }
   interleaved &= indexed;
+  // `rowThreads` rows or more fill the GPU a thread per row, but each
+  // thread then reads its own row, a row apart from its warp's neighbours.
+  // A long contiguous row still takes a warp of interleaved partials, so a
+  // warp reads 32 adjacent elements.
+  bool warpPerRow = rows > 1 && rows >= rowThreads;
+  if (warpPerRow &&
+      !(interleaved && outer / kMinChunk >= kWarp && maxPartials >= kWarp))
+    return std::nullopt;
   // A body that reads its indices would see the split loops'.
   if (!g.getBody()->getOps<linalg::IndexOp>().empty())
     return std::nullopt;
@@ -113,10 +131,11 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
   // takes as many partials as that allows, rows enough to give the launch
   // `rowThreads` threads.
   int64_t want =
-      rows > 1 ? std::min<int64_t>({maxPartials,
-                                    llvm::divideCeilSigned(rowThreads, rows),
-                                    outer / kMinChunk})
-               : std::min<int64_t>(maxPartials, total / kMinChunk);
+      warpPerRow ? kWarp
+      : rows > 1 ? std::min<int64_t>({maxPartials,
+                                      llvm::divideCeilSigned(rowThreads, rows),
+                                      outer / kMinChunk})
+                 : std::min<int64_t>(maxPartials, total / kMinChunk);
   // Interleaved rows take whole warps of partials where the row has
   // kMinChunk iterations for each.
   if (interleaved && rows > 1 && outer / kMinChunk >= kWarp &&
@@ -127,6 +146,16 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
   int64_t chunk, partials;
   if (interleaved) {
     partials = std::min(want, outer);
+    // A count that divides E leaves no tail (launches of its own): look
+    // down to half the count, in whole warps where it is a row's warps.
+    int64_t step = rows > 1 && partials % kWarp == 0 ? kWarp : 1;
+    for (int64_t p = partials; p >= std::max<int64_t>(2, partials / 2);
+         p -= step) {
+      if (outer % p == 0) {
+        partials = p;
+        break;
+      }
+    }
     chunk = outer / partials;
   } else {
     chunk = llvm::divideCeilSigned(outer, want);
@@ -136,6 +165,62 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
     return std::nullopt;
   return Split{loop,        partials,     chunk,   outer - partials * chunk,
                interleaved, combiners[0], *neutral};
+}
+
+/// `g` with its reduction loops collapsed into one where they are
+/// consecutive loops, in order in every operand that uses them, and
+/// contiguous in memory (a full reduction over [1600, 6400] becomes one over
+/// 10,240,000 iterations, so its partials interleave over all of it instead
+/// of taking its 1600 rows); else `g`. The iterations keep their order.
+linalg::GenericOp collapseReductions(linalg::GenericOp g,
+                                     RewriterBase &rewriter) {
+  SmallVector<utils::IteratorType> iterators = g.getIteratorTypesArray();
+  ReassociationIndices loops;
+  for (auto [i, it] : llvm::enumerate(iterators))
+    if (it == utils::IteratorType::reduction)
+      loops.push_back(i);
+  if (loops.size() < 2 ||
+      size_t(loops.back() - loops.front() + 1) != loops.size() ||
+      !g.hasPureBufferSemantics() ||
+      !g.getBody()->getOps<linalg::IndexOp>().empty())
+    return g;
+  // Every operand indexes all the loops, as consecutive dimensions in loop
+  // order, or none of them (a broadcast dimension indexed by a constant
+  // would be read as if it had the collapsed extent); and those dimensions
+  // are one stride apart in memory.
+  for (OpOperand &operand : g->getOpOperands()) {
+    AffineMap m = g.getMatchingIndexingMap(&operand);
+    if (!m.isProjectedPermutation())
+      return g;
+    SmallVector<ReassociationIndices> groups;
+    for (unsigned r = 0; r < m.getNumResults(); ++r) {
+      int64_t d = m.getDimPosition(r);
+      if (d < loops.front() || d > loops.back()) {
+        groups.push_back({int64_t(r)});
+        continue;
+      }
+      if (d != loops.front() || r + loops.size() > m.getNumResults())
+        return g;
+      for (auto [k, loop] : llvm::enumerate(loops))
+        if (m.getDimPosition(r + k) != unsigned(loop))
+          return g;
+      groups.push_back(
+          llvm::to_vector(llvm::seq<int64_t>(r, r + loops.size())));
+      r += loops.size() - 1;
+    }
+    if (groups.size() == m.getNumResults())
+      continue;
+    auto t = dyn_cast<MemRefType>(operand.get().getType());
+    if (!t || !memref::CollapseShapeOp::isGuaranteedCollapsible(t, groups))
+      return g;
+  }
+  rewriter.setInsertionPoint(g);
+  FailureOr<linalg::CollapseResult> collapsed =
+      linalg::collapseOpIterationDims(g, {loops}, rewriter);
+  if (failed(collapsed))
+    return g;
+  rewriter.eraseOp(g);
+  return cast<linalg::GenericOp>(collapsed->collapsedOp.getOperation());
 }
 
 bool isLoop(AffineExpr e, unsigned loop) {
@@ -156,8 +241,14 @@ Value sliceOuter(OpBuilder &b, Location loc, Value v, unsigned dim,
   return memref::SubViewOp::create(b, loc, v, offsets, sizes, strides);
 }
 
-/// Splits `g`; returns the op that combines the partials in order.
-linalg::GenericOp split(linalg::GenericOp g, const Split &s) {
+/// What a split leaves to split again: the ordered combine of the partials
+/// and the original op on the iterations the chunks leave (or null).
+struct Stages {
+  linalg::GenericOp combine, tail;
+};
+
+/// Splits `g`.
+Stages split(linalg::GenericOp g, const Split &s) {
   MLIRContext *ctx = g.getContext();
   OpBuilder b(g);
   Location loc = g.getLoc();
@@ -267,6 +358,7 @@ linalg::GenericOp split(linalg::GenericOp g, const Split &s) {
   memref::DeallocOp::create(b, loc, partial);
 
   // The tail the chunks leave: the original op on its last iterations.
+  linalg::GenericOp tail;
   if (s.tail) {
     SmallVector<Value> tails;
     for (OpOperand *in : g.getDpsInputOperands()) {
@@ -277,14 +369,14 @@ linalg::GenericOp split(linalg::GenericOp g, const Split &s) {
           v = sliceOuter(b, loc, v, pos, s.partials * s.chunk, s.tail);
       tails.push_back(v);
     }
-    auto tail = linalg::GenericOp::create(b, loc, TypeRange{}, tails, out,
-                                          g.getIndexingMapsArray(),
-                                          g.getIteratorTypesArray());
+    tail = linalg::GenericOp::create(b, loc, TypeRange{}, tails, out,
+                                     g.getIndexingMapsArray(),
+                                     g.getIteratorTypesArray());
     IRMapping again;
     g.getRegion().cloneInto(&tail.getRegion(), again);
   }
   g.erase();
-  return combine;
+  return {combine, tail};
 }
 
 struct ZeroGPUSplitReductionsPass
@@ -320,23 +412,45 @@ struct ZeroGPUSplitReductionsPass
         rewriter.setInsertionPoint(r);
         (void)linalg::generalizeNamedOp(rewriter, r);
       }
-      fn.walk([&](linalg::GenericOp g) {
-        if (auto s = planSplit(g, maxPartials, minIterations, rowThreads))
-          work.push_back({g, *s});
-      });
+      SmallVector<linalg::GenericOp> generics;
+      fn.walk([&](linalg::GenericOp g) { generics.push_back(g); });
+      for (linalg::GenericOp g : generics)
+        if (auto s = plan(g, rewriter))
+          work.push_back(*s);
     }
-    // A long combine (min-iterations partials or more a row: a long full
-    // reduction's) is itself split: partials of partials, each level in
-    // order.
+    // What a split leaves may be split again. A long combine
+    // (min-iterations partials or more a row: a long full reduction's):
+    // partials of partials, each level in order. A tail is shorter than the
+    // partials, but a full reduction's may be up to 65535 iterations, which
+    // would run on one thread.
     for (size_t i = 0; i < work.size(); ++i) {
       auto [g, s] = work[i];
-      linalg::GenericOp combine = split(g, s);
+      Stages stages = split(g, s);
+      if (stages.tail)
+        if (auto again = plan(stages.tail, rewriter))
+          work.push_back(*again);
       if (s.partials < minIterations)
         continue;
-      if (auto again =
-              planSplit(combine, maxPartials, minIterations, rowThreads))
-        work.push_back({combine, *again});
+      if (auto again = plan(stages.combine, rewriter))
+        work.push_back(*again);
     }
+  }
+
+  /// The split of `g`, its reduction loops collapsed first where they can
+  /// be, if it is worth splitting.
+  std::optional<std::pair<linalg::GenericOp, Split>>
+  plan(linalg::GenericOp g, RewriterBase &rewriter) {
+    if (g.getNumReductionLoops() == 0 || !g.hasPureBufferSemantics())
+      return std::nullopt;
+    int64_t total = 1;
+    for (int64_t r : g.getStaticLoopRanges())
+      total = ShapedType::isDynamic(r) ? 0 : total * r;
+    if (total < minIterations)
+      return std::nullopt;
+    g = collapseReductions(g, rewriter);
+    if (auto s = planSplit(g, maxPartials, minIterations, rowThreads))
+      return std::make_pair(g, *s);
+    return std::nullopt;
   }
 };
 
