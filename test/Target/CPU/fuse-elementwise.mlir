@@ -347,3 +347,76 @@ func.func @bf16_kept(%a: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
   } -> tensor<4x8xbf16>
   return %n : tensor<4x8xbf16>
 }
+
+// -----
+
+// A softmax backward in bf16, as the training step builds it: the
+// probabilities widened to f32 and the gradient rounded through bf16 feed
+// both the row sum of their product (a linalg.reduce whose kept axis is an
+// expand_shape) and the elementwise result. The reduction becomes a
+// generic that keeps the expand outside it (folded in, its unit loop would
+// be indexed by its output alone, and upstream fuses nothing into such a
+// loop nest), and, being a contraction that is no GEMM, takes both
+// producers: two loops, each reading the bf16 probabilities and the f32
+// gradient, instead of two f32 copies written and read twice.
+#sb_id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#sb_row = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+// CHECK-LABEL: func.func @softmax_backward
+// CHECK-SAME: (%[[P:.*]]: tensor<2x8x8xbf16>, %[[G:.*]]: tensor<2x8x8xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x8x8x{{.*}}, tensor<2x8x8x{{.*}}) outs(%{{.*}} : tensor<2x8xf32>)
+// CHECK-DAG: arith.extf
+// CHECK-DAG: arith.truncf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[SE:.*]] = tensor.expand_shape %[[S]] {{\[\[}}0], [1, 2]] output_shape [2, 8, 1]
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins({{.*}}%[[SE]]{{.*}}) outs(%{{.*}} : tensor<2x8x8xbf16>)
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+// The CPU target keeps its fusion as it was: the two widened copies are
+// written and read by the reduction (the kept axis folded in) and the
+// elementwise result.
+// OFF-LABEL: func.func @softmax_backward
+// OFF-COUNT-2: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8x8xf32>)
+// OFF: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// OFF: linalg.generic
+// OFF-NOT: linalg.generic
+// OFF: return
+func.func @softmax_backward(%p: tensor<2x8x8xbf16>, %g: tensor<2x8x8xf32>) -> tensor<2x8x8xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<2x8x8xf32>
+  %pf = linalg.generic {indexing_maps = [#sb_id, #sb_id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%p : tensor<2x8x8xbf16>) outs(%e0 : tensor<2x8x8xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %x = arith.extf %in : bf16 to f32
+    linalg.yield %x : f32
+  } -> tensor<2x8x8xf32>
+  %e1 = tensor.empty() : tensor<2x8x8xf32>
+  %gr = linalg.generic {indexing_maps = [#sb_id, #sb_id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%g : tensor<2x8x8xf32>) outs(%e1 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.truncf %in : f32 to bf16
+    %x = arith.extf %t : bf16 to f32
+    linalg.yield %x : f32
+  } -> tensor<2x8x8xf32>
+  %e2 = tensor.empty() : tensor<2x8x8xf32>
+  %prod = linalg.generic {indexing_maps = [#sb_id, #sb_id, #sb_id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%gr, %pf : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%e2 : tensor<2x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<2x8x8xf32>
+  %e3 = tensor.empty() : tensor<2x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sum = linalg.reduce ins(%prod : tensor<2x8x8xf32>) outs(%init : tensor<2x8xf32>) dimensions = [2]
+    (%in: f32, %acc: f32) {
+      %a = arith.addf %in, %acc : f32
+      linalg.yield %a : f32
+    }
+  %kept = tensor.expand_shape %sum [[0], [1, 2]] output_shape [2, 8, 1] : tensor<2x8xf32> into tensor<2x8x1xf32>
+  %e4 = tensor.empty() : tensor<2x8x8xbf16>
+  %r = linalg.generic {indexing_maps = [#sb_id, #sb_id, #sb_row, #sb_id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%pf, %gr, %kept : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x1xf32>) outs(%e4 : tensor<2x8x8xbf16>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %out: bf16):
+    %d = arith.subf %b, %c : f32
+    %m = arith.mulf %a, %d : f32
+    %t = arith.truncf %m : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x8x8xbf16>
+  return %r : tensor<2x8x8xbf16>
+}

@@ -44,3 +44,28 @@ module {
     return
   }
 }
+
+// -----
+
+// First fit in program order leaves a hole: %a (256 B) at 0, %b (512 B)
+// at 256, %a freed, %c (512 B) does not fit the 256-byte hole and goes to
+// 768: 1280 B. The most bytes live at once are %b and %c, 1024 B; placed
+// first, largest first, they lie end to end, and %a, which %c never meets,
+// shares %c's block: a 1024-byte arena, the plan's peak.
+// CHECK: zero.memory = {train_step = {arena = {alignment = 256 : i64, buffers = [{bytes = 256 : i64, category = "other", offset = 512 : i64}, {bytes = 512 : i64, category = "other", offset = 0 : i64}, {bytes = 512 : i64, category = "other", offset = 512 : i64}], bytes = 1024 : i64}}}
+// CHECK-LABEL: func.func @train_step
+// CHECK: call @zero_rt_cuda_arena(%c1024_i64)
+module {
+  func.func private @use(memref<64xf32>, memref<128xf32>)
+  func.func @train_step(%arg0: memref<64xf32>) attributes {zero.entry} {
+    %a = memref.alloc() : memref<64xf32>
+    %b = memref.alloc() : memref<128xf32>
+    func.call @use(%a, %b) : (memref<64xf32>, memref<128xf32>) -> ()
+    memref.dealloc %a : memref<64xf32>
+    %c = memref.alloc() : memref<128xf32>
+    func.call @use(%arg0, %c) : (memref<64xf32>, memref<128xf32>) -> ()
+    memref.dealloc %c : memref<128xf32>
+    memref.dealloc %b : memref<128xf32>
+    return
+  }
+}

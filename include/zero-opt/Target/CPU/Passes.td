@@ -25,7 +25,14 @@ def ZeroCPUFuseElementwise : Pass<"zero-cpu-fuse-elementwise"> {
     exponentials, feeding its max, its sum and its normalization, are never
     stored: three loops reading the scores instead of five passes writing
     two intermediates. Fusion makes new shared producers, so recomputing
-    and fusing repeat for up to four rounds. This part is on for the CUDA
+    and fusing repeat for up to four rounds. With this part on, reductions
+    are generalized first and keep their kept axis (an expand_shape by unit
+    dimensions) outside them: folded in, it is a loop only the output
+    indexes, and upstream fuses no producer into such a loop nest; and
+    only GEMMs (`zero::getGemmLoops`) and convolutions refuse producers,
+    so that a row's dot product (a bf16 softmax backward's sum of dP x P)
+    reads the bf16 probabilities and the f32 gradient itself instead of
+    two widened f32 copies. This part is on for the CUDA
     target (and `--simulate-gpu`), whose reductions run in the fixed order
     of their split, and off for the CPU target: there reductions are
     reassociated and LLVM's vectorizer picks their order by the loop body,

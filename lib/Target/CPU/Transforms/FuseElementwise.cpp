@@ -1,6 +1,8 @@
 //===- FuseElementwise.cpp - fusion that keeps GEMMs intact ----*- C++ -*-===//
 #include "zero-opt/Target/CPU/Passes.h"
 
+#include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
+
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
@@ -18,6 +20,15 @@ static bool isGemmLike(Operation *op) {
   auto l = dyn_cast_if_present<linalg::LinalgOp>(op);
   return l && (linalg::isaContractionOpInterface(l) ||
                linalg::isaConvolutionOpInterface(l));
+}
+
+/// What the BLAS lowering takes: a GEMM (`zero::getGemmLoops`) or a
+/// convolution. Other contractions, such as a row's dot product (the
+/// softmax backward's sum of dP x P), run as loops.
+static bool isBlasOp(Operation *op) {
+  auto l = dyn_cast_if_present<linalg::LinalgOp>(op);
+  return l && (linalg::isaConvolutionOpInterface(l) ||
+               zero::getGemmLoops(l).has_value());
 }
 
 /// A reduction reads its input through an expand_shape that adds a unit
@@ -115,10 +126,24 @@ static bool usersTakeIn(linalg::GenericOp producer) {
   unsigned users = 0;
   for (OpOperand &use : producer->getResult(0).getUses()) {
     auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
-    if (++users > kMaxUsers || !consumer || isGemmLike(consumer) ||
+    if (++users > kMaxUsers || !consumer || isBlasOp(consumer) ||
         !linalg::areElementwiseOpsFusable(&use))
       return false;
   }
+  return true;
+}
+
+/// Whether `operand` is a reduction's result that an expand by unit
+/// dimensions alone reshapes (tosa's kept axis).
+static bool addsUnitLoopToReduction(OpOperand *operand) {
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(operand->getOwner());
+  auto reduction = operand->get().getDefiningOp<linalg::LinalgOp>();
+  if (!expand || !reduction || reduction.getNumReductionLoops() == 0)
+    return false;
+  ArrayRef<int64_t> shape = expand.getResultType().getShape();
+  for (const ReassociationIndices &group : expand.getReassociationIndices())
+    if (llvm::count_if(group, [&](int64_t d) { return shape[d] != 1; }) > 1)
+      return false;
   return true;
 }
 
@@ -128,10 +153,21 @@ struct ZeroCPUFuseElementwisePass
   using Base::Base;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    linalg::ControlFusionFn control = [](OpOperand *operand) {
+    bool recompute = recomputeShared;
+    linalg::ControlFusionFn control = [recompute](OpOperand *operand) {
       Operation *producer = operand->get().getDefiningOp();
-      return producer && producer->hasOneUse() && !isGemmLike(producer) &&
-             !isGemmLike(operand->getOwner());
+      // Where producers are computed again in their users (the GPU's
+      // kernels), only what BLAS takes is kept whole; the CPU keeps every
+      // contraction whole.
+      Operation *consumer = operand->getOwner();
+      if (!producer || !producer->hasOneUse() || isGemmLike(producer) ||
+          (recompute ? isBlasOp(consumer) : isGemmLike(consumer)))
+        return false;
+      // A reduction that took its kept axis (an expand by unit dimensions)
+      // would have a loop only its output indexes, and upstream fuses no
+      // producer into such an op: the producers it would compute again
+      // (the softmax backward's widened probabilities) stay written.
+      return !(recompute && addsUnitLoopToReduction(operand));
     };
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
@@ -143,6 +179,17 @@ struct ZeroCPUFuseElementwisePass
     ctx->getLoadedDialect<linalg::LinalgDialect>()->getCanonicalizationPatterns(
         patterns);
     FrozenRewritePatternSet frozen(std::move(patterns));
+    // Reductions as generics, so that producers fuse into them (upstream
+    // fuses into generics only).
+    if (recomputeShared) {
+      SmallVector<linalg::ReduceOp> reduces;
+      getOperation()->walk([&](linalg::ReduceOp r) { reduces.push_back(r); });
+      IRRewriter rewriter(ctx);
+      for (linalg::ReduceOp r : reduces) {
+        rewriter.setInsertionPoint(r);
+        (void)linalg::generalizeNamedOp(rewriter, r);
+      }
+    }
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
     // Fusion makes new producers with several users (a fused select and

@@ -21,6 +21,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <functional>
+#include <limits>
 #include <map>
 
 namespace mlir::zero::cuda {
@@ -33,31 +35,74 @@ using namespace mlir::zero;
 
 namespace {
 
-/// First fit over the blocks live at one point of the replay.
-class FirstFit {
-public:
-  explicit FirstFit(int64_t alignment) : alignment(alignment) {}
+/// A buffer's bytes and the span of the replay's clock it is live in,
+/// [start, end).
+struct Lifetime {
+  int64_t bytes, start, end;
+};
 
-  int64_t allocate(int64_t bytes) {
-    bytes = llvm::alignTo(std::max<int64_t>(bytes, 1), alignment);
-    int64_t at = 0;
+constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
+
+/// First fit in program order: each buffer takes the lowest free offset
+/// when it is allocated. Returns the arena's size.
+int64_t firstFit(ArrayRef<Lifetime> buffers, int64_t alignment,
+                 SmallVectorImpl<int64_t> &offsets) {
+  // Events in clock order: a release at t comes before an allocation at t.
+  SmallVector<std::pair<int64_t, int64_t>> events; // (time, +/-(i + 1))
+  for (auto [i, b] : llvm::enumerate(buffers)) {
+    events.push_back({b.start, int64_t(i) + 1});
+    if (b.end != kForever)
+      events.push_back({b.end, -(int64_t(i) + 1)});
+  }
+  llvm::sort(events);
+  std::map<int64_t, int64_t> live; // offset -> bytes, in address order
+  int64_t top = 0;
+  offsets.assign(buffers.size(), 0);
+  for (auto [time, e] : events) {
+    if (e < 0) {
+      live.erase(offsets[-e - 1]);
+      continue;
+    }
+    int64_t bytes = buffers[e - 1].bytes, at = 0;
     for (auto [offset, size] : live) {
       if (at + bytes <= offset)
         break;
       at = std::max(at, (int64_t)llvm::alignTo(offset + size, alignment));
     }
     live.emplace(at, bytes);
+    offsets[e - 1] = at;
     top = std::max(top, at + bytes);
-    return at;
   }
-  void release(int64_t offset) { live.erase(offset); }
-  int64_t size() const { return top; }
+  return top;
+}
 
-private:
-  int64_t alignment;
-  std::map<int64_t, int64_t> live; ///< offset -> bytes, in address order
+/// Offline placement in `order`: each buffer takes the lowest gap that
+/// holds it among the placed buffers whose lifetimes meet its own.
+int64_t packInOrder(ArrayRef<Lifetime> buffers, ArrayRef<size_t> order,
+                    int64_t alignment, SmallVectorImpl<int64_t> &offsets) {
+  offsets.assign(buffers.size(), 0);
+  SmallVector<size_t> placed;
+  SmallVector<std::pair<int64_t, int64_t>> taken; // offset, bytes
   int64_t top = 0;
-};
+  for (size_t i : order) {
+    const Lifetime &b = buffers[i];
+    taken.clear();
+    for (size_t j : placed)
+      if (buffers[j].start < b.end && b.start < buffers[j].end)
+        taken.push_back({offsets[j], buffers[j].bytes});
+    llvm::sort(taken);
+    int64_t at = 0;
+    for (auto [offset, size] : taken) {
+      if (at + b.bytes <= offset)
+        break;
+      at = std::max(at, (int64_t)llvm::alignTo(offset + size, alignment));
+    }
+    offsets[i] = at;
+    top = std::max(top, at + b.bytes);
+    placed.push_back(i);
+  }
+  return top;
+}
 
 struct ZeroGPUArenaPass : zero::cuda::impl::ZeroGPUArenaBase<ZeroGPUArenaPass> {
   using Base::Base;
@@ -84,15 +129,17 @@ private:
   };
 
   LogicalResult run(func::FuncOp fn);
-  LogicalResult replay(Block &block, bool top, FirstFit &fit,
+  LogicalResult replay(Block &block, bool top, int64_t &clock,
                        DenseMap<Operation *, size_t> &index,
-                       SmallVector<Placed> &placed);
+                       SmallVector<Placed> &placed,
+                       SmallVector<Lifetime> &lifetimes);
   void record(func::FuncOp fn, int64_t bytes, ArrayRef<Placed> placed);
 };
 
-LogicalResult ZeroGPUArenaPass::replay(Block &block, bool top, FirstFit &fit,
+LogicalResult ZeroGPUArenaPass::replay(Block &block, bool top, int64_t &clock,
                                        DenseMap<Operation *, size_t> &index,
-                                       SmallVector<Placed> &placed) {
+                                       SmallVector<Placed> &placed,
+                                       SmallVector<Lifetime> &lifetimes) {
   SmallVector<Operation *> here;
   for (Operation &op : block) {
     if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
@@ -105,7 +152,8 @@ LogicalResult ZeroGPUArenaPass::replay(Block &block, bool top, FirstFit &fit,
                << t;
       int64_t bytes = bufferBytes(t);
       index[alloc] = placed.size();
-      placed.push_back({alloc, fit.allocate(bytes), bytes});
+      placed.push_back({alloc, 0, bytes});
+      lifetimes.push_back({bytes, clock++, kForever});
       here.push_back(alloc);
       continue;
     }
@@ -118,14 +166,15 @@ LogicalResult ZeroGPUArenaPass::replay(Block &block, bool top, FirstFit &fit,
       // Freed where it was allocated: the space is free from here on. A
       // conditional free keeps the block to the end of its region.
       if (alloc->getBlock() == dealloc->getBlock()) {
-        fit.release(placed[it->second].offset);
+        lifetimes[it->second].end = clock++;
         llvm::erase(here, alloc);
       }
       continue;
     }
     for (Region &region : op.getRegions())
       for (Block &nested : region)
-        if (failed(replay(nested, /*top=*/false, fit, index, placed)))
+        if (failed(
+                replay(nested, /*top=*/false, clock, index, placed, lifetimes)))
           return failure();
   }
   if (!top && !here.empty())
@@ -172,12 +221,13 @@ void ZeroGPUArenaPass::record(func::FuncOp fn, int64_t bytes,
 }
 
 LogicalResult ZeroGPUArenaPass::run(func::FuncOp fn) {
-  FirstFit fit(alignment);
   SmallVector<Placed> placed;
+  SmallVector<Lifetime> lifetimes;
   DenseMap<Operation *, size_t> index;
   // Constants first: one block each for the whole step.
   SmallVector<memref::GetGlobalOp> globals;
   fn.walk([&](memref::GetGlobalOp g) { globals.push_back(g); });
+  int64_t clock = 0;
   for (memref::GetGlobalOp g : globals) {
     MemRefType t = g.getType();
     if (!t.hasStaticShape() || !t.getLayout().isIdentity())
@@ -186,11 +236,73 @@ LogicalResult ZeroGPUArenaPass::run(func::FuncOp fn) {
                               "global, not "
                            << t;
     int64_t bytes = bufferBytes(t);
-    placed.push_back({g, fit.allocate(bytes), bytes});
+    placed.push_back({g, 0, bytes});
+    lifetimes.push_back({bytes, clock++, kForever});
   }
-  if (failed(replay(fn.getBody().front(), /*top=*/true, fit, index, placed)))
+  if (failed(replay(fn.getBody().front(), /*top=*/true, clock, index, placed,
+                    lifetimes)))
     return failure();
-  int64_t bytes = fit.size();
+  // Sizes in whole alignment units, so that every offset stays aligned.
+  for (Lifetime &l : lifetimes)
+    l.bytes = llvm::alignTo(std::max<int64_t>(l.bytes, 1), alignment);
+  // The smallest of a few layouts: first fit in program order, and offline
+  // placements (each O(buffers^2) at most) of the peak's buffers first,
+  // then by decreasing size, and by decreasing size x lifetime; none is
+  // always the smallest.
+  SmallVector<int64_t> best;
+  int64_t bytes = firstFit(lifetimes, alignment, best);
+  auto length = [&](size_t i) {
+    const Lifetime &l = lifetimes[i];
+    return (l.end == kForever ? clock : l.end) - l.start;
+  };
+  // The moment most bytes are live: its buffers, placed first and largest
+  // first, lie end to end, so the arena's size starts at the plan's peak.
+  SmallVector<std::pair<int64_t, int64_t>> deltas; // time, +/- bytes
+  for (const Lifetime &l : lifetimes) {
+    deltas.push_back({l.start, l.bytes});
+    if (l.end != kForever)
+      deltas.push_back({l.end, -l.bytes});
+  }
+  llvm::sort(deltas);
+  int64_t liveBytes = 0, peakBytes = -1, peakTime = 0;
+  for (auto [time, delta] : deltas) {
+    liveBytes += delta;
+    if (liveBytes > peakBytes) {
+      peakBytes = liveBytes;
+      peakTime = time;
+    }
+  }
+  auto atPeak = [&](size_t i) {
+    return int64_t(
+        !(lifetimes[i].start <= peakTime && peakTime < lifetimes[i].end));
+  };
+  SmallVector<std::function<std::tuple<int64_t, int64_t, int64_t>(size_t)>>
+      keys = {[&](size_t i) {
+                return std::make_tuple(atPeak(i), -lifetimes[i].bytes,
+                                       lifetimes[i].start);
+              },
+              [&](size_t i) {
+                return std::make_tuple(-lifetimes[i].bytes, lifetimes[i].start,
+                                       int64_t(0));
+              },
+              [&](size_t i) {
+                return std::make_tuple(-lifetimes[i].bytes * length(i),
+                                       lifetimes[i].start, int64_t(0));
+              }};
+  SmallVector<int64_t> candidate;
+  for (auto &key : keys) {
+    SmallVector<size_t> order =
+        llvm::to_vector(llvm::seq<size_t>(0, lifetimes.size()));
+    llvm::sort(order, [&](size_t a, size_t b) { return key(a) < key(b); });
+    int64_t size = packInOrder(lifetimes, order, alignment, candidate);
+    if (size < bytes) {
+      bytes = size;
+      best = candidate;
+    }
+  }
+  ArrayRef<int64_t> offsets = best;
+  for (auto [p, offset] : llvm::zip(placed, offsets))
+    p.offset = offset;
   record(fn, bytes, placed);
   if (placed.empty())
     return success();
