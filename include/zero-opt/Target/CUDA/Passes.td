@@ -244,9 +244,14 @@ def ZeroGPUArena : Pass<"zero-gpu-arena", "ModuleOp"> {
   let description = [{
     Runs on the step functions after kernel formation and memory tracking.
     Allocations and deallocations are replayed in program order (a loop
-    body once: it frees what it allocates) and each allocation gets the
-    lowest offset, aligned to `alignment` bytes, where it fits among the
-    blocks live at that point (first fit). Allocations become
+    body once: it frees what it allocates), which gives each buffer its
+    lifetime, and the arena takes the smallest of four layouts, offsets
+    aligned to `alignment` bytes: first fit in program order (the lowest
+    offset free when the buffer is allocated), and offline placements at
+    the lowest offset free of the placed buffers whose lifetimes meet the
+    buffer's, in three orders: the buffers live at the moment most bytes
+    are, largest first, then the rest largest first; largest first; and
+    largest size x lifetime first. Allocations become
     `memref.view`s of the arena, whose base the step gets on entry from
     `zero_rt_cuda_arena(bytes)`; deallocations disappear. Constant globals
     the step reads get blocks of their own, before any other, filled from
