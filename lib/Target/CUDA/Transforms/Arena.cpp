@@ -23,7 +23,6 @@
 
 #include <functional>
 #include <limits>
-#include <map>
 
 namespace mlir::zero::cuda {
 #define GEN_PASS_DEF_ZEROGPUARENA
@@ -43,41 +42,9 @@ struct Lifetime {
 
 constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
 
-/// First fit in program order: each buffer takes the lowest free offset
-/// when it is allocated. Returns the arena's size.
-int64_t firstFit(ArrayRef<Lifetime> buffers, int64_t alignment,
-                 SmallVectorImpl<int64_t> &offsets) {
-  // Events in clock order: a release at t comes before an allocation at t.
-  SmallVector<std::pair<int64_t, int64_t>> events; // (time, +/-(i + 1))
-  for (auto [i, b] : llvm::enumerate(buffers)) {
-    events.push_back({b.start, int64_t(i) + 1});
-    if (b.end != kForever)
-      events.push_back({b.end, -(int64_t(i) + 1)});
-  }
-  llvm::sort(events);
-  std::map<int64_t, int64_t> live; // offset -> bytes, in address order
-  int64_t top = 0;
-  offsets.assign(buffers.size(), 0);
-  for (auto [time, e] : events) {
-    if (e < 0) {
-      live.erase(offsets[-e - 1]);
-      continue;
-    }
-    int64_t bytes = buffers[e - 1].bytes, at = 0;
-    for (auto [offset, size] : live) {
-      if (at + bytes <= offset)
-        break;
-      at = std::max(at, (int64_t)llvm::alignTo(offset + size, alignment));
-    }
-    live.emplace(at, bytes);
-    offsets[e - 1] = at;
-    top = std::max(top, at + bytes);
-  }
-  return top;
-}
-
-/// Offline placement in `order`: each buffer takes the lowest gap that
-/// holds it among the placed buffers whose lifetimes meet its own.
+/// Placement in `order`: each buffer takes the lowest gap that holds it
+/// among the placed buffers whose lifetimes meet its own. In allocation
+/// order those are the buffers live when it is allocated: first fit.
 int64_t packInOrder(ArrayRef<Lifetime> buffers, ArrayRef<size_t> order,
                     int64_t alignment, SmallVectorImpl<int64_t> &offsets) {
   offsets.assign(buffers.size(), 0);
@@ -250,7 +217,9 @@ LogicalResult ZeroGPUArenaPass::run(func::FuncOp fn) {
   // then by decreasing size, and by decreasing size x lifetime; none is
   // always the smallest.
   SmallVector<int64_t> best;
-  int64_t bytes = firstFit(lifetimes, alignment, best);
+  int64_t bytes = packInOrder(
+      lifetimes, llvm::to_vector(llvm::seq<size_t>(0, lifetimes.size())),
+      alignment, best);
   auto length = [&](size_t i) {
     const Lifetime &l = lifetimes[i];
     return (l.end == kForever ? clock : l.end) - l.start;
