@@ -22,8 +22,8 @@ func.func @step(%arg: memref<4x8xf32>) {
 
 // -----
 
-// In place (the same buffer twice), two views of one allocation, or two
-// step arguments: no noalias, at any call of a shared kernel.
+// In place (the same buffer twice), two views of one allocation that meet,
+// or two step arguments: no noalias, at any call of a shared kernel.
 // CHECK-LABEL: func.func private @kernel_add
 // CHECK-NOT: llvm.noalias
 // CHECK-NOT: zero.noalias_params
@@ -39,9 +39,9 @@ func.func private @kernel_copy(%a: memref<4xf32>, %b: memref<4xf32>) attributes 
 func.func @calls(%x: memref<4xf32>, %y: memref<4xf32>) {
   %buf = memref.alloc() : memref<8xf32>
   %lo = memref.subview %buf[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
-  %hi = memref.subview %buf[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  %hi = memref.subview %buf[3] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 3>>
   %l = memref.cast %lo : memref<4xf32, strided<[1]>> to memref<4xf32, strided<[1], offset: ?>>
-  %h = memref.cast %hi : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32, strided<[1], offset: ?>>
+  %h = memref.cast %hi : memref<4xf32, strided<[1], offset: 3>> to memref<4xf32, strided<[1], offset: ?>>
   call @kernel_add(%l, %h) : (memref<4xf32, strided<[1], offset: ?>>, memref<4xf32, strided<[1], offset: ?>>) -> ()
   call @kernel_copy(%x, %y) : (memref<4xf32>, memref<4xf32>) -> ()
   memref.dealloc %buf : memref<8xf32>
@@ -85,5 +85,25 @@ func.func @arena(%shift: index) {
   %u = memref.view %arena[%shift][] : memref<96xi8> to memref<4xf32>
   call @kernel_unknown(%a, %u) : (memref<4xf32>, memref<4xf32>) -> ()
   memref.dealloc %arena : memref<96xi8>
+  return
+}
+
+// -----
+
+// A cast to a dynamic offset (a shared kernel's argument type) hides no
+// range: the cast's source says where the view lies.
+// CHECK-LABEL: func.func private @kernel_cast
+// CHECK-SAME: {llvm.noalias}, %{{.*}}: memref<4xf32, strided<[1], offset: ?>> {llvm.noalias})
+func.func private @kernel_cast(%a: memref<4xf32, strided<[1], offset: ?>>, %b: memref<4xf32, strided<[1], offset: ?>>) attributes {zero.kernel = "linalg.generic"} {
+  return
+}
+func.func @casts() {
+  %buf = memref.alloc() : memref<8xf32>
+  %lo = memref.subview %buf[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  %hi = memref.subview %buf[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  %l = memref.cast %lo : memref<4xf32, strided<[1]>> to memref<4xf32, strided<[1], offset: ?>>
+  %h = memref.cast %hi : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32, strided<[1], offset: ?>>
+  call @kernel_cast(%l, %h) : (memref<4xf32, strided<[1], offset: ?>>, memref<4xf32, strided<[1], offset: ?>>) -> ()
+  memref.dealloc %buf : memref<8xf32>
   return
 }

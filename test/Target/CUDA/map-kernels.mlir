@@ -29,8 +29,10 @@ func.func @step(%a: memref<8xf32>, %b: memref<8xf32>) {
 // -----
 
 // A row reduction: rows over x, one thread reduces a whole row in loop
-// order (the reduction stays a loop inside the thread's op). The fill of
-// the accumulator is a launch of its own, before it.
+// order (the reduction stays a loop inside the thread's op). With no call
+// to say otherwise the rows may be the accumulator, which each thread
+// would then read where another initializes it: the fill is a launch of
+// its own, before it.
 // CHECK-LABEL: func.func private @row_sum
 // CHECK: scf.forall (%{{.*}}) in (4) {
 // CHECK: linalg.generic
@@ -51,6 +53,63 @@ func.func private @row_sum(%a: memref<4x8xf32>, %c: memref<4xf32>) attributes {z
       %s = arith.addf %x, %acc : f32
       linalg.yield %s : f32
     }
+  return
+}
+
+// -----
+
+// Called with buffers that do not overlap, each thread initializes the
+// accumulator elements it reduces into: one launch.
+// CHECK: module attributes {zero.kernels = {gpu_launches = 2 : i64}}
+// CHECK-LABEL: func.func private @row_sum_fused
+// CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: scf.forall (%{{.*}}) in (4) {
+// CHECK: %[[ACC:.*]] = memref.subview %arg1
+// CHECK-NEXT: linalg.fill ins(%[[Z]] : f32) outs(%[[ACC]] : memref<1xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: outs(%[[ACC]] : memref<1xf32, strided<[1], offset: ?>>)
+// CHECK: {mapping = [#gpu.thread<x>]}
+// CHECK: {mapping = [#gpu.block<x>]}
+// CHECK-NEXT: return
+// A full reduction's one thread initializes its accumulator first, called
+// or not.
+// CHECK-LABEL: func.func private @full_sum_fused
+// CHECK: scf.forall (%{{.*}}) in (1) {
+// CHECK-NEXT: scf.forall (%{{.*}}) in (1) {
+// CHECK-NEXT: linalg.fill
+// CHECK-NEXT: linalg.generic
+// CHECK-SAME: iterator_types = ["reduction"]
+// CHECK: {mapping = [#gpu.thread<z>]}
+// CHECK-NEXT: } {mapping = [#gpu.block<z>]}
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @sums
+func.func private @row_sum_fused(%a: memref<4x8xf32>, %c: memref<4xf32>) attributes {zero.kernel = "linalg.reduce"} {
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%c : memref<4xf32>)
+  linalg.reduce ins(%a : memref<4x8xf32>) outs(%c : memref<4xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+func.func private @full_sum_fused(%a: memref<16xf32>, %s: memref<f32>) attributes {zero.kernel = "linalg.generic"} {
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%s : memref<f32>)
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]} ins(%a : memref<16xf32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+func.func @sums() {
+  %a = memref.alloc() : memref<4x8xf32>
+  %c = memref.alloc() : memref<4xf32>
+  call @row_sum_fused(%a, %c) : (memref<4x8xf32>, memref<4xf32>) -> ()
+  memref.dealloc %a : memref<4x8xf32>
+  memref.dealloc %c : memref<4xf32>
   return
 }
 

@@ -7,7 +7,8 @@
 // A sum of squares over 300x40: the two loops are one in memory, so one
 // loop of 12000, cut into 125 interleaved partials of 96 (128 would leave a
 // tail; 125 divides 12000), partial p adding elements p, p + 125, ...,
-// then the partials added into the output in order.
+// then the partials added into the output in order. The output's fill
+// stays first: the arguments may be one buffer.
 // CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @sumsq
@@ -252,3 +253,55 @@ func.func @many_rows(%x: memref<65536x4096xf32>, %out: memref<65536xf32>) attrib
   return
 }
 
+
+// -----
+
+// The output's fill moves next to the combine, which reads it first, so
+// that the two form one kernel: nothing the partials read is the output
+// (two allocations). A row sum over [4, 4096]: 128 interleaved partials of
+// 32 a row, a [4, 128] partial buffer.
+// CHECK-LABEL: func.func @fill_moves
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: %[[P:.*]] = memref.alloc() : memref<4x128xf32>
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: linalg.fill ins(%[[Z]] : f32) outs(%[[P]] : memref<4x128xf32>)
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[P]] : memref<4x128xf32>)
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[OUT]] : memref<4xf32>)
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[P]] : memref<4x128xf32>) outs(%[[OUT]] : memref<4xf32>)
+// CHECK-LABEL: func.func @fill_stays
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[O:.*]] : memref<4xf32, strided<[1]>>)
+// CHECK: memref.alloc() : memref<4x128xf32>
+// CHECK: ins(%{{.*}} : memref<4x128xf32>) outs(%[[O]] : memref<4xf32, strided<[1]>>)
+#fr = affine_map<(d0, d1) -> (d0, d1)>
+#fo = affine_map<(d0, d1) -> (d0)>
+func.func @fill_moves() -> memref<4xf32> attributes {zero.entry} {
+  %x = memref.alloc() : memref<4x4096xf32>
+  %out = memref.alloc() : memref<4xf32>
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%out : memref<4xf32>)
+  linalg.generic {indexing_maps = [#fr, #fo], iterator_types = ["parallel", "reduction"]} ins(%x : memref<4x4096xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %acc, %in : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %x : memref<4x4096xf32>
+  return %out : memref<4xf32>
+}
+// The output is the first row's first four elements: the fill must come
+// before the partials, which read them.
+func.func @fill_stays() attributes {zero.entry} {
+  %buf = memref.alloc() : memref<16388xf32>
+  %x0 = memref.subview %buf[0] [16384] [1] : memref<16388xf32> to memref<16384xf32, strided<[1]>>
+  %x = memref.expand_shape %x0 [[0, 1]] output_shape [4, 4096] : memref<16384xf32, strided<[1]>> into memref<4x4096xf32>
+  %out = memref.subview %buf[0] [4] [1] : memref<16388xf32> to memref<4xf32, strided<[1]>>
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%out : memref<4xf32, strided<[1]>>)
+  linalg.generic {indexing_maps = [#fr, #fo], iterator_types = ["parallel", "reduction"]} ins(%x : memref<4x4096xf32>) outs(%out : memref<4xf32, strided<[1]>>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %acc, %in : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %buf : memref<16388xf32>
+  return
+}

@@ -38,6 +38,12 @@ def ZeroGPUMapKernels : Pass<"zero-gpu-map-kernels", "ModuleOp"> {
     `#gpu.thread<z>`; statically shaped allocations in them become stack
     buffers at the top of the thread's body.
 
+    A `linalg.fill` that initializes the next op's accumulator is no
+    launch of its own where `zero::fusedInitializationRoot` allows (the
+    op's output map indexes every parallel loop, and no other operand
+    overlaps the output at any call): each thread fills its tile of the
+    output before it reduces into it. A serial op's thread fills first.
+
     The result is the mapped kernel IR: `--target=cuda` turns each block
     forall into a launch, and `scf-forall-to-for` runs it on the CPU
     (zero-opt `--simulate-gpu`), foralls in order, which is the order the
@@ -193,7 +199,10 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     The partials' buffer starts at the combining op's neutral element; a
     second op combines the partials into the output in order with that op
     (found by upstream's `matchReduction`), and the original op reduces
-    the iterations left after them. A combine over `min-iterations`
+    the iterations left after them. The output's `linalg.fill` right
+    before the op moves right before the combine, which reads it first,
+    when nothing the partials read may overlap the output: the two then
+    form one kernel, and one launch. A combine over `min-iterations`
     partials or more a row is split again the same way (a full reduction of
     1.28M elements: 40,000 partials, then 1,250, then 39, then the
     output), each level in order, and so are iterations left after the

@@ -1,6 +1,8 @@
 //===- Footprint.cpp - buffers a collective touches ------------*- C++ -*-===//
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -42,6 +44,10 @@ static ByteSpan byteSpan(Value v) {
   // Views other than memref.view keep their source's base pointer, so the
   // layout of `v` places its elements from that base; memref.view moves
   // the base by its byte shift.
+  // A cast only forgets what the source's type knows (a kernel argument's
+  // dynamic offset).
+  while (auto cast = v.getDefiningOp<memref::CastOp>())
+    v = cast.getSource();
   std::optional<std::pair<int64_t, int64_t>> range;
   auto type = dyn_cast<MemRefType>(v.getType());
   SmallVector<int64_t> strides;
@@ -78,8 +84,9 @@ static ByteSpan byteSpan(Value v) {
 static bool mayOverlap(const ByteSpan &x, const ByteSpan &y) {
   if (x.root != y.root) {
     auto allocated = [](Value v) {
-      return v.getDefiningOp<memref::AllocOp>() ||
-             v.getDefiningOp<memref::AllocaOp>();
+      Operation *def = v.getDefiningOp();
+      return def && (isa<memref::AllocOp, memref::AllocaOp>(def) ||
+                     def->hasAttr(kArenaAttr));
     };
     return !allocated(x.root) && !allocated(y.root);
   }

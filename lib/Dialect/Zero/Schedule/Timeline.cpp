@@ -536,19 +536,23 @@ private:
   double tc = 0, tq = 0; ///< compute and communication clocks
   DenseMap<Value, double> pending;
 
-  void compute(Operation *op, OpEstimate c) {
+  /// `op` on the compute stream; `counted` false for work that runs in
+  /// another op's launch.
+  void compute(Operation *op, OpEstimate c, bool counted = true) {
     if (c.seconds <= 0)
       return;
     tl.computeSeconds += c.seconds;
     tl.flops += c.flops;
-    ++tl.computeOps;
+    if (counted)
+      ++tl.computeOps;
     if (!c.matmulPeak.empty())
       tl.matmulFlops[c.matmulPeak.str()] += c.flops;
     bool recompute = isRecomputeLoc(op->getLoc());
     if (recompute) {
       tl.recomputeSeconds += c.seconds;
       tl.recomputeFlops += c.flops;
-      ++tl.recomputeOps;
+      if (counted)
+        ++tl.recomputeOps;
     }
     if (opt.recordEvents) {
       StringRef name = nodeName(op->getLoc());
@@ -639,11 +643,17 @@ private:
         compute(op, cost.linalg(linalgOp));
         return true;
       }
-      double threads = opt.launchThreads ? opt.launchThreads(linalgOp)
-                                         : parallelIterations(linalgOp);
-      if (threads == 1)
+      // A fill the next op's threads run is no launch of its own.
+      Operation *root = fusedInitializationRoot(op, mayOverlap);
+      auto launched = root ? cast<linalg::LinalgOp>(root) : linalgOp;
+      double threads = opt.launchThreads ? opt.launchThreads(launched)
+                                         : parallelIterations(launched);
+      OpEstimate e = cost.launch(cost.linalgWork(linalgOp), threads);
+      if (root)
+        e.seconds -= hw.opOverhead;
+      else if (threads == 1)
         ++tl.serialLaunches;
-      compute(op, cost.launch(cost.linalgWork(linalgOp), threads));
+      compute(op, e, /*counted=*/!root);
       return true;
     }
     // Copies and bucket packing: one thread per element.

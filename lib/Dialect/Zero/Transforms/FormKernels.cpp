@@ -29,28 +29,6 @@ using namespace mlir::zero;
 
 namespace {
 
-/// A linalg.fill right before `root` (views in between) that initializes
-/// one of root's outputs, such as a reduction's accumulator.
-linalg::FillOp initializingFill(Operation *root) {
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(root);
-  if (!linalgOp || isa<linalg::FillOp>(root))
-    return nullptr;
-  for (Operation *prev = root->getPrevNode(); prev;
-       prev = prev->getPrevNode()) {
-    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
-      Value filled = fill.getDpsInitOperand(0)->get();
-      for (OpOperand &init : linalgOp.getDpsInitsMutable())
-        if (init.get() == filled)
-          return fill;
-      return nullptr;
-    }
-    if (prev->getNumRegions() || !(isa<ViewLikeOpInterface>(prev) ||
-                                   prev->hasTrait<OpTrait::ConstantLike>()))
-      return nullptr;
-  }
-  return nullptr;
-}
-
 /// The argument type a kernel takes for `v`: strided views with a static
 /// offset become dynamic-offset views when only linalg ops and copies in
 /// the group use them (their types follow no view's shape arithmetic).
@@ -210,10 +188,10 @@ void ZeroFormKernelsPass::runOnOperation() {
       if (!isKernelRoot(op))
         return WalkResult::advance();
       SmallVector<Operation *, 2> group;
-      if (linalg::FillOp fill = initializingFill(op)) {
+      if (Operation *fill = initializingFill(op)) {
         // The fill joins this group instead of forming its own.
         if (!groups.empty() && groups.back().size() == 1 &&
-            groups.back().front() == fill.getOperation())
+            groups.back().front() == fill)
           groups.pop_back();
         group.push_back(fill);
       }

@@ -2,6 +2,7 @@
 #include "zero-opt/Dialect/Zero/Utils/Kernels.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -28,4 +29,62 @@ bool mlir::zero::isKernelRoot(Operation *op) {
              return !isa<BaseMemRefType>(t);
            });
   return false;
+}
+
+Operation *mlir::zero::initializingFill(Operation *root) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(root);
+  if (!linalgOp || isa<linalg::FillOp>(root))
+    return nullptr;
+  for (Operation *prev = root->getPrevNode(); prev;
+       prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+      Value filled = fill.getDpsInitOperand(0)->get();
+      for (OpOperand &init : linalgOp.getDpsInitsMutable())
+        if (init.get() == filled)
+          return fill;
+      return nullptr;
+    }
+    if (prev->getNumRegions() || !(isa<ViewLikeOpInterface>(prev) ||
+                                   prev->hasTrait<OpTrait::ConstantLike>()))
+      return nullptr;
+  }
+  return nullptr;
+}
+
+Operation *mlir::zero::fusedInitializationRoot(
+    Operation *fill, llvm::function_ref<bool(Value, Value)> mayOverlap) {
+  if (!isa<linalg::FillOp>(fill))
+    return nullptr;
+  Operation *next = fill->getNextNode();
+  while (next && !next->getNumRegions() &&
+         (isa<ViewLikeOpInterface>(next) ||
+          next->hasTrait<OpTrait::ConstantLike>()))
+    next = next->getNextNode();
+  auto root = dyn_cast_or_null<linalg::LinalgOp>(next);
+  if (!root || initializingFill(root) != fill ||
+      !root.hasPureBufferSemantics() || getGemmLoops(root))
+    return nullptr;
+  if (root.getNumParallelLoops() == 0)
+    return root;
+  Value target = fill->getOperand(1);
+  for (OpOperand &operand : root->getOpOperands()) {
+    if (operand.get() != target) {
+      if (isa<MemRefType>(operand.get().getType()) &&
+          mayOverlap(operand.get(), target))
+        return nullptr;
+      continue;
+    }
+    AffineMap map = root.getMatchingIndexingMap(&operand);
+    if (!root.isDpsInit(&operand) || !map.isProjectedPermutation())
+      return nullptr;
+    SmallVector<utils::IteratorType> iterators = root.getIteratorTypesArray();
+    llvm::SmallBitVector indexed(root.getNumLoops());
+    for (AffineExpr e : map.getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        indexed.set(d.getPosition());
+    for (auto [d, it] : llvm::enumerate(iterators))
+      if (indexed.test(d) != (it == utils::IteratorType::parallel))
+        return nullptr;
+  }
+  return root;
 }

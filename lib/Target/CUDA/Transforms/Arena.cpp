@@ -290,8 +290,9 @@ LogicalResult ZeroGPUArenaPass::run(func::FuncOp fn) {
   LLVMTypeConverter converter(ctx);
   Value desc =
       MemRefDescriptor::fromStaticShape(b, loc, converter, arenaTy, ptr);
-  Value arena =
-      UnrealizedConversionCastOp::create(b, loc, arenaTy, desc).getResult(0);
+  auto cast = UnrealizedConversionCastOp::create(b, loc, arenaTy, desc);
+  cast->setAttr(kArenaAttr, b.getUnitAttr());
+  Value arena = cast.getResult(0);
 
   auto view = [&](OpBuilder &at, Location l, int64_t offset, MemRefType t) {
     Value off = arith::ConstantIndexOp::create(at, l, offset);

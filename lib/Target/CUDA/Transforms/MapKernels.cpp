@@ -10,6 +10,7 @@
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
+#include "zero-opt/Dialect/Zero/Utils/Kernels.h"
 #include "zero-opt/Target/CUDA/Mapping.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -129,20 +130,36 @@ rootCoordinates(linalg::LinalgOp op, OpOperand &operand,
   return coords;
 }
 
+/// An op tiled to a grid: the block and thread foralls, and the op on one
+/// thread's tile.
+struct Grid {
+  scf::ForallOp block, thread;
+  Operation *tiled;
+};
+
 struct ZeroGPUMapKernelsPass
     : zero::cuda::impl::ZeroGPUMapKernelsBase<ZeroGPUMapKernelsPass> {
   using Base::Base;
   void runOnOperation() override;
 
 private:
-  LogicalResult prepare(func::FuncOp kernel, ArrayRef<bool> noAlias);
-  FailureOr<std::pair<scf::ForallOp, scf::ForallOp>>
-  mapToGrid(RewriterBase &rewriter, linalg::LinalgOp op);
+  LogicalResult prepare(func::FuncOp kernel, ArrayRef<bool> noAlias,
+                        llvm::SmallPtrSetImpl<Operation *> &fusedFills);
+  FailureOr<Grid> mapToGrid(RewriterBase &rewriter, linalg::LinalgOp op);
   linalg::LinalgOp distributable(scf::ForOp loop, ArrayRef<bool> noAlias);
   LogicalResult mapLoop(RewriterBase &rewriter, scf::ForOp loop,
                         linalg::LinalgOp op);
   void mapSerial(RewriterBase &rewriter, Operation *op);
 };
+
+/// Whether buffers `a` and `b` of a kernel share no byte at any call.
+bool disjoint(Value a, Value b, ArrayRef<bool> noAlias) {
+  BlockArgument ra = argumentOf(a), rb = argumentOf(b);
+  if (ra && rb && ra != rb &&
+      (noAlias[ra.getArgNumber()] || noAlias[rb.getArgNumber()]))
+    return true;
+  return !zero::mayOverlap(a, b);
+}
 
 /// A result computed into a temporary and copied back over one of its
 /// inputs (bufferization's form of `x += y` on a view) is computed in place:
@@ -151,13 +168,6 @@ private:
 /// iteration writes, and no other input overlaps the target.
 void foldCopyBack(RewriterBase &rewriter, func::FuncOp kernel,
                   ArrayRef<bool> noAlias) {
-  auto disjoint = [&](Value a, Value b) {
-    BlockArgument ra = argumentOf(a), rb = argumentOf(b);
-    if (ra && rb && ra != rb &&
-        (noAlias[ra.getArgNumber()] || noAlias[rb.getArgNumber()]))
-      return true;
-    return !zero::mayOverlap(a, b);
-  };
   SmallVector<memref::CopyOp> copies;
   kernel.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
   for (memref::CopyOp copy : copies) {
@@ -183,7 +193,7 @@ void foldCopyBack(RewriterBase &rewriter, func::FuncOp kernel,
           op.getMatchingIndexingMap(input) == map)
         in = input;
       else if (!isa<MemRefType>(input->get().getType()) ||
-               !disjoint(input->get(), target))
+               !disjoint(input->get(), target, noAlias))
         others = false;
     }
     if (!in || !others)
@@ -215,8 +225,9 @@ void foldCopyBack(RewriterBase &rewriter, func::FuncOp kernel,
   }
 }
 
-LogicalResult ZeroGPUMapKernelsPass::prepare(func::FuncOp kernel,
-                                             ArrayRef<bool> noAlias) {
+LogicalResult
+ZeroGPUMapKernelsPass::prepare(func::FuncOp kernel, ArrayRef<bool> noAlias,
+                               llvm::SmallPtrSetImpl<Operation *> &fusedFills) {
   MLIRContext *ctx = &getContext();
   IRRewriter rewriter(ctx);
   foldCopyBack(rewriter, kernel, noAlias);
@@ -224,9 +235,15 @@ LogicalResult ZeroGPUMapKernelsPass::prepare(func::FuncOp kernel,
   copies.add<CopyToLinalg>(ctx);
   if (failed(applyPatternsGreedily(kernel, std::move(copies))))
     return kernel.emitError("copies did not converge");
+  // A reduction's accumulator is initialized by the threads that compute
+  // it: the fill stays a fill, placed on each thread's tile by runOnOperation.
+  for (auto fill : kernel.getBody().getOps<linalg::FillOp>())
+    if (zero::fusedInitializationRoot(
+            fill, [&](Value a, Value b) { return !disjoint(a, b, noAlias); }))
+      fusedFills.insert(fill);
   SmallVector<linalg::LinalgOp> named;
   kernel.walk([&](linalg::LinalgOp op) {
-    if (!isa<linalg::GenericOp>(op))
+    if (!isa<linalg::GenericOp>(op) && !fusedFills.contains(op))
       named.push_back(op);
   });
   for (linalg::LinalgOp op : named) {
@@ -246,8 +263,8 @@ LogicalResult ZeroGPUMapKernelsPass::prepare(func::FuncOp kernel,
   return success();
 }
 
-FailureOr<std::pair<scf::ForallOp, scf::ForallOp>>
-ZeroGPUMapKernelsPass::mapToGrid(RewriterBase &rewriter, linalg::LinalgOp op) {
+FailureOr<Grid> ZeroGPUMapKernelsPass::mapToGrid(RewriterBase &rewriter,
+                                                 linalg::LinalgOp op) {
   MLIRContext *ctx = &getContext();
   SmallVector<int64_t> tiles = zero::cuda::gpuBlockTiles(op, threadsPerBlock);
   SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, tiles);
@@ -277,8 +294,8 @@ ZeroGPUMapKernelsPass::mapToGrid(RewriterBase &rewriter, linalg::LinalgOp op) {
   if (failed(lanes))
     return tiled->emitError("cannot be tiled to GPU threads");
   rewriter.eraseOp(tiled);
-  return std::make_pair(
-      block, cast<scf::ForallOp>(lanes->loops.front().getOperation()));
+  return Grid{block, cast<scf::ForallOp>(lanes->loops.front().getOperation()),
+              lanes->tiledOps.back()};
 }
 
 /// The op a loop kernel can run on a grid with, or null. Every thread runs
@@ -359,10 +376,10 @@ linalg::LinalgOp ZeroGPUMapKernelsPass::distributable(scf::ForOp loop,
 LogicalResult ZeroGPUMapKernelsPass::mapLoop(RewriterBase &rewriter,
                                              scf::ForOp loop,
                                              linalg::LinalgOp op) {
-  auto foralls = mapToGrid(rewriter, op);
-  if (failed(foralls))
+  FailureOr<Grid> grid = mapToGrid(rewriter, op);
+  if (failed(grid))
     return failure();
-  auto [block, thread] = *foralls;
+  scf::ForallOp block = grid->block, thread = grid->thread;
   // Static bounds (the op's shape is): the foralls can move out of it.
   auto isStatic = [](ArrayRef<OpFoldResult> bounds) {
     return llvm::all_of(bounds, llvm::IsaPred<Attribute>);
@@ -427,6 +444,30 @@ void ZeroGPUMapKernelsPass::mapSerial(RewriterBase &rewriter, Operation *op) {
   }
 }
 
+/// Each fill of `fills` becomes a fill of the one output of `tiled` (an
+/// op on one thread's tile) that views the same buffer: the thread
+/// initializes the elements it then computes.
+LogicalResult initializeInThreads(RewriterBase &rewriter,
+                                  ArrayRef<linalg::FillOp> fills,
+                                  Operation *tiled) {
+  auto op = cast<linalg::LinalgOp>(tiled);
+  for (linalg::FillOp fill : fills) {
+    Value root = zero::rootBuffer(fill.getDpsInitOperand(0)->get());
+    auto inits =
+        llvm::make_filter_range(op.getDpsInitsMutable(), [&](OpOperand &init) {
+          return zero::rootBuffer(init.get()) == root;
+        });
+    if (std::distance(inits.begin(), inits.end()) != 1)
+      return fill.emitError("cannot find the output it initializes in ")
+             << op->getName();
+    rewriter.setInsertionPoint(op);
+    linalg::FillOp::create(rewriter, fill.getLoc(), fill.getInputs(),
+                           ValueRange{inits.begin()->get()});
+    rewriter.eraseOp(fill);
+  }
+  return success();
+}
+
 void ZeroGPUMapKernelsPass::runOnOperation() {
   if (threadsPerBlock < 32 || threadsPerBlock > 1024 ||
       !llvm::isPowerOf2_64(threadsPerBlock)) {
@@ -443,16 +484,38 @@ void ZeroGPUMapKernelsPass::runOnOperation() {
     if (kernel.isExternal() || !kernel->hasAttr(zero::kKernelAttr))
       continue;
     SmallVector<bool> noAlias = zero::noAliasArguments(kernel, users);
-    if (failed(prepare(kernel, noAlias)))
+    llvm::SmallPtrSet<Operation *, 4> fusedFills;
+    if (failed(prepare(kernel, noAlias, fusedFills)))
       return signalPassFailure();
+    // Fills that the next op's threads run (prepare's fusedFills).
+    SmallVector<linalg::FillOp> pending;
     for (Operation &op :
          llvm::make_early_inc_range(kernel.getBody().getOps())) {
+      if (fusedFills.contains(&op)) {
+        pending.push_back(cast<linalg::FillOp>(op));
+        continue;
+      }
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
       if (linalgOp && linalgOp.getNumParallelLoops() > 0) {
-        if (failed(mapToGrid(rewriter, linalgOp)))
+        FailureOr<Grid> grid = mapToGrid(rewriter, linalgOp);
+        if (failed(grid) ||
+            failed(initializeInThreads(rewriter, pending, grid->tiled)))
           return signalPassFailure();
+        pending.clear();
         ++launches;
         continue;
+      }
+      if (linalgOp) {
+        mapSerial(rewriter, &op);
+        for (linalg::FillOp fill : pending)
+          rewriter.moveOpBefore(fill, &op);
+        pending.clear();
+        ++launches;
+        continue;
+      }
+      if (!pending.empty() && op.getNumRegions() > 0) {
+        pending.front().emitError("a fused fill is not followed by its op");
+        return signalPassFailure();
       }
       auto loop = dyn_cast<scf::ForOp>(op);
       if (linalg::LinalgOp inner =
@@ -462,10 +525,14 @@ void ZeroGPUMapKernelsPass::runOnOperation() {
         ++launches;
         continue;
       }
-      if (linalgOp || (op.getNumRegions() > 0 && !isa<scf::ForallOp>(op))) {
+      if (op.getNumRegions() > 0 && !isa<scf::ForallOp>(op)) {
         mapSerial(rewriter, &op);
         ++launches;
       }
+    }
+    if (!pending.empty()) {
+      pending.front().emitError("a fused fill is not followed by its op");
+      return signalPassFailure();
     }
   }
   // Next to zero-form-kernels' counts, for --time-report.

@@ -15,6 +15,8 @@
 #include "zero-opt/Target/CUDA/Passes.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
+#include "zero-opt/Dialect/Zero/Utils/Kernels.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -250,6 +252,7 @@ struct Stages {
 /// Splits `g`.
 Stages split(linalg::GenericOp g, const Split &s) {
   MLIRContext *ctx = g.getContext();
+  Operation *fill = zero::initializingFill(g);
   OpBuilder b(g);
   Location loc = g.getLoc();
   unsigned n = g.getNumLoops();
@@ -356,6 +359,13 @@ Stages split(linalg::GenericOp g, const Split &s) {
         linalg::YieldOp::create(nb, l, combined->getResult(0));
       });
   memref::DeallocOp::create(b, loc, partial);
+  // The output's initialization moves next to the combine, which reads it
+  // first, so that the two form one kernel (one launch) when nothing the
+  // partials read is the output.
+  if (fill && llvm::none_of(inputs, [&](Value in) {
+        return isa<MemRefType>(in.getType()) && zero::mayOverlap(in, out);
+      }))
+    fill->moveBefore(combine);
 
   // The tail the chunks leave: the original op on its last iterations.
   linalg::GenericOp tail;

@@ -65,3 +65,42 @@ module {
     return
   }
 }
+
+// -----
+
+// A fill that the next op's threads run (that op's accumulator) is no
+// launch of its own; one that initializes what the next op only reads is.
+// fill of %s, then the full sum of 1024 floats into it: one launch, on one
+//   thread; the fill's 4 B at a warp's share of the bandwidth (0.128 us)
+//   and the sum as above (1048.576 us).
+// fill of %u, then a 64-thread op reading it: the fill is a launch on one
+//   thread (0.128 us), the op 64 x 1 ns of arithmetic at 1/16 of the rate
+//   against 260 B x 16 / 1 GB/s: 4.16 us.
+// 3 launches, 2 of them on one thread, 1088 FLOP; 1052.992 us.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: compute_ops = 3 : i64, compute_seconds = {{1\.052992e-03|0\.00105299[0-9]*}} : f64
+// CHECK-SAME: flops = 1.088000e+03 : f64
+// CHECK-SAME: serial_launches = 2 : i64
+#id = affine_map<(i) -> (i)>
+module {
+  func.func @step(%a: memref<1024xf32>, %d: memref<64xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
+    %z = arith.constant 0.0 : f32
+    %s = memref.alloc() : memref<f32>
+    linalg.fill ins(%z : f32) outs(%s : memref<f32>)
+    linalg.generic {indexing_maps = [#id, affine_map<(i) -> ()>], iterator_types = ["reduction"]} ins(%a : memref<1024xf32>) outs(%s : memref<f32>) {
+    ^bb0(%x: f32, %acc: f32):
+      %r = arith.addf %x, %acc : f32
+      linalg.yield %r : f32
+    }
+    %u = memref.alloc() : memref<f32>
+    linalg.fill ins(%z : f32) outs(%u : memref<f32>)
+    linalg.generic {indexing_maps = [affine_map<(i) -> ()>, #id], iterator_types = ["parallel"]} ins(%u : memref<f32>) outs(%d : memref<64xf32>) {
+    ^bb0(%x: f32, %y: f32):
+      %r = arith.addf %x, %x : f32
+      linalg.yield %r : f32
+    }
+    memref.dealloc %s : memref<f32>
+    memref.dealloc %u : memref<f32>
+    return
+  }
+}

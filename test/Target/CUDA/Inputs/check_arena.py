@@ -22,7 +22,7 @@ ELEMENT_BYTES = {"i1": 1, "i8": 1, "i16": 2, "bf16": 2, "f16": 2, "i32": 4,
 CONST = re.compile(r"^\s*(%[\w.]+) = arith.constant (\d+) : (?:index|i64)$")
 ARENA = re.compile(r"call @zero_rt_cuda_arena\((%[\w.]+)\)")
 CAST = re.compile(r"^\s*(%[\w.]+) = builtin.unrealized_conversion_cast .* "
-                  r"to memref<(\d+)xi8>$")
+                  r"to memref<(\d+)xi8> \{zero.arena\}$")
 VIEW = re.compile(r"memref.view (%[\w.]+)\[(%[\w.]+)\]\[\] : memref<\d+xi8> "
                   r"to memref<([^>]*)>")
 

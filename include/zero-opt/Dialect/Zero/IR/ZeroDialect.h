@@ -57,6 +57,9 @@ constexpr llvm::StringLiteral kEntryAttr = "zero.entry";
 /// Function attribute: a kernel outlined from a step (zero-form-kernels),
 /// holding the name of the op it was formed around.
 constexpr llvm::StringLiteral kKernelAttr = "zero.kernel";
+/// On the op that gives a step its device arena (zero-gpu-arena): a buffer
+/// of its own, which no argument of the step shares.
+constexpr llvm::StringLiteral kArenaAttr = "zero.arena";
 /// Argument attribute of a buffer: why the initializer is not trained.
 constexpr llvm::StringLiteral kReasonAttr = "zero.reason";
 /// Optimizer state of a parameter: which parameter and which state.

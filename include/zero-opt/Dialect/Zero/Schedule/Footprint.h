@@ -25,7 +25,8 @@ bool isReshape(Operation *op);
 Value rootBuffer(Value v);
 /// Whether two buffers may share a byte: views of one buffer whose byte
 /// ranges meet or are not static, or two buffers neither of which is
-/// allocated in the function (arguments a caller may pass twice).
+/// allocated in the function (arguments a caller may pass twice; the
+/// device arena, `kArenaAttr`, counts as allocated).
 bool mayOverlap(Value a, Value b);
 /// For each argument of `fn`: whether it is a buffer that overlaps no other
 /// argument at any of `fn`'s calls (none is when `fn` has no call or a use

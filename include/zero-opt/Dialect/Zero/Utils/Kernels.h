@@ -9,6 +9,7 @@
 #define ZERO_OPT_DIALECT_ZERO_UTILS_KERNELS_H
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace mlir::zero {
 
@@ -20,6 +21,22 @@ bool isComputeOnly(Operation *op);
 /// conditional of pure compute that yields no buffer. What is not stays in
 /// the step (allocation, views, scalar bookkeeping, calls, collectives).
 bool isKernelRoot(Operation *op);
+
+/// The linalg.fill right before `root` (views and constants in between)
+/// that initializes one of root's outputs, such as a reduction's
+/// accumulator; null when there is none.
+Operation *initializingFill(Operation *root);
+
+/// The op whose accumulator `fill` initializes, when a GPU launch of that
+/// op can initialize it too (one launch instead of two): the op follows the
+/// fill as `initializingFill` finds it and is no GEMM (cuBLAS computes
+/// those). An op with parallel loops needs each thread to initialize the
+/// elements it computes, which nobody else reads: the output's map indexes
+/// each parallel loop and nothing else, and no other operand may overlap it
+/// (`mayOverlap`). A serial op (one thread) takes any. Null otherwise.
+Operation *
+fusedInitializationRoot(Operation *fill,
+                        llvm::function_ref<bool(Value, Value)> mayOverlap);
 
 } // namespace mlir::zero
 
