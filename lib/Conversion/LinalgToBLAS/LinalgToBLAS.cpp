@@ -52,24 +52,6 @@ static void appendOperand(OpBuilder &b, Location loc, Value memref,
   }
 }
 
-/// The `linalg.fill` of zeros into `c` that the GEMM `op` would
-/// accumulate onto, when nothing between them touches memory: BLAS then
-/// writes C without reading it (beta = 0) and the fill goes.
-static linalg::FillOp zeroFillBefore(Operation *op, Value c) {
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
-      if (fill.getOutputs().front() != c)
-        return {};
-      auto cst = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
-      auto value = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
-      return value && value.getValue().isZero() ? fill : linalg::FillOp();
-    }
-    if (!isMemoryEffectFree(prev))
-      return {};
-  }
-  return {};
-}
-
 /// The element type of a static memref, or null.
 static Type staticElementType(Value v) {
   auto t = dyn_cast<MemRefType>(v.getType());
@@ -142,7 +124,7 @@ struct ZeroLinalgToBLASPass
                     {batch[0], batch[1], gemm.k, gemm.n}, args);
       appendOperand(b, loc, op->getOperand(2), maps[2],
                     {batch[0], batch[1], gemm.m, gemm.n}, args);
-      linalg::FillOp fill = zeroFillBefore(op, op->getOperand(2));
+      linalg::FillOp fill = zero::zeroFillBefore(op, op->getOperand(2));
       args.push_back(arith::ConstantIntOp::create(b, loc, i64, fill ? 0 : 1));
       if (fill)
         fill->erase();

@@ -688,6 +688,9 @@ private:
         run(fn.getBody().front(), symbols, depth + 1);
       return;
     }
+    // BLAS writes C without reading it instead (beta = 0).
+    if (auto fill = dyn_cast<linalg::FillOp>(op); fill && isGemmZeroFill(fill))
+      return;
     if (opt.gpu && visitLaunch(op))
       return;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))

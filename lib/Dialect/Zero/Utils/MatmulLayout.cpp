@@ -1,6 +1,9 @@
 //===- MatmulLayout.cpp - matmuls that read operands transposed -*- C++ -*-===//
 #include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
 using namespace mlir;
 
 AffineMap zero::swapInnermostResults(AffineMap map) {
@@ -62,4 +65,28 @@ std::optional<zero::GemmLoops> zero::getGemmLoops(linalg::LinalgOp op) {
   loops.n = dims->n.front();
   loops.k = dims->k.front();
   return loops;
+}
+
+linalg::FillOp mlir::zero::zeroFillBefore(Operation *op, Value c) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+      if (fill.getOutputs().front() != c)
+        return {};
+      auto cst = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
+      auto value = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+      return value && value.getValue().isZero() ? fill : linalg::FillOp();
+    }
+    if (!isMemoryEffectFree(prev))
+      return {};
+  }
+  return {};
+}
+
+bool mlir::zero::isGemmZeroFill(linalg::FillOp fill) {
+  Operation *next = fill->getNextNode();
+  while (next && isMemoryEffectFree(next))
+    next = next->getNextNode();
+  auto gemm = dyn_cast_or_null<linalg::LinalgOp>(next);
+  return gemm && gemm.getNumDpsInits() == 1 && getGemmLoops(gemm) &&
+         zeroFillBefore(gemm, gemm.getDpsInits()[0]) == fill;
 }

@@ -81,6 +81,7 @@ module {
 // CHECK-SAME: compute_ops = 3 : i64, compute_seconds = {{1\.052992e-03|0\.00105299[0-9]*}} : f64
 // CHECK-SAME: flops = 1.088000e+03 : f64
 // CHECK-SAME: serial_launches = 2 : i64
+// OPS-LABEL: module attributes
 #id = affine_map<(i) -> (i)>
 module {
   func.func @step(%a: memref<1024xf32>, %d: memref<64xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
@@ -101,6 +102,30 @@ module {
     }
     memref.dealloc %s : memref<f32>
     memref.dealloc %u : memref<f32>
+    return
+  }
+}
+
+// -----
+
+// A zero fill right before a GEMM of its output is BLAS's beta = 0: no
+// launch and no bytes. A fill of another value is a launch on 100 threads
+// (a tenth of the arithmetic rate, 4 warps of the bandwidth: 400 B x 8 =
+// 3.2 us), then the GEMMs as above (2 us each).
+// 3 launches, 4000 FLOP; 7.2 us.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: compute_ops = 3 : i64, compute_seconds = {{7\.2[0-9]*e-06|7\.1999[0-9]*E-6}} : f64
+// CHECK-SAME: flops = 4.000000e+03 : f64
+// OPS-LABEL: module attributes
+// OPS-SAME: compute_ops = 3 : i64
+module {
+  func.func @step(%m: memref<10x10xf32>, %n: memref<10x10xf32>, %o: memref<10x10xf32>, %p: memref<10x10xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
+    %z = arith.constant 0.0 : f32
+    %one = arith.constant 1.0 : f32
+    linalg.fill ins(%z : f32) outs(%o : memref<10x10xf32>)
+    linalg.matmul ins(%m, %n : memref<10x10xf32>, memref<10x10xf32>) outs(%o : memref<10x10xf32>)
+    linalg.fill ins(%one : f32) outs(%p : memref<10x10xf32>)
+    linalg.matmul ins(%m, %n : memref<10x10xf32>, memref<10x10xf32>) outs(%p : memref<10x10xf32>)
     return
   }
 }

@@ -44,6 +44,15 @@ struct GemmLoops {
 /// with two inputs), or nothing when it is not such a GEMM.
 std::optional<GemmLoops> getGemmLoops(linalg::LinalgOp op);
 
+/// The `linalg.fill` of zeros into `c` that the GEMM `op` would accumulate
+/// onto, when nothing between them has memory effects: BLAS then writes C
+/// without reading it (beta = 0) and the fill goes. Null otherwise.
+linalg::FillOp zeroFillBefore(Operation *op, Value c);
+
+/// Whether `fill` is such a fill of the GEMM after it (zero-linalg-to-blas
+/// erases it).
+bool isGemmZeroFill(linalg::FillOp fill);
+
 } // namespace mlir::zero
 
 #endif // ZERO_OPT_DIALECT_ZERO_UTILS_MATMULLAYOUT_H
