@@ -12,6 +12,8 @@
 #include "zero-opt/Dialect/Zero/Utils/TosaBuilder.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
@@ -29,6 +31,79 @@ struct BackwardMarker : public OpBuilder::Listener {
   }
 };
 } // namespace
+
+namespace {
+/// A value zero-padded along one axis: the adjoint of a slice.
+struct Padding {
+  Value inner;
+  unsigned axis = 0;
+  int64_t before = 0, after = 0;
+};
+} // namespace
+
+static std::optional<Padding> zeroPaddingOf(Value v) {
+  auto pad = v.getDefiningOp<tosa::PadOp>();
+  DenseElementsAttr value;
+  SmallVector<int64_t> pads;
+  if (!pad || !matchPattern(pad.getPadConst(), m_Constant(&value)) ||
+      !value.isSplat() || !isa<FloatType>(value.getElementType()) ||
+      !value.getSplatValue<APFloat>().isPosZero() ||
+      !tosa::getConstShapeValues(pad.getPadding().getDefiningOp(), pads))
+    return std::nullopt;
+  std::optional<Padding> p;
+  for (unsigned d = 0; 2 * d + 1 < pads.size(); ++d) {
+    if (!pads[2 * d] && !pads[2 * d + 1])
+      continue;
+    if (p)
+      return std::nullopt;
+    p = Padding{pad.getInput1(), d, pads[2 * d], pads[2 * d + 1]};
+  }
+  return p;
+}
+
+/// `a + b` without the additions of zeros when `a` and `b` are zero
+/// paddings of pieces that lie side by side along one axis (the adjoints
+/// of a split's slices): one padding of their concatenation, or the
+/// concatenation alone once the pieces cover the axis. Null otherwise.
+static Value addPaddings(TosaBuilder &tb, OpBuilder &builder, Location loc,
+                         Value a, Value b) {
+  std::optional<Padding> x = zeroPaddingOf(a), y = zeroPaddingOf(b);
+  if (!x || !y || x->axis != y->axis)
+    return nullptr;
+  if (x->before > y->before)
+    std::swap(x, y);
+  ArrayRef<int64_t> shape = TosaBuilder::shapeOf(a);
+  int64_t width = TosaBuilder::shapeOf(x->inner)[x->axis];
+  if (x->before + width != y->before)
+    return nullptr;
+  SmallVector<int64_t> both(TosaBuilder::shapeOf(x->inner));
+  both[x->axis] += TosaBuilder::shapeOf(y->inner)[x->axis];
+  // One concatenation of all the pieces, however many were joined before.
+  SmallVector<Value> pieces;
+  SmallVector<Operation *> inner;
+  for (Value v : {x->inner, y->inner}) {
+    auto join = v.getDefiningOp<tosa::ConcatOp>();
+    if (join && join.getAxis() == x->axis && v.hasOneUse()) {
+      llvm::append_range(pieces, join.getInput1());
+      inner.push_back(join);
+    } else {
+      pieces.push_back(v);
+    }
+  }
+  Value concat = tosa::ConcatOp::create(
+      builder, loc, TosaBuilder::typeOf(a).clone(both), pieces, x->axis);
+  SmallVector<int64_t> before(shape.size(), 0), after(shape.size(), 0);
+  before[x->axis] = x->before;
+  after[x->axis] = y->after;
+  Value joined = tb.pad(concat, before, after);
+  for (Value padded : {a, b})
+    if (padded.use_empty())
+      padded.getDefiningOp()->erase();
+  for (Operation *join : inner)
+    if (join->use_empty())
+      join->erase();
+  return joined;
+}
 
 static bool isDifferentiableType(Type t) {
   auto st = dyn_cast<ShapedType>(t);
@@ -88,6 +163,10 @@ FailureOr<SmallVector<Value>> mlir::zero::buildGradients(OpBuilder &outer,
     auto it = adjoint.find(v);
     if (it == adjoint.end()) {
       adjoint[v] = g;
+      return;
+    }
+    if (Value joined = addPaddings(tb, b, loc, it->second, g)) {
+      it->second = joined;
       return;
     }
     it->second = tosa::AddOp::create(b, loc, v.getType(), it->second, g);

@@ -175,3 +175,63 @@ func.func @softmax_bf16(%x: tensor<2x5xbf16>) -> tensor<2x5xbf16> {
   %g = zero.gradient %r1 wrt %x : tensor<1x1xbf16>, (tensor<2x5xbf16>) -> tensor<2x5xbf16>
   return %g : tensor<2x5xbf16>
 }
+
+// -----
+
+// A split into three pieces along axis 1: the pieces' adjoints are zero
+// paddings side by side, so x's adjoint is one concatenation of the three,
+// not a sum of padded copies. Pieces that leave a gap (columns 1-2 unread) still
+// add: one padding of the two adjacent pieces plus the third.
+// CHECK-LABEL: func.func @split3
+// CHECK-NOT: tosa.pad
+// CHECK-NOT: tosa.add {{.*}} zero.backward
+// CHECK: %[[G:.*]] = tosa.concat %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i32, zero.backward} : (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x3xf32>) -> tensor<2x7xf32>
+// CHECK: return %[[G]]
+// CHECK-LABEL: func.func @gap
+// CHECK: %[[J:.*]] = tosa.concat %{{.*}}, %{{.*}} {axis = 1 : i32, zero.backward} : (tensor<2x2xf32>, tensor<2x3xf32>) -> tensor<2x5xf32>
+// CHECK: %[[P:.*]] = tosa.pad %[[J]]
+// CHECK-SAME: -> tensor<2x7xf32>
+// CHECK: %[[S:.*]] = tosa.add
+// CHECK: return %[[S]]
+func.func @split3(%x: tensor<2x7xf32>) -> tensor<2x7xf32> {
+  %s0 = tosa.const_shape {values = dense<[0, 0]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %s2 = tosa.const_shape {values = dense<[0, 2]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %s4 = tosa.const_shape {values = dense<[0, 4]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %n2 = tosa.const_shape {values = dense<[2, 2]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %n3 = tosa.const_shape {values = dense<[2, 3]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %a = tosa.slice %x, %s0, %n2 : (tensor<2x7xf32>, !tosa.shape<2>, !tosa.shape<2>) -> tensor<2x2xf32>
+  %b = tosa.slice %x, %s2, %n2 : (tensor<2x7xf32>, !tosa.shape<2>, !tosa.shape<2>) -> tensor<2x2xf32>
+  %c = tosa.slice %x, %s4, %n3 : (tensor<2x7xf32>, !tosa.shape<2>, !tosa.shape<2>) -> tensor<2x3xf32>
+  %ea = tosa.exp %a : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %eb = tosa.exp %b : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %ec = tosa.exp %c : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %ra = tosa.reduce_sum %ea {axis = 1 : i32} : (tensor<2x2xf32>) -> tensor<2x1xf32>
+  %rb = tosa.reduce_sum %eb {axis = 1 : i32} : (tensor<2x2xf32>) -> tensor<2x1xf32>
+  %rc = tosa.reduce_sum %ec {axis = 1 : i32} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %ab = tosa.add %ra, %rb : (tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+  %abc = tosa.add %ab, %rc : (tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+  %t = tosa.reduce_sum %abc {axis = 0 : i32} : (tensor<2x1xf32>) -> tensor<1x1xf32>
+  %g = zero.gradient %t wrt %x : tensor<1x1xf32>, (tensor<2x7xf32>) -> tensor<2x7xf32>
+  return %g : tensor<2x7xf32>
+}
+func.func @gap(%x: tensor<2x7xf32>) -> tensor<2x7xf32> {
+  %s0 = tosa.const_shape {values = dense<[0, 0]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %s4 = tosa.const_shape {values = dense<[0, 4]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %s2 = tosa.const_shape {values = dense<[0, 2]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %n1 = tosa.const_shape {values = dense<[2, 1]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %n2 = tosa.const_shape {values = dense<[2, 2]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %n3 = tosa.const_shape {values = dense<[2, 3]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %a = tosa.slice %x, %s0, %n1 : (tensor<2x7xf32>, !tosa.shape<2>, !tosa.shape<2>) -> tensor<2x1xf32>
+  %b = tosa.slice %x, %s2, %n2 : (tensor<2x7xf32>, !tosa.shape<2>, !tosa.shape<2>) -> tensor<2x2xf32>
+  %c = tosa.slice %x, %s4, %n3 : (tensor<2x7xf32>, !tosa.shape<2>, !tosa.shape<2>) -> tensor<2x3xf32>
+  %ea = tosa.exp %a : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %eb = tosa.exp %b : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %ec = tosa.exp %c : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %rb = tosa.reduce_sum %eb {axis = 1 : i32} : (tensor<2x2xf32>) -> tensor<2x1xf32>
+  %rc = tosa.reduce_sum %ec {axis = 1 : i32} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %ab = tosa.add %ea, %rb : (tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+  %abc = tosa.add %ab, %rc : (tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+  %t = tosa.reduce_sum %abc {axis = 0 : i32} : (tensor<2x1xf32>) -> tensor<1x1xf32>
+  %g = zero.gradient %t wrt %x : tensor<1x1xf32>, (tensor<2x7xf32>) -> tensor<2x7xf32>
+  return %g : tensor<2x7xf32>
+}
