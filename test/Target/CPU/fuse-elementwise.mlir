@@ -87,6 +87,53 @@ func.func @reshape_elementwise(%a: tensor<2x4x8xf32>, %b: tensor<8x8xf32>) -> te
 
 // -----
 
+// A 16-bit GEMM's rounding, reshaped [1, 256, 192] -> [256, 192] -> [2,
+// 128, 192] (a collapse, then an expand: no expand alone, which upstream
+// would fold), then the bias add: the rounding moves past the reshape onto
+// the matmul's f32 result and fuses with the add, one loop on both
+// targets.
+#r3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#rb = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+// CHECK-LABEL: func.func @round_reshape_bias
+// CHECK: %[[M:.*]] = linalg.batch_matmul
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[M]] {{\[}}[0, 1], [2]] : tensor<1x256x192xf32> into tensor<256x192xf32>
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[C]] {{\[}}[0, 1], [2]] output_shape [2, 128, 192] : tensor<256x192xf32> into tensor<2x128x192xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[X]], %{{.*}} : tensor<2x128x192xf32>, tensor<1x1x192xbf16>)
+// CHECK: arith.truncf
+// CHECK-NEXT: arith.addf
+// CHECK-NOT: linalg.generic
+// OFF-LABEL: func.func @round_reshape_bias
+// OFF: linalg.generic
+// OFF: arith.truncf
+// OFF-NEXT: arith.addf
+// OFF-NEXT: linalg.yield
+// OFF-NEXT: } -> tensor<2x128x192xbf16>
+// OFF-NEXT: return
+func.func @round_reshape_bias(%a: tensor<1x256x64xbf16>, %b: tensor<1x64x192xbf16>, %bias: tensor<1x1x192xbf16>) -> tensor<2x128x192xbf16> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x256x192xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x256x192xf32>) -> tensor<1x256x192xf32>
+  %m = linalg.batch_matmul ins(%a, %b : tensor<1x256x64xbf16>, tensor<1x64x192xbf16>) outs(%f : tensor<1x256x192xf32>) -> tensor<1x256x192xf32>
+  %e16 = tensor.empty() : tensor<1x256x192xbf16>
+  %r = linalg.generic {indexing_maps = [#r3, #r3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%m : tensor<1x256x192xf32>) outs(%e16 : tensor<1x256x192xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<1x256x192xbf16>
+  %c = tensor.collapse_shape %r [[0, 1], [2]] : tensor<1x256x192xbf16> into tensor<256x192xbf16>
+  %x = tensor.expand_shape %c [[0, 1], [2]] output_shape [2, 128, 192] : tensor<256x192xbf16> into tensor<2x128x192xbf16>
+  %eo = tensor.empty() : tensor<2x128x192xbf16>
+  %y = linalg.generic {indexing_maps = [#r3, #rb, #r3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %bias : tensor<2x128x192xbf16>, tensor<1x1x192xbf16>) outs(%eo : tensor<2x128x192xbf16>) {
+  ^bb0(%p: bf16, %q: bf16, %o: bf16):
+    %s = arith.addf %p, %q : bf16
+    linalg.yield %s : bf16
+  } -> tensor<2x128x192xbf16>
+  return %y : tensor<2x128x192xbf16>
+}
+
+// -----
+
 // The difference from upstream: an expand_shape of a batch matmul's result
 // is not folded into it (upstream turns the matmul into a rank-4
 // linalg.generic that zero-linalg-to-blas no longer recognizes). Its fill

@@ -11,7 +11,12 @@ def ZeroCPUFuseElementwise : Pass<"zero-cpu-fuse-elementwise"> {
     are not folded into (nor producers fused with) contractions such as
     `linalg.batch_matmul`: folding an expand_shape into a batch matmul turns
     it into a higher-rank `linalg.generic` that `zero-linalg-to-blas` no
-    longer recognizes, and the GEMM then runs as scalar loops.
+    longer recognizes, and the GEMM then runs as scalar loops. An
+    elementwise op whose result is collapsed and then expanded (tosa's
+    [1, B*T, N] -> [B*T, N] -> [B, T, N] after a batch-1 GEMM; upstream
+    folds an expand or a collapse alone) runs on its operands reshaped the
+    same way when none of them is another elementwise op's result, so that
+    a 16-bit GEMM's rounding fuses with the bias add that reads it.
 
     And an elementwise producer with several users is computed again in
     each of them instead of written once and read back, when every user is

@@ -148,6 +148,61 @@ static bool addsUnitLoopToReduction(OpOperand *operand) {
 }
 
 namespace {
+/// A collapse then an expand of an elementwise op's result (tosa's
+/// [1, B*T, N] -> [B*T, N] -> [B, T, N] after a batch-1 GEMM) as the op on
+/// its operands reshaped the same way: with identity maps the op commutes
+/// with any reshape, and the op that reads the result (a 16-bit GEMM's
+/// rounding read by its bias add) can then take it in. Upstream's
+/// expansion patterns fold neither reshape: the pair is no expand alone.
+/// Only an op that reads no other elementwise op's result moves.
+struct ReshapeElementwiseProducer : OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp expand,
+                                PatternRewriter &rewriter) const override {
+    auto collapse = expand.getSrc().getDefiningOp<tensor::CollapseShapeOp>();
+    auto op = collapse ? collapse.getSrc().getDefiningOp<linalg::GenericOp>()
+                       : linalg::GenericOp();
+    if (!op || !collapse->hasOneUse() || !op->hasOneUse() ||
+        op.getNumDpsInits() != 1 || op.hasIndexSemantics() ||
+        op.getNumReductionLoops() != 0 ||
+        !llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }) ||
+        !expand.getResultType().hasStaticShape())
+      return failure();
+    // Reshaped operands would keep it from fusing with its own producers.
+    if (llvm::any_of(op.getDpsInputs(), [](Value in) {
+          return isa_and_present<linalg::GenericOp>(in.getDefiningOp());
+        }))
+      return failure();
+    Location loc = expand.getLoc();
+    ArrayRef<int64_t> shape = expand.getResultType().getShape();
+    auto reshape = [&](Value v) {
+      auto t = cast<RankedTensorType>(v.getType());
+      Value flat = tensor::CollapseShapeOp::create(
+          rewriter, loc, v, collapse.getReassociationIndices());
+      return tensor::ExpandShapeOp::create(rewriter, loc, t.clone(shape), flat,
+                                           expand.getReassociationIndices())
+          .getResult();
+    };
+    SmallVector<Value> inputs;
+    for (Value in : op.getDpsInputs())
+      inputs.push_back(reshape(in));
+    Value init = tensor::EmptyOp::create(
+        rewriter, loc, shape,
+        getElementTypeOrSelf(op.getDpsInits()[0].getType()));
+    unsigned rank = shape.size();
+    SmallVector<AffineMap> maps(inputs.size() + 1,
+                                rewriter.getMultiDimIdentityMap(rank));
+    auto moved = linalg::GenericOp::create(
+        rewriter, loc, init.getType(), inputs, init, maps,
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel));
+    rewriter.cloneRegionBefore(op.getRegion(), moved.getRegion(),
+                               moved.getRegion().end());
+    rewriter.replaceOp(expand, moved->getResults());
+    return success();
+  }
+};
+
 struct ZeroCPUFuseElementwisePass
     : zero::cpu::impl::ZeroCPUFuseElementwiseBase<ZeroCPUFuseElementwisePass> {
   using Base::Base;
@@ -172,6 +227,7 @@ struct ZeroCPUFuseElementwisePass
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
+    patterns.add<ReshapeElementwiseProducer>(ctx);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
