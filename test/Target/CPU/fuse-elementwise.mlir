@@ -134,6 +134,27 @@ func.func @round_reshape_bias(%a: tensor<1x256x64xbf16>, %b: tensor<1x64x192xbf1
 
 // -----
 
+// An op whose body reads its output's old values stays where it is: moved,
+// it would write a new tensor.
+#i3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @reads_init
+// CHECK: %[[G:.*]] = linalg.generic
+// CHECK-SAME: ins(%arg0 : tensor<1x8x4xf32>) outs(%arg1 : tensor<1x8x4xf32>)
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[G]]
+// CHECK: tensor.expand_shape %[[C]]
+func.func @reads_init(%a: tensor<1x8x4xf32>, %b: tensor<1x8x4xf32>) -> tensor<2x4x4xf32> {
+  %r = linalg.generic {indexing_maps = [#i3, #i3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%a : tensor<1x8x4xf32>) outs(%b : tensor<1x8x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = arith.addf %x, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<1x8x4xf32>
+  %c = tensor.collapse_shape %r [[0, 1], [2]] : tensor<1x8x4xf32> into tensor<8x4xf32>
+  %x = tensor.expand_shape %c [[0, 1], [2]] output_shape [2, 4, 4] : tensor<8x4xf32> into tensor<2x4x4xf32>
+  return %x : tensor<2x4x4xf32>
+}
+
+// -----
+
 // The difference from upstream: an expand_shape of a batch matmul's result
 // is not folded into it (upstream turns the matmul into a rank-4
 // linalg.generic that zero-linalg-to-blas no longer recognizes). Its fill

@@ -162,8 +162,10 @@ struct ReshapeElementwiseProducer : OpRewritePattern<tensor::ExpandShapeOp> {
     auto collapse = expand.getSrc().getDefiningOp<tensor::CollapseShapeOp>();
     auto op = collapse ? collapse.getSrc().getDefiningOp<linalg::GenericOp>()
                        : linalg::GenericOp();
+    // The moved op writes a new tensor: its body must not read the old.
     if (!op || !collapse->hasOneUse() || !op->hasOneUse() ||
         op.getNumDpsInits() != 1 || op.hasIndexSemantics() ||
+        op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)) ||
         op.getNumReductionLoops() != 0 ||
         !llvm::all_of(op.getIndexingMapsArray(),
                       [](AffineMap m) { return m.isIdentity(); }) ||
