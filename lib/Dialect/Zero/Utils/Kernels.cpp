@@ -31,6 +31,13 @@ bool mlir::zero::isKernelRoot(Operation *op) {
   return false;
 }
 
+/// What may lie between a fill and the op it initializes: address
+/// arithmetic that touches no memory.
+static bool isViewOrConstant(Operation *op) {
+  return !op->getNumRegions() && (isa<ViewLikeOpInterface>(op) ||
+                                  op->hasTrait<OpTrait::ConstantLike>());
+}
+
 Operation *mlir::zero::initializingFill(Operation *root) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(root);
   if (!linalgOp || isa<linalg::FillOp>(root))
@@ -44,8 +51,7 @@ Operation *mlir::zero::initializingFill(Operation *root) {
           return fill;
       return nullptr;
     }
-    if (prev->getNumRegions() || !(isa<ViewLikeOpInterface>(prev) ||
-                                   prev->hasTrait<OpTrait::ConstantLike>()))
+    if (!isViewOrConstant(prev))
       return nullptr;
   }
   return nullptr;
@@ -56,9 +62,7 @@ Operation *mlir::zero::fusedInitializationRoot(
   if (!isa<linalg::FillOp>(fill))
     return nullptr;
   Operation *next = fill->getNextNode();
-  while (next && !next->getNumRegions() &&
-         (isa<ViewLikeOpInterface>(next) ||
-          next->hasTrait<OpTrait::ConstantLike>()))
+  while (next && isViewOrConstant(next))
     next = next->getNextNode();
   auto root = dyn_cast_or_null<linalg::LinalgOp>(next);
   if (!root || initializingFill(root) != fill ||
