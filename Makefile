@@ -12,7 +12,8 @@ APT_PACKAGES := \
   llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 \
   cmake ninja-build ccache pkg-config \
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata \
-  libopenblas-dev libzip-dev libopenmpi-dev openmpi-bin coinor-libcbc-dev \
+  libopenblas-dev libzip-dev libzstd-dev libopenmpi-dev openmpi-bin \
+  coinor-libcbc-dev \
   python3-torch python3-torchvision python3-onnx python3-numpy
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

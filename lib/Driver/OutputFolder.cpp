@@ -364,8 +364,13 @@ OutputFolder::begin(StringRef outDir, const ParamValues *params) {
       return makeError(out + " exists and is not a zero-opt output folder; "
                              "choose another -o");
   }
+  // Absolute: LLVM puts a relative unique name under the system's temp
+  // folder, not next to `out`.
+  SmallString<256> partial(out);
+  llvm::sys::fs::make_absolute(partial);
+  partial += ".partial";
   SmallString<256> tmp;
-  if (auto ec = llvm::sys::fs::createUniqueDirectory(out + ".partial", tmp))
+  if (auto ec = llvm::sys::fs::createUniqueDirectory(partial, tmp))
     return makeError("cannot create a folder next to " + out + ": " +
                      ec.message());
   std::unique_ptr<OutputFolder> folder(new OutputFolder);

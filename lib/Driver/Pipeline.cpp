@@ -142,6 +142,7 @@ void mlir::zero::cpuLoweringOptions(const CompileOptions &options,
   // A plan for the CUDA target (--report with --target=cuda) fuses as its
   // lowering does.
   o.recomputeShared = options.cuda;
+  o.padGemmDims = options.cuda;
 }
 
 /// Whether the forward function has an output to train on.

@@ -142,6 +142,21 @@ const void *const *operandArrays(Operand *const *ops, int64_t batch0,
   return static_cast<const void *const *>(dev);
 }
 
+/// Whether every product's operands start on 16 bytes: cuBLAS cannot see
+/// the pointers of an array call, and on an H100 it ran kernels that
+/// assume such alignment (a misaligned-address fault) for bf16 operands
+/// an odd number of elements apart.
+bool arraysAligned(Operand *const *ops, int64_t batch0, int64_t batch1) {
+  for (int t = 0; t < 3; ++t) {
+    const Operand &o = *ops[t];
+    if (reinterpret_cast<uintptr_t>(o.base) % 16 ||
+        (batch0 > 1 && o.sb0 * o.elemBytes % 16) ||
+        (batch1 > 1 && o.sb1 * o.elemBytes % 16))
+      return false;
+  }
+  return true;
+}
+
 /// Whether the batch0 x batch1 products write disjoint Cs: one batch
 /// stride spans the other's whole extent (a batched call may not write
 /// one C twice; a shared C accumulates product by product).
@@ -235,7 +250,8 @@ int32_t gemm(cudaDataType_t abType, int64_t elemBytes, int64_t batch0,
     for (int t = 0; t < 3; ++t)
       stride[t] = batch1 == 1 ? ops[t]->sb0 : ops[t]->sb1;
     runBatch(0, batch0 * batch1, stride);
-  } else if (distinctProducts(g.c, batch0, batch1)) {
+  } else if (distinctProducts(g.c, batch0, batch1) &&
+             arraysAligned(ops, batch0, batch1)) {
     // One call for both batch loops (attention's [B, T, H, d] operands: a
     // stride per batch and head that no single stride describes).
     g.runArrays(operandArrays(ops, batch0, batch1), batch0 * batch1);

@@ -129,13 +129,16 @@ void runGemm(const GemmCase &g, int32_t type, std::mt19937 &rng,
   toDevice(dC, c.data(), c.size());
   std::vector<double> ref, bound;
   g.reference(A, B, C, ref, bound);
-  int32_t rc = runCudaGemm(g, type, dA, dB, dC);
-  bool ok = g.isSupported();
   char shape[160];
   std::snprintf(shape, sizeof(shape),
                 " (batch %lld x %lld, m %lld n %lld k %lld, acc %d)",
                 (long long)g.b0, (long long)g.b1, (long long)g.m,
                 (long long)g.n, (long long)g.k, int(g.accumulate));
+  // A device fault ends the process at the next call: name the case first.
+  if (std::getenv("ZERO_CUDA_TEST_VERBOSE"))
+    std::fprintf(stderr, "running %s%s\n", name.c_str(), shape);
+  int32_t rc = runCudaGemm(g, type, dA, dB, dC);
+  bool ok = g.isSupported();
   if (!ok) {
     expect(rc == 1 && *zero_rt_cuda_last_error(),
            name + ": an unsupported layout returns 1 with a reason" + shape);

@@ -8,8 +8,9 @@ launches give) and every thread reducing in loop order, as a GPU thread
 does. For the MLP, CNN and GPT test models in fp32 and bf16, at stage 0
 on 1 rank and at stage 3 on 2 ranks (sharded updates, gathered
 parameters), and the GPT in fp16 with clipping at stage 2 on 2 ranks, and a GPT with a
-512-token vocabulary (rows that zero-gpu-split-reductions splits into
-partials) in fp32 at stage 3 on 2 ranks, 5
+509-token vocabulary (rows that zero-gpu-split-reductions splits into
+partials) in fp32 at stage 3 on 2 ranks and in bf16 (GEMMs that
+zero-gpu-pad-gemm-dims pads to 512) at stage 0 on 1 rank, 5
 AdamW steps from the same weights on the same data:
 
 - the compile reports GPU launches (the kernels were mapped);
@@ -98,11 +99,14 @@ def main():
             for precision in ("fp32", "bf16"):
                 ok &= check(bindir, tmp, name, precision, 0, 1)
                 ok &= check(bindir, tmp, name, precision, 3, 2)
-        # Rows long enough to split (the 512-token cross-entropy, its
+        # Rows long enough to split (the 509-token cross-entropy, its
         # softmax's statistics): partials per row and an ordered combine.
         run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
              tmp, "--only", "gpt_wide"])
         ok &= check(bindir, tmp, "gpt_wide", "fp32", 3, 2)
+        # In bf16 its vocabulary GEMMs run on operands padded to 512
+        # (zero-gpu-pad-gemm-dims); the CPU target's are not padded.
+        ok &= check(bindir, tmp, "gpt_wide", "bf16", 0, 1)
         # fp16 loss scaling and clipping: scalars the step computes on the
         # device (the overflow flag, the unscale-and-clip factor), which
         # the GPU's kernels read from device memory themselves.

@@ -4,7 +4,8 @@ target.
 
 Runs wherever `nvidia-smi -L` lists a GPU, with one rank per GPU (at most
 --ranks); elsewhere it prints SKIP and why, and succeeds. For the MLP, CNN
-and GPT test models at ZeRO stages 0-3 in fp32 and bf16, the same compile
+and GPT test models and the GPT with a 509-token vocabulary (bf16 GEMMs
+padded to 512) at ZeRO stages 0-3 in fp32 and bf16, the same compile
 options for both targets, 5 AdamW steps from the same weights on the same
 data under `mpirun -np N zero-run`:
 
@@ -26,7 +27,14 @@ CUDA target's mapped kernels, compiled for the CPU) in place of CUDA ones,
 without the device memory check: it checks this script on a machine with
 no GPU.
 
+Where the GPU nodes have no compiler, the three phases run apart:
+--prepare DIR compiles every program and runs the CPU references (no GPU
+needed; the memory check's programs leave their 140 MB of weights behind
+as names and shapes), --run DIR runs the CUDA programs on the GPU node
+(zero-run and its libraries, Python with numpy), --check DIR compares.
+
 Usage: /usr/bin/python3 test/gpu/gpu_parity.py --build build [--ranks 2]
+       [--prepare DIR | --run DIR | --check DIR]
 """
 import argparse
 import json
@@ -47,8 +55,11 @@ MEMORY_TOL = 0.05
 BIG_GPT = dict(vocab=8192, d=768, n_head=12, n_layer=4, block_size=256, batch=8)
 
 
+TIMEOUT = 1800  # seconds one compile or run may take (--timeout)
+
+
 def run(cmd, env=None):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800,
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT,
                        env=env)
     if r.returncode:
         raise RuntimeError(f"{' '.join(cmd)}\n{r.stdout}{r.stderr}")
@@ -66,6 +77,14 @@ def gpus():
     return listed, "" if listed else "nvidia-smi -L lists no GPU"
 
 
+def results(out, weights=True):
+    """The losses, saved weights (None unless `weights`) and stats of a run
+    of program `out`."""
+    losses = np.array([json.loads(l)["loss"] for l in open(out + ".jsonl")])
+    with open(out + ".stats.json") as f:
+        return losses, np.load(out + ".npz") if weights else None, json.load(f)
+
+
 class Runner:
     def __init__(self, bindir, tmp, ranks, stand_in):
         self.bindir, self.tmp, self.ranks, self.stand_in = bindir, tmp, ranks, stand_in
@@ -80,16 +99,14 @@ class Runner:
             return out, json.load(f)
 
     def train(self, out, data, steps, trace=False):
-        log, w, stats = out + ".jsonl", out + ".npz", out + ".stats.json"
+        """Runs `steps` steps of program `out`; see results()."""
         cmd = [os.path.join(self.bindir, "zero-run"), out, "--data", data,
-               "--steps", str(steps), "--log", log, "--save-weights", w,
-               "--stats", stats]
+               "--steps", str(steps), "--log", out + ".jsonl",
+               "--save-weights", out + ".npz", "--stats", out + ".stats.json"]
         if trace:
             cmd += ["--trace", out + ".trace.json"]
         run(MPIRUN + ["-np", str(self.ranks)] + cmd)
-        losses = np.array([json.loads(l)["loss"] for l in open(log)])
-        with open(stats) as f:
-            return losses, np.load(w), json.load(f)
+        return results(out)
 
 
 def bytes_match(plan, stats, steps):
@@ -126,32 +143,28 @@ def trace_streams(path):
     return tids
 
 
-def parity(r, name, precision, stage):
-    onnx = os.path.join(r.tmp, f"{name}.onnx")
-    data = os.path.join(r.tmp, f"{name}.data.npz")
-    flags = [f"--stage={stage}", f"--precision={precision}"]
-    tag = f"{name}.{precision}.s{stage}"
-    ref_out, _ = r.compile(onnx, tag + ".cpu", flags, cuda=False)
-    out, plan = r.compile(onnx, tag + ".cuda", flags, cuda=True)
-    ref_l, ref_w, _ = r.train(ref_out, data, STEPS)
-    l, w, stats = r.train(out, data, STEPS, trace=stage == 3)
-    same_values, rel, werr = values_match(l, w, ref_l, ref_w, precision, STEPS)
-    ltol, wtol = TOL[precision]
-    same_bytes, planned, measured = bytes_match(plan, stats, STEPS)
-    ok = same_values and same_bytes
-    note = ""
-    if stage == 3:
-        tids = trace_streams(out + ".trace.json")
-        streams = tids.get("compute", set()) | tids.get("wait", set())
-        comm = tids.get("communication", set())
-        has_streams = bool(streams) and (r.ranks == 1 or bool(comm)) and not (streams & comm)
-        ok &= has_streams
-        note = f"; trace: compute {sorted(streams)}, communication {sorted(comm)}"
-    print(f"{'ok  ' if ok else 'FAIL'} {name:4s} {precision} stage {stage} on {r.ranks}: "
-          f"loss max rel {rel:.2e} (tol {ltol:g}), weights max abs {werr:.2e} "
-          f"(tol {wtol:g}); bytes per rank {measured} "
-          f"{'==' if same_bytes else '!='} plan {planned} x {STEPS}{note}", flush=True)
-    return ok
+def strip_weights(out):
+    """Replaces program `out`'s params.npz by its arrays' names, shapes and
+    types (params.shapes.json), for a program that must travel light."""
+    path = os.path.join(out, "params.npz")
+    with np.load(path) as w:
+        spec = {k: [list(w[k].shape), w[k].dtype.str] for k in w.files}
+    with open(os.path.join(out, "params.shapes.json"), "w") as f:
+        json.dump(spec, f)
+    os.remove(path)
+
+
+def draw_weights(out, seed=0):
+    """Writes random weights where strip_weights left names and shapes."""
+    spec_path = os.path.join(out, "params.shapes.json")
+    if not os.path.exists(spec_path):
+        return
+    with open(spec_path) as f:
+        spec = json.load(f)
+    rng = np.random.default_rng(seed)
+    arrays = {k: (0.02 * rng.standard_normal(shape, dtype=np.float32)).astype(dt)
+              for k, (shape, dt) in spec.items()}
+    np.savez(os.path.join(out, "params.npz"), **arrays)
 
 
 def big_gpt(tmp, ranks):
@@ -176,33 +189,156 @@ def big_gpt(tmp, ranks):
     return onnx, data
 
 
-def memory(r, precision, stage):
-    onnx, data = big_gpt(r.tmp, r.ranks)
-    flags = [f"--stage={stage}", f"--precision={precision}"]
-    out, plan = r.compile(onnx, f"big_gpt.{precision}.s{stage}", flags, cuda=True)
-    _, _, stats = r.train(out, data, 2)
-    planned = plan["functions"]["train_step"]["memory"]["peak"]
-    dev = stats["device_memory"]
-    ratio = dev["program_peak"] / planned
-    ok = abs(ratio - 1) <= MEMORY_TOL
-    print(f"{'ok  ' if ok else 'FAIL'} GPT {precision} stage {stage} on {r.ranks}: "
-          f"device memory peak {dev['program_peak']:,} B over the runtime's "
-          f"{dev['runtime']:,} B; plan.json peak {planned:,} B (ratio {ratio:.4f}, "
-          f"tol {MEMORY_TOL:.0%}); allocated {dev['program_allocated']:,} B", flush=True)
+def prepare(r, models, memory, travel):
+    """Compiles every program into r.tmp and runs the CPU references there;
+    returns the manifest of the runs left to do (paths relative to r.tmp).
+    `travel`: the memory check's programs leave their weights behind."""
+    entries = []
+    for name in models:
+        run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
+             r.tmp, "--only", name])
+        onnx = os.path.join(r.tmp, f"{name}.onnx")
+        data = os.path.join(r.tmp, f"{name}.data.npz")
+        for precision in ("fp32", "bf16"):
+            for stage in range(4):
+                flags = [f"--stage={stage}", f"--precision={precision}"]
+                tag = f"{name}.{precision}.s{stage}"
+                ref_out, _ = r.compile(onnx, tag + ".cpu", flags, cuda=False)
+                r.compile(onnx, tag + ".cuda", flags, cuda=True)
+                r.train(ref_out, data, STEPS)
+                entries.append(dict(kind="parity", name=name, precision=precision,
+                                    stage=stage, ref=tag + ".cpu", out=tag + ".cuda",
+                                    data=f"{name}.data.npz", steps=STEPS,
+                                    trace=stage == 3))
+    for precision, stage in memory:
+        onnx, _ = big_gpt(r.tmp, r.ranks)
+        tag = f"big_gpt.{precision}.s{stage}"
+        out, _ = r.compile(onnx, tag, [f"--stage={stage}", f"--precision={precision}"],
+                           cuda=True)
+        if travel:
+            strip_weights(out)
+        entries.append(dict(kind="memory", precision=precision, stage=stage, out=tag,
+                            data="big_gpt.data.npz", steps=2, trace=False))
+    manifest = dict(ranks=r.ranks, entries=entries)
+    with open(os.path.join(r.tmp, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    return manifest
+
+
+def run_prepared(r, manifest):
+    """Runs the manifest's CUDA programs; a failed run leaves OUT.error."""
+    for e in manifest["entries"]:
+        out = os.path.join(r.tmp, e["out"])
+        error = out + ".error"
+        if os.path.exists(error):
+            os.remove(error)
+        draw_weights(out)
+        try:
+            r.train(out, os.path.join(r.tmp, e["data"]), e["steps"], e["trace"])
+            print(f"ran  {e['out']}", flush=True)
+        except (RuntimeError, subprocess.SubprocessError, OSError, ValueError) as err:
+            with open(error, "w") as f:
+                f.write(str(err))
+            print(f"FAIL {e['out']}: {str(err)[-2000:]}", flush=True)
+
+
+def check_parity(r, e):
+    name, precision, stage = e["name"], e["precision"], e["stage"]
+    ref_l, ref_w, _ = results(os.path.join(r.tmp, e["ref"]))
+    out = os.path.join(r.tmp, e["out"])
+    l, w, stats = results(out)
+    with open(os.path.join(out, "plan.json")) as f:
+        plan = json.load(f)
+    steps = e["steps"]
+    same_values, rel, werr = values_match(l, w, ref_l, ref_w, precision, steps)
+    ltol, wtol = TOL[precision]
+    same_bytes, planned, measured = bytes_match(plan, stats, steps)
+    ok = same_values and same_bytes
+    note = ""
+    if e["trace"]:
+        tids = trace_streams(out + ".trace.json")
+        streams = tids.get("compute", set()) | tids.get("wait", set())
+        comm = tids.get("communication", set())
+        has_streams = bool(streams) and (r.ranks == 1 or bool(comm)) and not (streams & comm)
+        ok &= has_streams
+        note = f"; trace: compute {sorted(streams)}, communication {sorted(comm)}"
+    print(f"{'ok  ' if ok else 'FAIL'} {name:4s} {precision} stage {stage} on {r.ranks}: "
+          f"loss max rel {rel:.2e} (tol {ltol:g}), weights max abs {werr:.2e} "
+          f"(tol {wtol:g}); bytes per rank {measured} "
+          f"{'==' if same_bytes else '!='} plan {planned} x {steps}{note}", flush=True)
     return ok
 
 
+def check_memory(r, e):
+    out = os.path.join(r.tmp, e["out"])
+    _, _, stats = results(out, weights=False)
+    with open(os.path.join(out, "plan.json")) as f:
+        planned = json.load(f)["functions"]["train_step"]["memory"]["peak"]
+    dev = stats["device_memory"]
+    ratio = dev["program_peak"] / planned
+    ok = abs(ratio - 1) <= MEMORY_TOL
+    print(f"{'ok  ' if ok else 'FAIL'} GPT {e['precision']} stage {e['stage']} on "
+          f"{r.ranks}: device memory peak {dev['program_peak']:,} B over the "
+          f"runtime's {dev['runtime']:,} B; plan.json peak {planned:,} B (ratio "
+          f"{ratio:.4f}, tol {MEMORY_TOL:.0%}); allocated "
+          f"{dev['program_allocated']:,} B", flush=True)
+    return ok
+
+
+def check(r, manifest):
+    ok = True
+    for e in manifest["entries"]:
+        error = os.path.join(r.tmp, e["out"]) + ".error"
+        if os.path.exists(error) or not os.path.exists(
+                os.path.join(r.tmp, e["out"]) + ".stats.json"):
+            why = open(error).read()[-1500:] if os.path.exists(error) else "never ran"
+            print(f"FAIL {e['out']}: {why}", flush=True)
+            ok = False
+            continue
+        ok &= (check_parity if e["kind"] == "parity" else check_memory)(r, e)
+    return ok
+
+
+def load_manifest(d):
+    with open(os.path.join(d, "manifest.json")) as f:
+        return json.load(f)
+
+
 def main():
+    global TIMEOUT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--ranks", type=int, default=2,
                     help="ranks (one GPU each), at most the GPUs listed")
     ap.add_argument("--cpu-stand-in", action="store_true",
                     help="--simulate-gpu builds in place of CUDA ones (no GPU needed)")
-    ap.add_argument("--models", default="mlp,cnn,gpt")
+    ap.add_argument("--models", default="mlp,cnn,gpt,gpt_wide")
+    ap.add_argument("--timeout", type=int, default=TIMEOUT,
+                    help="seconds one compile or run may take")
+    phase = ap.add_mutually_exclusive_group()
+    phase.add_argument("--prepare", metavar="DIR",
+                       help="compile and run the CPU references into DIR (no GPU)")
+    phase.add_argument("--run", metavar="DIR",
+                       help="run DIR's CUDA programs (on the GPU node)")
+    phase.add_argument("--check", metavar="DIR", help="compare DIR's runs")
     args = ap.parse_args()
+    TIMEOUT = args.timeout
     bindir = os.path.join(os.path.abspath(args.build), "bin")
     ranks = args.ranks
+    if args.prepare or args.check:
+        d = args.prepare or args.check
+        os.makedirs(d, exist_ok=True)
+        if args.check:
+            ranks = load_manifest(d)["ranks"]
+        r = Runner(bindir, d, ranks, args.cpu_stand_in)
+        if args.prepare:
+            m = prepare(r, args.models.split(","),
+                        [] if args.cpu_stand_in else [("fp32", 0), ("bf16", 3)], True)
+            print(f"test/gpu: {len(m['entries'])} programs for {ranks} rank(s) in {d}")
+            return 0
+        ok = check(r, load_manifest(d))
+        print("test/gpu: " + ("all passed" if ok else "FAILED"))
+        return 0 if ok else 1
     if not args.cpu_stand_in:
         listed, why = gpus()
         if not listed:
@@ -215,18 +351,20 @@ def main():
             return 1
         ranks = min(ranks, len(listed))
         print(f"test/gpu: {len(listed)} GPU(s), {ranks} rank(s): {listed[0]}")
-    ok = True
+    if args.run:
+        m = load_manifest(args.run)
+        if m["ranks"] > ranks:
+            print(f"test/gpu: FAIL: {args.run} was compiled for {m['ranks']} ranks; "
+                  f"{ranks} GPU(s) here")
+            return 1
+        run_prepared(Runner(bindir, args.run, m["ranks"], False), m)
+        return 0
     with tempfile.TemporaryDirectory(prefix="zero-gpu-") as tmp:
         r = Runner(bindir, tmp, ranks, args.cpu_stand_in)
-        for name in args.models.split(","):
-            run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
-                 tmp, "--only", name])
-            for precision in ("fp32", "bf16"):
-                for stage in range(4):
-                    ok &= parity(r, name, precision, stage)
-        if not args.cpu_stand_in:
-            ok &= memory(r, "fp32", 0)
-            ok &= memory(r, "bf16", 3)
+        m = prepare(r, args.models.split(","),
+                    [] if args.cpu_stand_in else [("fp32", 0), ("bf16", 3)], False)
+        run_prepared(r, m)
+        ok = check(r, m)
     print("test/gpu: " + ("all passed" if ok else "FAILED"))
     return 0 if ok else 1
 

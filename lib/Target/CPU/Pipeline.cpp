@@ -40,6 +40,12 @@ void cpu::buildCPUMemoryPlan(OpPassManager &pm,
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createZeroFoldTransposesIntoMatmuls());
   pm.addPass(createZeroCPUPrepareEntries());
+  // On tensors, so that the padded copies are planned as any other.
+  // One padded copy of an operand that several GEMMs pad alike.
+  if (options.padGemmDims || options.simulateGPU) {
+    pm.addNestedPass<func::FuncOp>(cuda::createZeroGPUPadGemmDims());
+    pm.addNestedPass<func::FuncOp>(createCSEPass());
+  }
   pm.addNestedPass<func::FuncOp>(createZeroCPUSplitEmptyTensors());
   // Identity layouts at function boundaries so the entry can take plain
   // pointers; results become out-parameters the runtime owns.

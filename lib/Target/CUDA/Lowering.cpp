@@ -27,6 +27,7 @@ void cuda::buildCUDALowering(OpPassManager &pm,
   plan.schedule.prefetchBucketSize = options.schedule.prefetchBucketSize;
   plan.schedule.maxLiveParameters = options.schedule.maxLiveParameters;
   plan.recomputeShared = true;
+  plan.padGemmDims = true;
   cpu::buildCPUMemoryPlan(pm, plan);
   pm.addPass(createZeroLinalgToBLAS());
   pm.addPass(createConvertZeroToRuntime());

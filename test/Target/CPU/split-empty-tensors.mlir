@@ -65,3 +65,31 @@ func.func @shared_fill(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<4xf3
     }
   return %ra, %rb : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A splat constant a loop accumulates into (a scatter-add's zero start)
+// becomes a fill of an empty tensor at that use, not a global copied into
+// a buffer; its read-only use keeps the constant.
+// CHECK-LABEL: func.func @splat_destination
+// CHECK: %[[C:.*]] = arith.constant dense<0.000000e+00> : tensor<64x16xf32>
+// CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<64x16xf32>
+// CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%[[Z]] : f32) outs(%[[E]] : tensor<64x16xf32>)
+// CHECK-NEXT: scf.for {{.*}} iter_args(%{{.*}} = %[[F]])
+// CHECK: linalg.add ins(%{{.*}}, %[[C]] :
+func.func @splat_destination(%rows: tensor<4x16xf32>, %idx: tensor<4xindex>) -> (tensor<64x16xf32>, tensor<64x16xf32>) {
+  %zeros = arith.constant dense<0.0> : tensor<64x16xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %zeros) -> (tensor<64x16xf32>) {
+    %j = tensor.extract %idx[%i] : tensor<4xindex>
+    %row = tensor.extract_slice %rows[%i, 0] [1, 16] [1, 1] : tensor<4x16xf32> to tensor<1x16xf32>
+    %u = tensor.insert_slice %row into %acc[%j, 0] [1, 16] [1, 1] : tensor<1x16xf32> into tensor<64x16xf32>
+    scf.yield %u : tensor<64x16xf32>
+  }
+  %e = tensor.empty() : tensor<64x16xf32>
+  %s = linalg.add ins(%r, %zeros : tensor<64x16xf32>, tensor<64x16xf32>) outs(%e : tensor<64x16xf32>) -> tensor<64x16xf32>
+  return %r, %s : tensor<64x16xf32>, tensor<64x16xf32>
+}

@@ -178,9 +178,10 @@ def gpt_spec(gen):
 
 
 def gpt_wide_spec(gen):
-    """The GPT with a 512-token vocabulary and width 64: rows of 512 logits
-    and of 64 features, which the CUDA target splits across threads."""
-    B, T, V = 2, 8, 512
+    """The GPT with a 509-token vocabulary and width 64: rows of 509 logits
+    and of 64 features, which the CUDA target splits across threads, and
+    bf16 GEMMs it pads to 512 (zero-gpu-pad-gemm-dims)."""
+    B, T, V = 2, 8, 509
     n = NUM_BATCHES * B
     data = {"tokens": torch.randint(0, V, (n, T), generator=gen),
             "targets": torch.randint(0, V, (n, T), generator=gen)}

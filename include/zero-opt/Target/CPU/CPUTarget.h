@@ -32,6 +32,11 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
       llvm::cl::desc("Fuse shared elementwise producers into each user "
                      "(zero-cpu-fuse-elementwise): the CUDA target's plan"),
       llvm::cl::init(false)};
+  Option<bool> padGemmDims{
+      *this, "pad-gemm-dims",
+      llvm::cl::desc("Pad 16-bit GEMMs' odd dimensions to multiples of 8 "
+                     "(zero-gpu-pad-gemm-dims): the CUDA target's plan"),
+      llvm::cl::init(false)};
 };
 
 /// Tensor-level IR (TOSA, linalg, tensor, arith) to scheduled buffers, up

@@ -94,8 +94,14 @@ def ZeroCPUSplitEmptyTensors : Pass<"zero-cpu-split-empty-tensors"> {
     own last use. A `linalg.fill` of an empty tensor with several users
     (a reduction's zero or -inf accumulator, merged by CSE) is split the
     same way, so no use writes into a copy of a shared filled buffer.
+    A splat tensor constant that an op writes into (a destination, a loop's
+    initial value, an insertion's destination: the zeros a scatter-add
+    starts from) becomes a fill of an empty tensor at each such use; as a
+    constant it would bufferize to a global of the whole tensor, stored in
+    the step library and copied into a buffer at every use.
   }];
-  let dependentDialects = ["mlir::tensor::TensorDialect",
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::tensor::TensorDialect",
                            "mlir::linalg::LinalgDialect"];
 }
 
