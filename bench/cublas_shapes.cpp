@@ -10,21 +10,14 @@
 //   build/bin/zero-cublas-shapes
 //
 //===----------------------------------------------------------------------===//
+#include "CudaCheck.h"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <vector>
-// Any failed call ends the run.
-#define CK(x)                                                                  \
-  do {                                                                         \
-    auto err_ = (x);                                                           \
-    if (err_) {                                                                \
-      std::printf("error %d at %s:%d\n", (int)err_, __FILE__, __LINE__);       \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
 cublasHandle_t h;
 void *A, *B, *C;
 struct Case {
@@ -57,13 +50,13 @@ double run(const Case &x) {
       std::printf("%-44s cublas status %d\n", x.name, (int)st);
       return -1;
     }
-    CK(cudaEventSynchronize(e));
+    CHECK(cudaEventSynchronize(e));
     float ms;
     cudaEventElapsedTime(&ms, s, e);
     if (i >= 3)
       t.push_back(ms);
   }
-  CK(cudaGetLastError());
+  CHECK(cudaGetLastError());
   std::sort(t.begin(), t.end());
   double ms = t[t.size() / 2];
   std::printf("%-44s m %6lld n %6lld k %6lld ld %6lld %6lld %6lld  %8.3f ms  "
@@ -74,14 +67,14 @@ double run(const Case &x) {
   return ms;
 }
 int main() {
-  CK(cublasCreate(&h));
+  CHECK(cublasCreate(&h));
   size_t big = size_t(8192) * 50272 * 4 + (1 << 20);
-  CK(cudaMalloc(&A, big));
-  CK(cudaMalloc(&B, big));
-  CK(cudaMalloc(&C, big));
-  CK(cudaMemset(A, 0x3c, big));
-  CK(cudaMemset(B, 0x3c, big));
-  CK(cudaMemset(C, 0x3c, big));
+  CHECK(cudaMalloc(&A, big));
+  CHECK(cudaMalloc(&B, big));
+  CHECK(cudaMalloc(&C, big));
+  CHECK(cudaMemset(A, 0x3c, big));
+  CHECK(cudaMemset(B, 0x3c, big));
+  CHECK(cudaMemset(C, 0x3c, big));
   auto T = CUBLAS_OP_T, N = CUBLAS_OP_N;
   auto bf = CUDA_R_16BF, f = CUDA_R_32F;
   auto c32 = CUBLAS_COMPUTE_32F;
