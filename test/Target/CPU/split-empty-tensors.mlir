@@ -93,3 +93,16 @@ func.func @splat_destination(%rows: tensor<4x16xf32>, %idx: tensor<4xindex>) -> 
   %s = linalg.add ins(%r, %zeros : tensor<64x16xf32>, tensor<64x16xf32>) outs(%e : tensor<64x16xf32>) -> tensor<64x16xf32>
   return %r, %s : tensor<64x16xf32>, tensor<64x16xf32>
 }
+
+// -----
+
+// A complex splat stays a constant: a fill takes an integer, index or
+// float scalar.
+// CHECK-LABEL: func.func @complex_splat
+// CHECK: arith.constant dense<(1.000000e+00,0.000000e+00)> : tensor<4xcomplex<f32>>
+// CHECK-NOT: linalg.fill
+func.func @complex_splat(%v: complex<f32>, %i: index) -> tensor<4xcomplex<f32>> {
+  %c = arith.constant dense<(1.0, 0.0)> : tensor<4xcomplex<f32>>
+  %r = tensor.insert %v into %c[%i] : tensor<4xcomplex<f32>>
+  return %r : tensor<4xcomplex<f32>>
+}

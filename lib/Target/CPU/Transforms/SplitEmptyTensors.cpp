@@ -54,8 +54,10 @@ bool isDestination(OpOperand &use) {
 void fillSplatDestinations(Operation *root, OpBuilder &b) {
   SmallVector<arith::ConstantOp> splats;
   root->walk([&](arith::ConstantOp c) {
+    // A fill takes an integer, index or float scalar (not a complex one).
     auto attr = dyn_cast<SplatElementsAttr>(c.getValue());
-    if (attr && isa<RankedTensorType>(c.getType()))
+    auto type = dyn_cast<RankedTensorType>(c.getType());
+    if (attr && type && type.getElementType().isIntOrIndexOrFloat())
       splats.push_back(c);
   });
   for (arith::ConstantOp c : splats) {
