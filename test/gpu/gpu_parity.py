@@ -51,6 +51,8 @@ MPIRUN = ["mpirun", "--allow-run-as-root", "--bind-to", "none"]
 TOL = {"fp32": (1e-4, 1e-4), "bf16": (2e-2, 5e-3)}
 STEPS = 5
 MEMORY_TOL = 0.05
+# The memory check's (precision, stage) runs, of the larger GPT.
+MEMORY_CHECKS = [("fp32", 0), ("bf16", 3)]
 # The larger GPT of the memory check.
 BIG_GPT = dict(vocab=8192, d=768, n_head=12, n_layer=4, block_size=256, batch=8)
 
@@ -155,9 +157,10 @@ def strip_weights(out):
 
 
 def draw_weights(out, seed=0):
-    """Writes random weights where strip_weights left names and shapes."""
+    """Writes random weights where strip_weights left names and shapes (once:
+    a later run reuses them)."""
     spec_path = os.path.join(out, "params.shapes.json")
-    if not os.path.exists(spec_path):
+    if not os.path.exists(spec_path) or os.path.exists(os.path.join(out, "params.npz")):
         return
     with open(spec_path) as f:
         spec = json.load(f)
@@ -210,8 +213,8 @@ def prepare(r, models, memory, travel):
                                     stage=stage, ref=tag + ".cpu", out=tag + ".cuda",
                                     data=f"{name}.data.npz", steps=STEPS,
                                     trace=stage == 3))
+    onnx = big_gpt(r.tmp, r.ranks)[0] if memory else None
     for precision, stage in memory:
-        onnx, _ = big_gpt(r.tmp, r.ranks)
         tag = f"big_gpt.{precision}.s{stage}"
         out, _ = r.compile(onnx, tag, [f"--stage={stage}", f"--precision={precision}"],
                            cuda=True)
@@ -300,7 +303,12 @@ def check(r, manifest):
 
 
 def load_manifest(d):
-    with open(os.path.join(d, "manifest.json")) as f:
+    """DIR's manifest; exits with one error when DIR was not prepared."""
+    path = os.path.join(d, "manifest.json")
+    if not os.path.exists(path):
+        sys.exit(f"test/gpu: error: {path} does not exist; prepare {d} first "
+                 f"(gpu_parity.py --prepare {d})")
+    with open(path) as f:
         return json.load(f)
 
 
@@ -322,21 +330,22 @@ def main():
                        help="run DIR's CUDA programs (on the GPU node)")
     phase.add_argument("--check", metavar="DIR", help="compare DIR's runs")
     args = ap.parse_args()
+    if args.timeout <= 0:
+        ap.error(f"--timeout is {args.timeout}; give a number of seconds above 0")
     TIMEOUT = args.timeout
+    memory = [] if args.cpu_stand_in else MEMORY_CHECKS
     bindir = os.path.join(os.path.abspath(args.build), "bin")
     ranks = args.ranks
-    if args.prepare or args.check:
-        d = args.prepare or args.check
-        os.makedirs(d, exist_ok=True)
-        if args.check:
-            ranks = load_manifest(d)["ranks"]
-        r = Runner(bindir, d, ranks, args.cpu_stand_in)
-        if args.prepare:
-            m = prepare(r, args.models.split(","),
-                        [] if args.cpu_stand_in else [("fp32", 0), ("bf16", 3)], True)
-            print(f"test/gpu: {len(m['entries'])} programs for {ranks} rank(s) in {d}")
-            return 0
-        ok = check(r, load_manifest(d))
+    if args.prepare:
+        os.makedirs(args.prepare, exist_ok=True)
+        r = Runner(bindir, args.prepare, ranks, args.cpu_stand_in)
+        m = prepare(r, args.models.split(","), memory, True)
+        print(f"test/gpu: {len(m['entries'])} programs for {ranks} rank(s) "
+              f"in {args.prepare}")
+        return 0
+    if args.check:
+        m = load_manifest(args.check)
+        ok = check(Runner(bindir, args.check, m["ranks"], args.cpu_stand_in), m)
         print("test/gpu: " + ("all passed" if ok else "FAILED"))
         return 0 if ok else 1
     if not args.cpu_stand_in:
@@ -361,8 +370,7 @@ def main():
         return 0
     with tempfile.TemporaryDirectory(prefix="zero-gpu-") as tmp:
         r = Runner(bindir, tmp, ranks, args.cpu_stand_in)
-        m = prepare(r, args.models.split(","),
-                    [] if args.cpu_stand_in else [("fp32", 0), ("bf16", 3)], False)
+        m = prepare(r, args.models.split(","), memory, False)
         run_prepared(r, m)
         ok = check(r, m)
     print("test/gpu: " + ("all passed" if ok else "FAILED"))

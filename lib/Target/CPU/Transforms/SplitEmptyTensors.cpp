@@ -52,18 +52,16 @@ bool isDestination(OpOperand &use) {
 /// Replaces every destination use of a splat tensor constant by a fill of
 /// an empty tensor right before its user.
 void fillSplatDestinations(Operation *root, OpBuilder &b) {
-  SmallVector<arith::ConstantOp> splats;
+  SmallVector<std::pair<arith::ConstantOp, TypedAttr>> splats;
   root->walk([&](arith::ConstantOp c) {
     // A fill takes an integer, index or float scalar (not a complex one).
     auto attr = dyn_cast<SplatElementsAttr>(c.getValue());
     auto type = dyn_cast<RankedTensorType>(c.getType());
     if (attr && type && type.getElementType().isIntOrIndexOrFloat())
-      splats.push_back(c);
+      splats.push_back({c, attr.getSplatValue<TypedAttr>()});
   });
-  for (arith::ConstantOp c : splats) {
+  for (auto &[c, value] : splats) {
     auto type = cast<RankedTensorType>(c.getType());
-    TypedAttr value =
-        cast<SplatElementsAttr>(c.getValue()).getSplatValue<TypedAttr>();
     SmallVector<OpOperand *> uses;
     for (OpOperand &u : c->getUses())
       if (isDestination(u))

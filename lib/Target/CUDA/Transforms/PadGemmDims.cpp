@@ -40,19 +40,25 @@ struct ZeroGPUPadGemmDimsPass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> gemms;
+    if (minExtent < 1) {
+      getOperation()->emitError()
+          << "min-extent is " << static_cast<int64_t>(minExtent)
+          << "; give a dimension length of at least 1";
+      return signalPassFailure();
+    }
+    SmallVector<std::pair<linalg::LinalgOp, zero::GemmLoops>> gemms;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics() && zero::getGemmLoops(op))
-        gemms.push_back(op);
+      if (!op.hasPureTensorSemantics() ||
+          !llvm::all_of(op.getDpsInputs(), isStatic16BitFloat) ||
+          !cast<RankedTensorType>(op.getDpsInits()[0].getType())
+               .hasStaticShape())
+        return;
+      if (std::optional<zero::GemmLoops> loops = zero::getGemmLoops(op))
+        gemms.push_back({op, *loops});
     });
     IRRewriter rewriter(&getContext());
     bool changed = false;
-    for (linalg::LinalgOp op : gemms) {
-      if (!llvm::all_of(op.getDpsInputs(), isStatic16BitFloat) ||
-          !cast<RankedTensorType>(op.getDpsInits()[0].getType())
-               .hasStaticShape())
-        continue;
-      zero::GemmLoops loops = *zero::getGemmLoops(op);
+    for (auto &[op, loops] : gemms) {
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       SmallVector<int64_t> dims;
       for (unsigned d : {loops.m, loops.n, loops.k})
