@@ -66,7 +66,7 @@ static FunctionType runtimeFunctionType(Builder &b, RuntimeFunction fn) {
   case RuntimeFunction::Dgemm:
     return b.getFunctionType(SmallVector<Type>(24, i64), {});
   case RuntimeFunction::Gemm16: {
-    SmallVector<Type> args = {i32};
+    SmallVector<Type> args = {i32, i32};
     args.append(24, i64);
     return b.getFunctionType(args, {});
   }
@@ -83,7 +83,7 @@ static FunctionType runtimeFunctionType(Builder &b, RuntimeFunction fn) {
   case RuntimeFunction::CudaDgemm:
     return b.getFunctionType(SmallVector<Type>(24, i64), {i32});
   case RuntimeFunction::CudaGemm16: {
-    SmallVector<Type> args = {i32};
+    SmallVector<Type> args = {i32, i32};
     args.append(24, i64);
     return b.getFunctionType(args, {i32});
   }

@@ -139,17 +139,18 @@ void widen(const uint16_t *src, int32_t type, int64_t rows, int64_t cols,
 } // namespace
 
 // Debian's OpenBLAS 0.3.21 exports no sbgemm, so bf16 goes through sgemm.
-extern "C" void zero_rt_gemm16(int32_t abType, int64_t batch0, int64_t batch1,
-                               int64_t m, int64_t n, int64_t k, int64_t a,
-                               int64_t aOff, int64_t aSB0, int64_t aSB1,
-                               int64_t aSM, int64_t aSK, int64_t b,
-                               int64_t bOff, int64_t bSB0, int64_t bSB1,
-                               int64_t bSK, int64_t bSN, int64_t c,
-                               int64_t cOff, int64_t cSB0, int64_t cSB1,
-                               int64_t cSM, int64_t cSN, int64_t accumulate) {
+extern "C" void
+zero_rt_gemm16(int32_t abType, int32_t cType, int64_t batch0, int64_t batch1,
+               int64_t m, int64_t n, int64_t k, int64_t a, int64_t aOff,
+               int64_t aSB0, int64_t aSB1, int64_t aSM, int64_t aSK, int64_t b,
+               int64_t bOff, int64_t bSB0, int64_t bSB1, int64_t bSK,
+               int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0, int64_t cSB1,
+               int64_t cSM, int64_t cSN, int64_t accumulate) {
   const uint16_t *A = reinterpret_cast<const uint16_t *>(a) + aOff;
   const uint16_t *B = reinterpret_cast<const uint16_t *>(b) + bOff;
-  std::vector<float> pa, pb;
+  uint16_t *C16 = reinterpret_cast<uint16_t *>(c) + cOff;
+  bool wide = cType == ZERO_RT_F32;
+  std::vector<float> pa, pb, pc;
   const uint16_t *lastA = nullptr, *lastB = nullptr;
   for (int64_t i = 0; i < batch0; ++i)
     for (int64_t j = 0; j < batch1; ++j) {
@@ -162,9 +163,29 @@ extern "C" void zero_rt_gemm16(int32_t abType, int64_t batch0, int64_t batch1,
         widen(Bi, abType, k, n, bSK, bSN, pb);
       lastA = Ai;
       lastB = Bi;
+      if (wide) {
+        zero_rt_sgemm(1, 1, m, n, k, reinterpret_cast<int64_t>(pa.data()), 0, 0,
+                      0, k, 1, reinterpret_cast<int64_t>(pb.data()), 0, 0, 0, n,
+                      1, c, cOff + i * cSB0 + j * cSB1, 0, 0, cSM, cSN,
+                      accumulate);
+        continue;
+      }
+      // A 16-bit C: the f32 sums, then one rounding to nearest even.
+      uint16_t *Ci = C16 + i * cSB0 + j * cSB1;
+      if (accumulate)
+        widen(Ci, cType, m, n, cSM, cSN, pc);
+      else
+        pc.resize(m * n);
       zero_rt_sgemm(1, 1, m, n, k, reinterpret_cast<int64_t>(pa.data()), 0, 0,
                     0, k, 1, reinterpret_cast<int64_t>(pb.data()), 0, 0, 0, n,
-                    1, c, cOff + i * cSB0 + j * cSB1, 0, 0, cSM, cSN,
+                    1, reinterpret_cast<int64_t>(pc.data()), 0, 0, 0, n, 1,
                     accumulate);
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t col = 0; col < n; ++col) {
+          float x = pc[r * n + col];
+          Ci[r * cSM + col * cSN] = cType == ZERO_RT_BF16
+                                        ? zero::rt::floatToBF16(x)
+                                        : zero::rt::floatToF16(x);
+        }
     }
 }

@@ -51,15 +51,13 @@ std::string describe(const char *name, int64_t rows, int64_t cols, int64_t sRow,
 }
 
 struct Gemm {
-  cudaDataType_t abType;
+  cudaDataType_t abType, cType;
   cublasComputeType_t compute;
   int64_t m, n, k;
   Operand a, b, c;
   bool accumulate;
 
   bool f64() const { return compute == CUBLAS_COMPUTE_64F; }
-  /// C: f64 for f64 operands, else f32.
-  cudaDataType_t cType() const { return f64() ? CUDA_R_64F : CUDA_R_32F; }
 
   /// alpha (1) and beta (0, or 1 to accumulate) as cuBLAS reads them: in
   /// the compute type's precision, double for CUBLAS_COMPUTE_64F.
@@ -97,7 +95,7 @@ struct Gemm {
               s.blas, o.op1, o.op2, o.rows, o.cols, k, scalar(true),
               o.swap ? pb : pa, abType, o.ld1, o.swap ? stride[1] : stride[0],
               o.swap ? pa : pb, abType, o.ld2, o.swap ? stride[0] : stride[1],
-              scalar(accumulate), pc, cType(), c.view.ld, stride[2], count,
+              scalar(accumulate), pc, cType, c.view.ld, stride[2], count,
               compute, CUBLAS_GEMM_DEFAULT),
           "cublasGemmStridedBatchedEx");
   }
@@ -112,7 +110,7 @@ struct Gemm {
               s.blas, o.op1, o.op2, o.rows, o.cols, k, scalar(true),
               o.swap ? pb : pa, abType, o.ld1, o.swap ? pa : pb, abType, o.ld2,
               scalar(accumulate), const_cast<void *const *>(arrays + 2 * count),
-              cType(), c.view.ld, count, compute, CUBLAS_GEMM_DEFAULT),
+              cType, c.view.ld, count, compute, CUBLAS_GEMM_DEFAULT),
           "cublasGemmBatchedEx");
   }
 };
@@ -165,14 +163,14 @@ bool distinctProducts(const Operand &c, int64_t batch0, int64_t batch1) {
          (c.sb0 >= c.sb1 * batch1 || c.sb1 >= c.sb0 * batch0);
 }
 
-/// A GEMM of `abType` A and B (`elemBytes` each) into C: f64 for f64
-/// operands, else f32.
-int32_t gemm(cudaDataType_t abType, int64_t elemBytes, int64_t batch0,
-             int64_t batch1, int64_t m, int64_t n, int64_t k, int64_t a,
-             int64_t aOff, int64_t aSB0, int64_t aSB1, int64_t aSM, int64_t aSK,
-             int64_t b, int64_t bOff, int64_t bSB0, int64_t bSB1, int64_t bSK,
-             int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0, int64_t cSB1,
-             int64_t cSM, int64_t cSN, int64_t accumulate) {
+/// A GEMM of `abType` A and B (`elemBytes` each) into C of `cType` (f64
+/// for f64 operands; else f32, or A's 16-bit type).
+int32_t gemm(cudaDataType_t abType, cudaDataType_t cType, int64_t elemBytes,
+             int64_t batch0, int64_t batch1, int64_t m, int64_t n, int64_t k,
+             int64_t a, int64_t aOff, int64_t aSB0, int64_t aSB1, int64_t aSM,
+             int64_t aSK, int64_t b, int64_t bOff, int64_t bSB0, int64_t bSB1,
+             int64_t bSK, int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
+             int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
   lastError.clear();
   if (m <= 0 || n <= 0 || batch0 <= 0 || batch1 <= 0)
     return 0;
@@ -203,8 +201,9 @@ int32_t gemm(cudaDataType_t abType, int64_t elemBytes, int64_t batch0,
     return 1;
   }
   bool f64 = abType == CUDA_R_64F;
-  int64_t cBytes = f64 ? 8 : 4;
+  int64_t cBytes = cType == CUDA_R_64F ? 8 : cType == CUDA_R_32F ? 4 : 2;
   Gemm g{abType,
+         cType,
          f64                              ? CUBLAS_COMPUTE_64F
          : abType == CUDA_R_32F && s.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                           : CUBLAS_COMPUTE_32F,
@@ -275,9 +274,9 @@ zero_rt_cuda_sgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n,
                    int64_t bOff, int64_t bSB0, int64_t bSB1, int64_t bSK,
                    int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
                    int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
-  return gemm(CUDA_R_32F, 4, batch0, batch1, m, n, k, a, aOff, aSB0, aSB1, aSM,
-              aSK, b, bOff, bSB0, bSB1, bSK, bSN, c, cOff, cSB0, cSB1, cSM, cSN,
-              accumulate);
+  return gemm(CUDA_R_32F, CUDA_R_32F, 4, batch0, batch1, m, n, k, a, aOff, aSB0,
+              aSB1, aSM, aSK, b, bOff, bSB0, bSB1, bSK, bSN, c, cOff, cSB0,
+              cSB1, cSM, cSN, accumulate);
 }
 
 extern "C" int32_t
@@ -287,25 +286,31 @@ zero_rt_cuda_dgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n,
                    int64_t bOff, int64_t bSB0, int64_t bSB1, int64_t bSK,
                    int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
                    int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
-  return gemm(CUDA_R_64F, 8, batch0, batch1, m, n, k, a, aOff, aSB0, aSB1, aSM,
-              aSK, b, bOff, bSB0, bSB1, bSK, bSN, c, cOff, cSB0, cSB1, cSM, cSN,
-              accumulate);
+  return gemm(CUDA_R_64F, CUDA_R_64F, 8, batch0, batch1, m, n, k, a, aOff, aSB0,
+              aSB1, aSM, aSK, b, bOff, bSB0, bSB1, bSK, bSN, c, cOff, cSB0,
+              cSB1, cSM, cSN, accumulate);
 }
 
 extern "C" int32_t zero_rt_cuda_gemm16(
-    int32_t abType, int64_t batch0, int64_t batch1, int64_t m, int64_t n,
-    int64_t k, int64_t a, int64_t aOff, int64_t aSB0, int64_t aSB1, int64_t aSM,
-    int64_t aSK, int64_t b, int64_t bOff, int64_t bSB0, int64_t bSB1,
-    int64_t bSK, int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
-    int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
+    int32_t abType, int32_t cType, int64_t batch0, int64_t batch1, int64_t m,
+    int64_t n, int64_t k, int64_t a, int64_t aOff, int64_t aSB0, int64_t aSB1,
+    int64_t aSM, int64_t aSK, int64_t b, int64_t bOff, int64_t bSB0,
+    int64_t bSB1, int64_t bSK, int64_t bSN, int64_t c, int64_t cOff,
+    int64_t cSB0, int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate) {
   if (abType != ZERO_RT_BF16 && abType != ZERO_RT_F16) {
     lastError = "zero_rt_cuda_gemm16: element type " + std::to_string(abType) +
                 " is neither bf16 nor f16";
     return 1;
   }
-  return gemm(abType == ZERO_RT_BF16 ? CUDA_R_16BF : CUDA_R_16F, 2, batch0,
-              batch1, m, n, k, a, aOff, aSB0, aSB1, aSM, aSK, b, bOff, bSB0,
-              bSB1, bSK, bSN, c, cOff, cSB0, cSB1, cSM, cSN, accumulate);
+  if (cType != ZERO_RT_F32 && cType != abType) {
+    lastError = "zero_rt_cuda_gemm16: C type " + std::to_string(cType) +
+                " is neither f32 nor A's type " + std::to_string(abType);
+    return 1;
+  }
+  cudaDataType_t ab = abType == ZERO_RT_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+  return gemm(ab, cType == ZERO_RT_F32 ? CUDA_R_32F : ab, 2, batch0, batch1, m,
+              n, k, a, aOff, aSB0, aSB1, aSM, aSK, b, bOff, bSB0, bSB1, bSK,
+              bSN, c, cOff, cSB0, cSB1, cSM, cSN, accumulate);
 }
 
 extern "C" void zero_rt_cuda_gemm_allow_tf32(int32_t allow) {

@@ -79,10 +79,12 @@ extern "C" cublasStatus_t cublasGemmStridedBatchedEx_64(
     int64_t batchCount, cublasComputeType_t compute, cublasGemmAlgo_t) {
   ++calls;
   bool ta = transa == CUBLAS_OP_T, tb = transb == CUBLAS_OP_T;
-  // f64 only as f64 throughout, else f32 C.
+  // f64 only as f64 throughout, else f32 C or a 16-bit C of A's type.
   bool f64 = compute == CUBLAS_COMPUTE_64F;
-  bool types = f64 ? Atype == CUDA_R_64F && Ctype == CUDA_R_64F
-                   : Atype != CUDA_R_64F && Ctype == CUDA_R_32F;
+  bool types =
+      f64 ? Atype == CUDA_R_64F && Ctype == CUDA_R_64F
+          : Atype != CUDA_R_64F && (Ctype == CUDA_R_32F ||
+                                    (Ctype == Atype && Atype != CUDA_R_32F));
   if (m < 0 || n < 0 || k < 0 || batchCount < 0 || !types || Atype != Btype ||
       lda < std::max<int64_t>(1, ta ? k : m) ||
       ldb < std::max<int64_t>(1, tb ? n : k) || ldc < std::max<int64_t>(1, m)) {
@@ -112,8 +114,12 @@ extern "C" cublasStatus_t cublasGemmStridedBatchedEx_64(
         double c = be == 0 ? 0.0 : be * load(C, Ctype, at);
         if (f64)
           static_cast<double *>(C)[at] = al * sum + c;
-        else
+        else if (Ctype == CUDA_R_32F)
           static_cast<float *>(C)[at] = float(al * sum + c);
+        else
+          static_cast<uint16_t *>(C)[at] =
+              Ctype == CUDA_R_16BF ? floatToBF16(float(al * sum + c))
+                                   : floatToF16(float(al * sum + c));
       }
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -160,33 +166,29 @@ int main() {
   std::vector<GemmCase> all = fixedCases();
   for (int trial = 0; trial < 600; ++trial)
     all.push_back(randomCase(rng, 7));
-  const int32_t types[] = {ZERO_RT_F32, ZERO_RT_BF16, ZERO_RT_F16, ZERO_RT_F64};
+  // (A and B, C): f64 throughout, else f32 C, or 16 bits throughout.
+  const int32_t types[][2] = {
+      {ZERO_RT_F32, ZERO_RT_F32},   {ZERO_RT_BF16, ZERO_RT_F32},
+      {ZERO_RT_F16, ZERO_RT_F32},   {ZERO_RT_F64, ZERO_RT_F64},
+      {ZERO_RT_BF16, ZERO_RT_BF16}, {ZERO_RT_F16, ZERO_RT_F16}};
   for (const GemmCase &g : all)
-    for (int32_t type : types) {
-      auto round = [&](float x) {
-        if (type == ZERO_RT_BF16)
-          return bf16ToFloat(floatToBF16(x));
-        if (type == ZERO_RT_F16)
-          return f16ToFloat(floatToF16(x));
-        return x;
-      };
+    for (const auto &pair : types) {
+      int32_t type = pair[0], cType = pair[1];
       std::vector<float> A(g.sa), B(g.sb), C(g.sc);
       for (float &x : A)
-        x = round(val(rng));
+        x = roundTo(val(rng), type);
       for (float &x : B)
-        x = round(val(rng));
+        x = roundTo(val(rng), type);
       for (float &x : C)
-        x = val(rng);
+        x = roundTo(val(rng), cType);
       std::vector<char> a = encode(A, type), b = encode(B, type);
-      // C is f64 for f64 operands, f32 otherwise.
-      int32_t cType = type == ZERO_RT_F64 ? ZERO_RT_F64 : ZERO_RT_F32;
       std::vector<char> got = encode(C, cType);
       const std::vector<char> before = got;
       std::vector<double> ref, bound;
-      g.reference(A, B, C, ref, bound);
+      g.reference(A, B, C, ref, bound, cType);
       int32_t rc = runCudaGemm(g, type, reinterpret_cast<int64_t>(a.data()),
                                reinterpret_cast<int64_t>(b.data()),
-                               reinterpret_cast<int64_t>(got.data()));
+                               reinterpret_cast<int64_t>(got.data()), cType);
       ++cases;
       if (!g.isSupported()) {
         ++rejected;
@@ -207,17 +209,22 @@ int main() {
       }
       // f64 sums of products exact in f64 round far below f32's 1e-7.
       double tol = type == ZERO_RT_F64 ? 1e-13 : 1e-5;
-      cudaDataType_t ct = cType == ZERO_RT_F64 ? CUDA_R_64F : CUDA_R_32F;
+      cudaDataType_t ct = cType == ZERO_RT_F64    ? CUDA_R_64F
+                          : cType == ZERO_RT_F32  ? CUDA_R_32F
+                          : cType == ZERO_RT_BF16 ? CUDA_R_16BF
+                                                  : CUDA_R_16F;
       for (size_t e = 0; e < ref.size(); ++e) {
         double x = load(got.data(), ct, int64_t(e));
-        if (std::fabs(x - ref[e]) > tol * (bound[e] + 1)) {
-          std::fprintf(stderr,
-                       "case %d (type %d): element %zu is %.17g, expected "
-                       "%.17g (batch %lld x %lld, m %lld n %lld k %lld, acc "
-                       "%d)\n",
-                       cases, type, e, x, ref[e], (long long)g.b0,
-                       (long long)g.b1, (long long)g.m, (long long)g.n,
-                       (long long)g.k, int(g.accumulate));
+        if (std::fabs(x - ref[e]) >
+            tol * (bound[e] + 1) + roundingSlack(cType, ref[e])) {
+          std::fprintf(
+              stderr,
+              "case %d (type %d, C %d): element %zu is %.17g, expected "
+              "%.17g (batch %lld x %lld, m %lld n %lld k %lld, acc "
+              "%d)\n",
+              cases, type, cType, e, x, ref[e], (long long)g.b0,
+              (long long)g.b1, (long long)g.m, (long long)g.n, (long long)g.k,
+              int(g.accumulate));
           ++failures;
           break;
         }

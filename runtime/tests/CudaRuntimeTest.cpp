@@ -98,37 +98,30 @@ void toHost(void *dst, int64_t src, size_t bytes) {
 // GEMM
 //===----------------------------------------------------------------------===//
 
-/// Runs one case in `type` (ZERO_RT_F32, _BF16, _F16, _F64) on the device
-/// and compares with a double reference over the same strides, batch by
-/// batch in order (a C batch stride of 0 accumulates every batch).
-void runGemm(const GemmCase &g, int32_t type, std::mt19937 &rng,
+/// Runs one case in `type` (ZERO_RT_F32, _BF16, _F16, _F64) with C of
+/// `cType` (f64 for f64, else f32 or `type`) on the device and compares
+/// with a double reference over the same strides, batch by batch in order
+/// (a C batch stride of 0 accumulates every batch).
+void runGemm(const GemmCase &g, int32_t type, int32_t cType, std::mt19937 &rng,
              const std::string &name) {
   std::uniform_real_distribution<float> val(-1.0f, 1.0f);
-  auto round = [&](float x) {
-    if (type == ZERO_RT_BF16)
-      return bf16ToFloat(floatToBF16(x));
-    if (type == ZERO_RT_F16)
-      return f16ToFloat(floatToF16(x));
-    return x;
-  };
   std::vector<float> A(g.sa), B(g.sb), C(g.sc);
   for (float &x : A)
-    x = round(val(rng));
+    x = roundTo(val(rng), type);
   for (float &x : B)
-    x = round(val(rng));
+    x = roundTo(val(rng), type);
   for (float &x : C)
-    x = val(rng);
-  // C is f64 for f64 operands, f32 otherwise.
+    x = roundTo(val(rng), cType);
   bool f64 = type == ZERO_RT_F64;
   std::vector<char> a = encode(A, type), b = encode(B, type),
-                    c = encode(C, f64 ? ZERO_RT_F64 : ZERO_RT_F32);
+                    c = encode(C, cType);
   int64_t dA = arena.take(a.size()), dB = arena.take(b.size()),
           dC = arena.take(c.size());
   toDevice(dA, a.data(), a.size());
   toDevice(dB, b.data(), b.size());
   toDevice(dC, c.data(), c.size());
   std::vector<double> ref, bound;
-  g.reference(A, B, C, ref, bound);
+  g.reference(A, B, C, ref, bound, cType);
   char shape[160];
   std::snprintf(shape, sizeof(shape),
                 " (batch %lld x %lld, m %lld n %lld k %lld, acc %d)",
@@ -137,7 +130,7 @@ void runGemm(const GemmCase &g, int32_t type, std::mt19937 &rng,
   // A device fault ends the process at the next call: name the case first.
   if (std::getenv("ZERO_CUDA_TEST_VERBOSE"))
     std::fprintf(stderr, "running %s%s\n", name.c_str(), shape);
-  int32_t rc = runCudaGemm(g, type, dA, dB, dC);
+  int32_t rc = runCudaGemm(g, type, dA, dB, dC, cType);
   bool ok = g.isSupported();
   if (!ok) {
     expect(rc == 1 && *zero_rt_cuda_last_error(),
@@ -150,18 +143,25 @@ void runGemm(const GemmCase &g, int32_t type, std::mt19937 &rng,
   std::vector<double> got(C.size());
   if (f64) {
     toHost(got.data(), dC, got.size() * 8);
-  } else {
+  } else if (cType == ZERO_RT_F32) {
     std::vector<float> got32(C.size());
     toHost(got32.data(), dC, got32.size() * 4);
     got.assign(got32.begin(), got32.end());
+  } else {
+    std::vector<uint16_t> got16(C.size());
+    toHost(got16.data(), dC, got16.size() * 2);
+    for (size_t e = 0; e < got.size(); ++e)
+      got[e] =
+          cType == ZERO_RT_BF16 ? bf16ToFloat(got16[e]) : f16ToFloat(got16[e]);
   }
   // Accumulation of products exact in the compute type: the error is
   // bounded by a few ulps of the sum of magnitudes, whatever cuBLAS's
   // order (f32: 2^-24, f64: 2^-53).
   double tol = (f64 ? 8e-15 : 4e-6) * std::max<int64_t>(g.k, 8);
   for (size_t e = 0; e < got.size(); ++e)
-    if (std::fabs(got[e] - ref[e]) >
-        tol * (bound[e] + 1e-30) + (f64 ? 1e-15 : 1e-6)) {
+    if (std::fabs(got[e] - ref[e]) > tol * (bound[e] + 1e-30) +
+                                         (f64 ? 1e-15 : 1e-6) +
+                                         roundingSlack(cType, ref[e])) {
       expect(false, name + ": element " + std::to_string(e) + " is " +
                         std::to_string(got[e]) + ", expected " +
                         std::to_string(ref[e]) + shape);
@@ -174,26 +174,35 @@ void runGemm(const GemmCase &g, int32_t type, std::mt19937 &rng,
 
 void testGemms() {
   std::mt19937 rng(11);
-  const int32_t types[] = {ZERO_RT_F32, ZERO_RT_BF16, ZERO_RT_F16, ZERO_RT_F64};
-  const char *typeNames[] = {"f32", "bf16", "f16", "f64"};
+  // (A and B, C): f64 throughout, else f32 C, or 16 bits throughout.
+  const int32_t types[][2] = {
+      {ZERO_RT_F32, ZERO_RT_F32},   {ZERO_RT_BF16, ZERO_RT_F32},
+      {ZERO_RT_F16, ZERO_RT_F32},   {ZERO_RT_F64, ZERO_RT_F64},
+      {ZERO_RT_BF16, ZERO_RT_BF16}, {ZERO_RT_F16, ZERO_RT_F16}};
+  const char *typeNames[] = {"f32", "bf16",           "f16",
+                             "f64", "bf16 into bf16", "f16 into f16"};
   std::vector<GemmCase> fixed = fixedCases();
-  for (int t = 0; t < 4; ++t) {
+  for (int t = 0; t < 6; ++t) {
     // Random small layouts: every order, padding, broadcast batches.
     for (int trial = 0; trial < 150; ++trial)
-      runGemm(randomCase(rng, 9), types[t], rng,
+      runGemm(randomCase(rng, 9), types[t][0], types[t][1], rng,
               std::string(typeNames[t]) + " random layout " +
                   std::to_string(trial));
     // Sizes that reach tensor-core kernels, transposes, broadcasts, every
     // batch into one C, k = 0.
     for (size_t c = 0; c < fixed.size(); ++c)
-      runGemm(fixed[c], types[t], rng,
+      runGemm(fixed[c], types[t][0], types[t][1], rng,
               std::string(typeNames[t]) + " fixed case " + std::to_string(c));
   }
   int64_t dummy = arena.base;
-  expect(zero_rt_cuda_gemm16(ZERO_RT_F32, 1, 1, 2, 2, 2, dummy, 0, 0, 0, 2, 1,
-                             dummy, 0, 0, 0, 2, 1, dummy, 0, 0, 0, 2, 1,
-                             0) == 1,
+  expect(zero_rt_cuda_gemm16(ZERO_RT_F32, ZERO_RT_F32, 1, 1, 2, 2, 2, dummy, 0,
+                             0, 0, 2, 1, dummy, 0, 0, 0, 2, 1, dummy, 0, 0, 0,
+                             2, 1, 0) == 1,
          "gemm16 rejects an f32 operand type");
+  expect(zero_rt_cuda_gemm16(ZERO_RT_BF16, ZERO_RT_F16, 1, 1, 2, 2, 2, dummy, 0,
+                             0, 0, 2, 1, dummy, 0, 0, 0, 2, 1, dummy, 0, 0, 0,
+                             2, 1, 0) == 1,
+         "gemm16 rejects a 16-bit C of another type than A's");
 }
 
 //===----------------------------------------------------------------------===//

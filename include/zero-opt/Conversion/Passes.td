@@ -10,7 +10,9 @@ def ZeroLinalgToBLAS : Pass<"zero-linalg-to-blas", "ModuleOp"> {
     Replaces every GEMM on static memrefs with a runtime call, which the
     runtime implements with OpenBLAS: `zero_rt_sgemm` for f32 operands,
     `zero_rt_dgemm` for f64, `zero_rt_gemm16` for bf16 or f16 A and B
-    accumulating into f32 C (other type mixes stay loops). A GEMM is a
+    accumulating into f32 C (other type mixes stay loops), and
+    `zero_rt_gemm16` with a 16-bit C for `zero.rounded_matmul` (the f32
+    sums rounded into C; it never accumulates). A GEMM is a
     `linalg.matmul`, `linalg.batch_matmul` or multiply-add `linalg.generic`
     whose loops are up to two batch loops (indexing all three operands), one
     m, one n and one k loop, with projected-permutation maps of any order

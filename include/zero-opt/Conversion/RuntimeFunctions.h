@@ -15,7 +15,7 @@ namespace mlir::zero {
 
 enum class RuntimeFunction {
   Sgemm,     ///< zero_rt_sgemm(batch, m, n, k, 3 x (ptr, off, 3 strides))
-  Gemm16,    ///< zero_rt_gemm16(abType, the arguments of zero_rt_sgemm)
+  Gemm16,    ///< zero_rt_gemm16(abType, cType, the arguments of zero_rt_sgemm)
   Dgemm,     ///< zero_rt_dgemm(the arguments of zero_rt_sgemm), f64
   CommStart, ///< zero_rt_comm_start(kind, dtype, send, recv, count, stream)
   CommWait,  ///< zero_rt_comm_wait(handle)

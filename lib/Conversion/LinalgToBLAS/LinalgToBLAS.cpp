@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Conversion/Passes.h"
 #include "zero-opt/Conversion/RuntimeFunctions.h"
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -77,6 +78,38 @@ static std::optional<zero::RuntimeFunction> gemmFunction(Operation *op) {
   return std::nullopt;
 }
 
+/// The runtime call of a GEMM over `op`'s three operands, read through
+/// `maps`; C is written without being read when `overwrite`, else the
+/// products are added to it. A 16-bit GEMM passes A's and C's types.
+static void emitGemmCall(OpBuilder &b, Operation *op, ArrayRef<AffineMap> maps,
+                         const zero::GemmLoops &gemm, ArrayRef<int64_t> ranges,
+                         zero::RuntimeFunction fn, bool overwrite) {
+  Location loc = op->getLoc();
+  auto i64 = b.getI64Type();
+  auto module = op->getParentOfType<ModuleOp>();
+  func::FuncOp callee = zero::lookupOrDeclareRuntimeFunction(module, fn);
+  // Two batch loops, outer first; a missing one has extent 1.
+  SmallVector<unsigned> batch(2 - gemm.batch.size(), kNoLoop);
+  batch.append(gemm.batch.begin(), gemm.batch.end());
+  SmallVector<Value> args;
+  if (fn == zero::RuntimeFunction::Gemm16)
+    for (unsigned operand : {0, 2})
+      args.push_back(arith::ConstantIntOp::create(
+          b, loc, b.getI32Type(),
+          zero::runtimeDataType(staticElementType(op->getOperand(operand)))));
+  for (unsigned loop : {batch[0], batch[1], gemm.m, gemm.n, gemm.k})
+    args.push_back(arith::ConstantIntOp::create(
+        b, loc, i64, loop == kNoLoop ? 1 : ranges[loop]));
+  appendOperand(b, loc, op->getOperand(0), maps[0],
+                {batch[0], batch[1], gemm.m, gemm.k}, args);
+  appendOperand(b, loc, op->getOperand(1), maps[1],
+                {batch[0], batch[1], gemm.k, gemm.n}, args);
+  appendOperand(b, loc, op->getOperand(2), maps[2],
+                {batch[0], batch[1], gemm.m, gemm.n}, args);
+  args.push_back(arith::ConstantIntOp::create(b, loc, i64, overwrite ? 0 : 1));
+  func::CallOp::create(b, loc, callee, args);
+}
+
 namespace {
 struct ZeroLinalgToBLASPass
     : zero::impl::ZeroLinalgToBLASBase<ZeroLinalgToBLASPass> {
@@ -88,48 +121,42 @@ struct ZeroLinalgToBLASPass
       zero::RuntimeFunction fn;
     };
     SmallVector<Gemm> gemms;
-    module.walk([&](linalg::LinalgOp op) {
-      std::optional<zero::GemmLoops> loops = zero::getGemmLoops(op);
-      if (!loops || !op.hasPureBufferSemantics() || op->getNumOperands() != 3)
+    SmallVector<zero::RoundedMatmulOp> rounded;
+    module.walk([&](Operation *op) {
+      if (auto mm = dyn_cast<zero::RoundedMatmulOp>(op)) {
+        if (isa<MemRefType>(mm.getInit().getType()))
+          rounded.push_back(mm);
+        return;
+      }
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      if (!linalgOp)
+        return;
+      std::optional<zero::GemmLoops> loops = zero::getGemmLoops(linalgOp);
+      if (!loops || !linalgOp.hasPureBufferSemantics() ||
+          op->getNumOperands() != 3)
         return;
       if (std::optional<zero::RuntimeFunction> fn = gemmFunction(op))
-        gemms.push_back({op, *loops, *fn});
+        gemms.push_back({linalgOp, *loops, *fn});
     });
-    if (gemms.empty())
-      return;
 
     OpBuilder b(module.getBodyRegion());
-    auto i64 = b.getI64Type();
-
     for (auto [op, gemm, fn] : gemms) {
       b.setInsertionPoint(op);
-      Location loc = op.getLoc();
-      func::FuncOp callee = zero::lookupOrDeclareRuntimeFunction(module, fn);
-      // Two batch loops, outer first; a missing one has extent 1.
-      SmallVector<unsigned> batch(2 - gemm.batch.size(), kNoLoop);
-      batch.append(gemm.batch.begin(), gemm.batch.end());
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      SmallVector<Value> args;
-      if (fn == zero::RuntimeFunction::Gemm16)
-        args.push_back(arith::ConstantIntOp::create(
-            b, loc, b.getI32Type(),
-            zero::runtimeDataType(staticElementType(op->getOperand(0)))));
-      for (unsigned loop : {batch[0], batch[1], gemm.m, gemm.n, gemm.k})
-        args.push_back(arith::ConstantIntOp::create(
-            b, loc, i64, loop == kNoLoop ? 1 : ranges[loop]));
-      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-      appendOperand(b, loc, op->getOperand(0), maps[0],
-                    {batch[0], batch[1], gemm.m, gemm.k}, args);
-      appendOperand(b, loc, op->getOperand(1), maps[1],
-                    {batch[0], batch[1], gemm.k, gemm.n}, args);
-      appendOperand(b, loc, op->getOperand(2), maps[2],
-                    {batch[0], batch[1], gemm.m, gemm.n}, args);
       linalg::FillOp fill = zero::zeroFillBefore(op, op->getOperand(2));
-      args.push_back(arith::ConstantIntOp::create(b, loc, i64, fill ? 0 : 1));
+      emitGemmCall(b, op, op.getIndexingMapsArray(), gemm,
+                   op.getStaticLoopRanges(), fn, /*overwrite=*/bool(fill));
       if (fill)
         fill->erase();
-      func::CallOp::create(b, loc, callee, args);
       op->erase();
+    }
+    // C is 16-bit: the runtime rounds the f32 sums into it.
+    for (zero::RoundedMatmulOp mm : rounded) {
+      b.setInsertionPoint(mm);
+      SmallVector<AffineMap> maps = mm.getIndexingMapsArray();
+      emitGemmCall(b, mm, maps, *zero::getGemmLoops(maps),
+                   mm.getStaticLoopRanges(), zero::RuntimeFunction::Gemm16,
+                   /*overwrite=*/true);
+      mm->erase();
     }
   }
 };

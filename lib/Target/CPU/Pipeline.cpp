@@ -46,6 +46,8 @@ void cpu::buildCPUMemoryPlan(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(cuda::createZeroGPUPadGemmDims());
     pm.addNestedPass<func::FuncOp>(createCSEPass());
   }
+  // 16-bit GEMMs round their own sums: no f32 product in memory.
+  pm.addNestedPass<func::FuncOp>(createZeroRoundMatmulResults());
   pm.addNestedPass<func::FuncOp>(createZeroCPUSplitEmptyTensors());
   // Identity layouts at function boundaries so the entry can take plain
   // pointers; results become out-parameters the runtime owns.

@@ -1,6 +1,9 @@
 //===- Mapping.cpp - how the CUDA target spreads an op over a GPU ---------===//
 #include "zero-opt/Target/CUDA/Mapping.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
 using namespace mlir;
 
 // CUDA's limits on a grid's y and z and on a block's z.
@@ -61,17 +64,91 @@ double mlir::zero::cuda::gpuThreads(linalg::LinalgOp op,
   return threads;
 }
 
+std::optional<zero::cuda::ScatteredRow>
+mlir::zero::cuda::scatteredRow(Value view) {
+  // Candidates: (dimension of the current view, row, constant offset).
+  struct Candidate {
+    unsigned dim;
+    Value row;
+    int64_t offset;
+  };
+  SmallVector<Candidate> found;
+  Value v = view;
+  while (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
+    llvm::SmallBitVector dropped = sub.getDroppedDims();
+    SmallVector<unsigned> sourceOf;
+    for (unsigned s = 0; s < dropped.size(); ++s)
+      if (!dropped.test(s))
+        sourceOf.push_back(s);
+    SmallVector<OpFoldResult> offsets = sub.getMixedOffsets(),
+                              sizes = sub.getMixedSizes(),
+                              strides = sub.getMixedStrides();
+    // Rows found closer to the op: the same row of the source.
+    for (Candidate &c : found) {
+      c.dim = sourceOf[c.dim];
+      std::optional<int64_t> off = getConstantIntValue(offsets[c.dim]);
+      if (!off || getConstantIntValue(strides[c.dim]) != 1)
+        return std::nullopt;
+      c.offset += *off;
+    }
+    for (unsigned s = 0; s < offsets.size(); ++s) {
+      auto row = dyn_cast<Value>(offsets[s]);
+      if (!row)
+        continue;
+      if (getConstantIntValue(sizes[s]) != 1 ||
+          getConstantIntValue(strides[s]) != 1)
+        return std::nullopt;
+      found.push_back({s, row, 0});
+    }
+    v = sub.getSource();
+  }
+  auto root = dyn_cast<MemRefType>(v.getType());
+  if (!root || !root.hasStaticShape())
+    return std::nullopt;
+  // A dimension of one row has one place (the batch index of [1, T] ids).
+  std::optional<ScatteredRow> result;
+  for (const Candidate &c : found) {
+    int64_t rows = root.getDimSize(c.dim);
+    if (rows == 1)
+      continue;
+    if (result)
+      return std::nullopt;
+    result = ScatteredRow{c.dim, c.row, c.offset, rows};
+  }
+  return result;
+}
+
+int64_t mlir::zero::cuda::gpuScatterParts(int64_t rows, double threads) {
+  if (rows <= 1 || threads <= 0)
+    return 1;
+  int64_t want = std::max<int64_t>(1, int64_t(kScatterThreads / threads));
+  int64_t parts = std::min({rows, want, kMaxGridYZ});
+  // As many parts as whole chunks need: none empty.
+  int64_t chunk = llvm::divideCeil(rows, parts);
+  return llvm::divideCeil(rows, chunk);
+}
+
 double mlir::zero::cuda::gpuLoopThreads(scf::ForOp loop,
                                         int64_t threadsPerBlock) {
   linalg::LinalgOp op;
+  SmallVector<Value> written;
   for (Operation &inner : loop.getBody()->without_terminator()) {
     auto linalgOp = dyn_cast<linalg::LinalgOp>(inner);
     if (linalgOp ? bool(op) : inner.getNumRegions() != 0)
       return 1;
     if (linalgOp)
       op = linalgOp;
+    // Before kernels are mapped, the row is written by a copy of the op's
+    // result.
+    if (auto copy = dyn_cast<memref::CopyOp>(inner))
+      written.push_back(copy.getTarget());
   }
   if (!op || op.getNumParallelLoops() == 0)
     return 1;
-  return gpuThreads(op, threadsPerBlock);
+  double threads = gpuThreads(op, threadsPerBlock);
+  written.append(op.getDpsInits().begin(), op.getDpsInits().end());
+  for (Value v : written)
+    if (std::optional<ScatteredRow> row = scatteredRow(v))
+      return threads * double(gpuScatterParts(row->rows, threads));
+  return threads;
 }

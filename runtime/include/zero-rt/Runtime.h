@@ -39,14 +39,17 @@ void zero_rt_dgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n,
                    int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate);
 
 /* The same GEMM with A and B of `abType` (ZERO_RT_BF16 or ZERO_RT_F16)
- * and C f32: the operands are widened to f32 (exactly) and multiplied in
- * f32, so products accumulate in f32 as on tensor cores. */
-void zero_rt_gemm16(int32_t abType, int64_t batch0, int64_t batch1, int64_t m,
-                    int64_t n, int64_t k, int64_t a, int64_t aOff, int64_t aSB0,
-                    int64_t aSB1, int64_t aSM, int64_t aSK, int64_t b,
-                    int64_t bOff, int64_t bSB0, int64_t bSB1, int64_t bSK,
-                    int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,
-                    int64_t cSB1, int64_t cSM, int64_t cSN, int64_t accumulate);
+ * and C of `cType` (ZERO_RT_F32, or `abType`): the operands are widened to
+ * f32 (exactly) and multiplied in f32, so products accumulate in f32 as on
+ * tensor cores; a 16-bit C gets the f32 sums (plus C's widened values when
+ * accumulating) rounded once to nearest even. */
+void zero_rt_gemm16(int32_t abType, int32_t cType, int64_t batch0,
+                    int64_t batch1, int64_t m, int64_t n, int64_t k, int64_t a,
+                    int64_t aOff, int64_t aSB0, int64_t aSB1, int64_t aSM,
+                    int64_t aSK, int64_t b, int64_t bOff, int64_t bSB0,
+                    int64_t bSB1, int64_t bSK, int64_t bSN, int64_t c,
+                    int64_t cOff, int64_t cSB0, int64_t cSB1, int64_t cSM,
+                    int64_t cSN, int64_t accumulate);
 
 /* Collectives over the data-parallel group. `send` and `recv` are byte
  * addresses; `count` is the number of elements each rank contributes

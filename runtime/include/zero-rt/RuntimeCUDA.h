@@ -115,7 +115,8 @@ void zero_rt_cuda_set_overlap(int32_t overlap);
 /* The GEMMs of Runtime.h (same operands, same meaning) on the compute
  * stream through cuBLAS: zero_rt_cuda_sgemm with f32 A, B, C, accumulating
  * in f32; zero_rt_cuda_gemm16 with A and B of `abType` (ZERO_RT_BF16 or
- * ZERO_RT_F16) and f32 C, accumulating in f32 on tensor cores;
+ * ZERO_RT_F16) and C of `cType` (ZERO_RT_F32, or `abType`: the f32 sums
+ * rounded to it by cuBLAS), accumulating in f32 on tensor cores;
  * zero_rt_cuda_dgemm with f64 A, B, C, accumulating in f64.
  *
  * Supported layouts: each matrix needs a unit stride along one of its two
@@ -141,9 +142,9 @@ int32_t zero_rt_cuda_dgemm(int64_t batch0, int64_t batch1, int64_t m, int64_t n,
                            int64_t bSK, int64_t bSN, int64_t c, int64_t cOff,
                            int64_t cSB0, int64_t cSB1, int64_t cSM, int64_t cSN,
                            int64_t accumulate);
-int32_t zero_rt_cuda_gemm16(int32_t abType, int64_t batch0, int64_t batch1,
-                            int64_t m, int64_t n, int64_t k, int64_t a,
-                            int64_t aOff, int64_t aSB0, int64_t aSB1,
+int32_t zero_rt_cuda_gemm16(int32_t abType, int32_t cType, int64_t batch0,
+                            int64_t batch1, int64_t m, int64_t n, int64_t k,
+                            int64_t a, int64_t aOff, int64_t aSB0, int64_t aSB1,
                             int64_t aSM, int64_t aSK, int64_t b, int64_t bOff,
                             int64_t bSB0, int64_t bSB1, int64_t bSK,
                             int64_t bSN, int64_t c, int64_t cOff, int64_t cSB0,

@@ -58,6 +58,26 @@ inline bool supported(int64_t rows, int64_t cols, int64_t sRow, int64_t sCol) {
          ((sRow == 1 || rows <= 1) && (cols <= 1 || sCol >= rows));
 }
 
+/// `x` rounded to `type` (ZERO_RT_F64 and _F32 keep it).
+inline float roundTo(float x, int32_t type) {
+  if (type == ZERO_RT_BF16)
+    return bf16ToFloat(floatToBF16(x));
+  if (type == ZERO_RT_F16)
+    return f16ToFloat(floatToF16(x));
+  return x;
+}
+
+/// How far a 16-bit C of `type` may be from the reference `ref` rounded
+/// alike: a unit in the last place (f32 sums in another order may round
+/// the other way; an f16 subnormal's included), else 0.
+inline double roundingSlack(int32_t type, double ref) {
+  if (type == ZERO_RT_BF16)
+    return std::fabs(ref) * 0x1p-7 + 0x1p-133;
+  if (type == ZERO_RT_F16)
+    return std::fabs(ref) * 0x1p-10 + 0x1p-24;
+  return 0;
+}
+
 struct GemmCase {
   int64_t b0, b1, m, n, k;
   View va, vb, vc;
@@ -73,11 +93,13 @@ struct GemmCase {
   }
 
   /// C after the GEMM, batch by batch in order (a C batch stride of 0
-  /// accumulates every batch), and per element the sum of the magnitudes
-  /// that bounds its rounding error.
+  /// accumulates every batch), each product's result rounded to C's
+  /// `cType`, and per element the sum of the magnitudes that bounds its
+  /// rounding error.
   void reference(const std::vector<float> &A, const std::vector<float> &B,
                  const std::vector<float> &C, std::vector<double> &out,
-                 std::vector<double> &bound) const {
+                 std::vector<double> &bound,
+                 int32_t cType = ZERO_RT_F64) const {
     out.assign(C.begin(), C.end());
     bound.assign(C.size(), 0.0);
     for (int64_t i = 0; i < b0; ++i)
@@ -92,7 +114,9 @@ struct GemmCase {
               sum += p;
               mag += std::fabs(p);
             }
-            out[e] = sum;
+            out[e] = cType == ZERO_RT_BF16 || cType == ZERO_RT_F16
+                         ? roundTo(float(sum), cType)
+                         : sum;
             bound[e] = mag;
           }
   }
@@ -184,15 +208,16 @@ inline std::vector<char> encode(const std::vector<float> &v, int32_t type) {
 }
 
 /// `g` through the CUDA runtime's GEMM for `type` (sgemm, dgemm, or gemm16
-/// for bf16 and f16) on the buffers at `a`, `b` and `c`; its status.
+/// for bf16 and f16 with C of `cType`) on the buffers at `a`, `b` and `c`;
+/// its status.
 inline int32_t runCudaGemm(const GemmCase &g, int32_t type, int64_t a,
-                           int64_t b, int64_t c) {
+                           int64_t b, int64_t c, int32_t cType = ZERO_RT_F32) {
   if (type == ZERO_RT_BF16 || type == ZERO_RT_F16)
-    return zero_rt_cuda_gemm16(type, g.b0, g.b1, g.m, g.n, g.k, a, g.va.off,
-                               g.va.s[0], g.va.s[1], g.va.s[2], g.va.s[3], b,
-                               g.vb.off, g.vb.s[0], g.vb.s[1], g.vb.s[2],
-                               g.vb.s[3], c, g.vc.off, g.vc.s[0], g.vc.s[1],
-                               g.vc.s[2], g.vc.s[3], g.accumulate);
+    return zero_rt_cuda_gemm16(type, cType, g.b0, g.b1, g.m, g.n, g.k, a,
+                               g.va.off, g.va.s[0], g.va.s[1], g.va.s[2],
+                               g.va.s[3], b, g.vb.off, g.vb.s[0], g.vb.s[1],
+                               g.vb.s[2], g.vb.s[3], c, g.vc.off, g.vc.s[0],
+                               g.vc.s[1], g.vc.s[2], g.vc.s[3], g.accumulate);
   auto run = type == ZERO_RT_F64 ? zero_rt_cuda_dgemm : zero_rt_cuda_sgemm;
   return run(g.b0, g.b1, g.m, g.n, g.k, a, g.va.off, g.va.s[0], g.va.s[1],
              g.va.s[2], g.va.s[3], b, g.vb.off, g.vb.s[0], g.vb.s[1], g.vb.s[2],

@@ -261,13 +261,16 @@ func.func private @scatter(%ids: memref<6xindex>, %g: memref<6x4xf32>, %w: memre
 
 // The scatter with its caller: the table is an allocation of the step, so
 // no other argument overlaps it. The copy back becomes the add's output,
-// and the loop runs inside the add's grid (two blocks, the second
-// partial): a thread per column, each adding the tokens' rows in order to
-// its column of the table. The thread's tile, the same in every
-// iteration, is computed before the loop.
+// and the loop runs inside the add's grid (two blocks of columns, the
+// second partial): a thread per column, each adding the tokens' rows in
+// order to its column of the table. The table's 10 rows are split into 10
+// parts (one row each; 3000 threads, below the 131072 a split aims for),
+// a block row each: a thread adds a token's row only when the row is in
+// its part, so each element is still one thread's, in token order. The
+// thread's tile, the same in every iteration, is computed before the loop.
 // CHECK-LABEL: func.func private @scatter_grid
 // CHECK-NOT: memref.alloc
-// CHECK: scf.forall (%[[B:.*]]) = (0) to (300) step (256) {
+// CHECK: scf.forall (%[[P:.*]], %[[B:.*]]) = (0, 0) to (10, 300) step (1, 256) {
 // CHECK-NEXT: scf.forall (%[[T:.*]]) in (256) {
 // CHECK-NEXT: affine.min
 // CHECK: scf.for %[[I:.*]] =
@@ -276,7 +279,10 @@ func.func private @scatter(%ids: memref<6xindex>, %g: memref<6x4xf32>, %w: memre
 // CHECK: %[[ROW:.*]] = memref.subview %{{.*}}[%[[ID]], 0] [1, 300] [1, 1]
 // CHECK: %[[WT:.*]] = memref.subview %[[ROW]][
 // CHECK: %[[WE:.*]] = memref.subview %[[WT]][
-// CHECK: linalg.generic
+// CHECK: %[[REL:.*]] = arith.subi %[[ID]], %[[P]] : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[REL]], %c1 : index
+// CHECK: scf.if %[[IN]] {
+// CHECK-NEXT: linalg.generic
 // CHECK-SAME: ins(%{{[a-z_0-9]+}} : memref<?xf32
 // CHECK-SAME: outs(%[[WE]] : memref<?xf32
 // CHECK-NEXT: ^bb0(%[[G:.*]]: f32, %[[W:.*]]: f32):
@@ -284,7 +290,7 @@ func.func private @scatter(%ids: memref<6xindex>, %g: memref<6x4xf32>, %w: memre
 // CHECK-NOT: memref.copy
 // CHECK-NOT: linalg.copy
 // CHECK: {mapping = [#gpu.thread<x>]}
-// CHECK: {mapping = [#gpu.block<x>]}
+// CHECK: {mapping = [#gpu.block<y>, #gpu.block<x>]}
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @step
 func.func private @scatter_grid(%ids: memref<6xindex>, %g: memref<6x300xf32>, %w: memref<10x300xf32>) attributes {zero.kernel = "scf.for"} {
@@ -310,6 +316,50 @@ func.func @step(%ids: memref<6xindex>, %g: memref<6x300xf32>) -> memref<10x300xf
   %w = memref.alloc() : memref<10x300xf32>
   call @scatter_grid(%ids, %g, %w) : (memref<6xindex>, memref<6x300xf32>, memref<10x300xf32>) -> ()
   return %w : memref<10x300xf32>
+}
+
+// -----
+
+// A table of 1002 rows, read through a view two rows in: 300 threads of
+// columns, so 436 parts are wanted (131072 / 300); rows come 3 to a part,
+// 334 parts. A thread adds token t's row when id + 2 (the row of the
+// allocation) less 3 x its part is below 3.
+// CHECK-LABEL: func.func private @scatter_parts
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: scf.forall (%[[P:.*]], %[[B:.*]]) = (0, 0) to (334, 300) step (1, 256) {
+// CHECK: %[[FIRST:.*]] = arith.muli %[[P]], %[[C3]] : index
+// CHECK: scf.for
+// CHECK: %[[ID:.*]] = memref.load
+// CHECK: %[[AT:.*]] = arith.addi %[[ID]], %[[C2]] : index
+// CHECK: %[[REL:.*]] = arith.subi %[[AT]], %[[FIRST]] : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[REL]], %[[C3]] : index
+// CHECK: scf.if %[[IN]] {
+// CHECK: {mapping = [#gpu.block<y>, #gpu.block<x>]}
+func.func private @scatter_parts(%ids: memref<6xindex>, %g: memref<6x300xf32>, %w: memref<1002x300xf32>) attributes {zero.kernel = "scf.for"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %tab = memref.subview %w[2, 0] [1000, 300] [1, 1] : memref<1002x300xf32> to memref<1000x300xf32, strided<[300, 1], offset: 600>>
+  scf.for %i = %c0 to %c6 step %c1 {
+    %id = memref.load %ids[%i] : memref<6xindex>
+    %row = memref.subview %tab[%id, 0] [1, 300] [1, 1] : memref<1000x300xf32, strided<[300, 1], offset: 600>> to memref<300xf32, strided<[1], offset: ?>>
+    %grow = memref.subview %g[%i, 0] [1, 300] [1, 1] : memref<6x300xf32> to memref<300xf32, strided<[1], offset: ?>>
+    %t = memref.alloc() {alignment = 64 : i64} : memref<300xf32>
+    linalg.generic {indexing_maps = [affine_map<(j) -> (j)>, affine_map<(j) -> (j)>, affine_map<(j) -> (j)>], iterator_types = ["parallel"]} ins(%row, %grow : memref<300xf32, strided<[1], offset: ?>>, memref<300xf32, strided<[1], offset: ?>>) outs(%t : memref<300xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %s = arith.addf %x, %y : f32
+      linalg.yield %s : f32
+    }
+    memref.copy %t, %row : memref<300xf32> to memref<300xf32, strided<[1], offset: ?>>
+    memref.dealloc %t : memref<300xf32>
+  }
+  return
+}
+func.func @step_parts(%ids: memref<6xindex>, %g: memref<6x300xf32>) -> memref<1002x300xf32> {
+  %w = memref.alloc() : memref<1002x300xf32>
+  call @scatter_parts(%ids, %g, %w) : (memref<6xindex>, memref<6x300xf32>, memref<1002x300xf32>) -> ()
+  return %w : memref<1002x300xf32>
 }
 
 // -----

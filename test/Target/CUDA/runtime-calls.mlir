@@ -29,7 +29,7 @@ module attributes {gpu.container_module} {
   func.func private @zero_rt_comm_start(i32, i32, i64, i64, i64, i64) -> i64
   func.func private @zero_rt_comm_wait(i64)
   func.func private @zero_rt_sgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
-  func.func private @zero_rt_gemm16(i32, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+  func.func private @zero_rt_gemm16(i32, i32, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
   func.func private @zero_rt_dgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
   gpu.module @zero_kernels {
     gpu.func @other_0(%a: memref<4xf32>) kernel { gpu.return }
@@ -46,7 +46,7 @@ module attributes {gpu.container_module} {
     func.call @zero_rt_sgemm(%z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z) : (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
     func.call @zero_rt_comm_wait(%h) : (i64) -> ()
     gpu.launch_func @zero_kernels::@reads_0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%recv : memref<4xf32>)
-    func.call @zero_rt_gemm16(%i0, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z) : (i32, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+    func.call @zero_rt_gemm16(%i0, %i0, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z) : (i32, i32, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
     func.call @zero_rt_dgemm(%z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z, %z) : (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
     return
   }

@@ -27,11 +27,44 @@ SmallVector<int64_t> gpuBlockTiles(linalg::LinalgOp op,
 /// when an extent is dynamic: as many as its size at run time).
 double gpuThreads(linalg::LinalgOp op, int64_t threadsPerBlock);
 
+/// A view of one row of its root buffer, at a row known only at run time:
+/// root dimension `dim` is reached at `row` + `offset` with extent 1
+/// through subviews (the embedding gradient's table row at a token's id).
+/// `rows` is the root's extent along `dim`.
+struct ScatteredRow {
+  unsigned dim;
+  Value row;
+  int64_t offset;
+  int64_t rows;
+  bool operator==(const ScatteredRow &o) const {
+    return dim == o.dim && row == o.row && offset == o.offset && rows == o.rows;
+  }
+  bool operator!=(const ScatteredRow &o) const { return !(*this == o); }
+};
+
+/// The scattered row `view` is, or none: exactly one root dimension of more
+/// than one row is reached at a non-constant offset, with extent 1, and
+/// every view on the way is a subview at unit stride along it.
+std::optional<ScatteredRow> scatteredRow(Value view);
+
+/// Threads a scatter loop aims for: its grid, times the parts its rows
+/// are split into.
+constexpr double kScatterThreads = 131072;
+
+/// The parts zero-gpu-map-kernels splits a scatter loop's `rows` into, a
+/// block row of the grid each, for a grid of `threads`: each part's threads
+/// run every iteration and write the rows of their part, so the grid grows
+/// by the parts (up to kScatterThreads, one row each at most, CUDA's 65535
+/// blocks along the dimension). 1: no split.
+int64_t gpuScatterParts(int64_t rows, double threads);
+
 /// The threads a loop kernel runs on: zero-gpu-map-kernels runs a loop
 /// whose body is one linalg op on that op's grid when every thread owns
-/// what it writes (the embedding gradient's scatter), on one thread
-/// otherwise. This predicts it from the loop's form alone (the ownership
-/// test needs the kernel's buffers): the grid of its one linalg op, or 1.
+/// what it writes (the embedding gradient's scatter), split into parts by
+/// the scattered row it writes, on one thread otherwise. This predicts it
+/// from the loop's form alone (the ownership test needs the kernel's
+/// buffers): the grid of its one linalg op times the parts of the row it
+/// or a copy after it writes, or 1.
 double gpuLoopThreads(scf::ForOp loop, int64_t threadsPerBlock);
 
 } // namespace mlir::zero::cuda

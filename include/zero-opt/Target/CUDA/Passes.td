@@ -32,6 +32,13 @@ def ZeroGPUMapKernels : Pass<"zero-gpu-map-kernels", "ModuleOp"> {
     over the table's row is folded into an add in place: a thread per
     column adds the tokens' rows in order, the sums the loop gives on one
     thread. Values the thread's tile needs are hoisted out of the loop.
+    When the op writes one row of its output per iteration at a row known
+    only at run time (`zero::cuda::scatteredRow`: the table's row at the
+    token's id), and every operand viewing that output views the same row,
+    the rows are split into parts (`zero::cuda::gpuScatterParts`), the
+    outermost block dimension: a thread runs the op only when the row lies
+    in its part, so each element is still one thread's, in loop order, and
+    the grid holds parts times as many threads.
 
     Other loops and ops with no parallel dimension (0-d ops, full
     reductions) run in a 1x1 forall pair mapped to `#gpu.block<z>` /

@@ -1,4 +1,4 @@
-//===- BufferizationModels.cpp - collectives on buffers --------*- C++ -*-===//
+//===- BufferizationModels.cpp - zero ops on buffers -----------*- C++ -*-===//
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
@@ -31,6 +31,37 @@ struct CollectiveModel
     OpTy::create(rewriter, op->getLoc(), TypeRange{}, *in, *out,
                  c.getWorldSizeAttr());
     bufferization::replaceOpWithBufferizedValues(rewriter, op, *out);
+    return success();
+  }
+};
+
+/// A rounded matmul writes its destination without reading it; on buffers
+/// it is the same op without a result.
+struct RoundedMatmulModel
+    : public bufferization::DstBufferizableOpInterfaceExternalModel<
+          RoundedMatmulModel, RoundedMatmulOp> {
+  bool bufferizesToMemoryRead(Operation *op, OpOperand &operand,
+                              const bufferization::AnalysisState &) const {
+    return !cast<RoundedMatmulOp>(op).isDpsInit(&operand);
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const bufferization::BufferizationOptions &options,
+                          bufferization::BufferizationState &state) const {
+    auto mm = cast<RoundedMatmulOp>(op);
+    if (isa<MemRefType>(mm.getInit().getType()))
+      return success();
+    SmallVector<Value> buffers;
+    for (Value v : op->getOperands()) {
+      FailureOr<Value> buffer =
+          bufferization::getBuffer(rewriter, v, options, state);
+      if (failed(buffer))
+        return failure();
+      buffers.push_back(*buffer);
+    }
+    rewriter.setInsertionPoint(op);
+    RoundedMatmulOp::create(rewriter, op->getLoc(), TypeRange{}, buffers[0],
+                            buffers[1], buffers[2], mm.getIndexingMapsAttr());
+    bufferization::replaceOpWithBufferizedValues(rewriter, op, buffers[2]);
     return success();
   }
 };
@@ -77,5 +108,6 @@ void mlir::zero::registerZeroBufferizationModels(DialectRegistry &registry) {
     ReduceScatterOp::attachInterface<CollectiveModel<ReduceScatterOp>>(*ctx);
     AllGatherOp::attachInterface<CollectiveModel<AllGatherOp>>(*ctx);
     RematBarrierOp::attachInterface<RematBarrierModel>(*ctx);
+    RoundedMatmulOp::attachInterface<RoundedMatmulModel>(*ctx);
   });
 }

@@ -452,3 +452,89 @@ LogicalResult BucketUnpackOp::verify() {
   return verifyBucketCopy(*this, getDest().getType(), getStaging().getType(),
                           getOffset(), getRows());
 }
+
+//===----------------------------------------------------------------------===//
+// RoundedMatmulOp
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> RoundedMatmulOp::getStaticLoopRanges() {
+  SmallVector<AffineMap> maps = getIndexingMapsArray();
+  SmallVector<int64_t> ranges(maps.front().getNumDims(), ShapedType::kDynamic);
+  for (auto [v, map] : llvm::zip(getOperands(), maps))
+    for (auto [pos, e] : llvm::enumerate(map.getResults()))
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        ranges[d.getPosition()] = cast<ShapedType>(v.getType()).getDimSize(pos);
+  return ranges;
+}
+
+LogicalResult RoundedMatmulOp::verify() {
+  SmallVector<ShapedType> types;
+  for (Value v : getOperands())
+    types.push_back(cast<ShapedType>(v.getType()));
+  Type elem = types[0].getElementType();
+  if (!elem.isBF16() && !elem.isF16())
+    return emitOpError("expects bf16 or f16 operands, got ") << elem;
+  for (ShapedType t : types) {
+    if (t.getElementType() != elem)
+      return emitOpError("expects A, B and C of one element type");
+    if (!t.hasStaticShape())
+      return emitOpError("expects static shapes");
+    if (isa<TensorType>(t) != isa<TensorType>(types[0]))
+      return emitOpError("expects all tensors or all buffers");
+  }
+  if (isa<TensorType>(types[0]) != (getNumResults() == 1))
+    return emitOpError("returns a tensor exactly on tensors");
+  if (getNumResults() && getResult()[0].getType() != types[2])
+    return emitOpError("result type differs from the destination");
+  SmallVector<AffineMap> maps = getIndexingMapsArray();
+  if (maps.size() != 3)
+    return emitOpError("expects 3 indexing maps (A, B, C), got ")
+           << maps.size();
+  unsigned numLoops = maps[0].getNumDims();
+  // Each loop is a batch (in A, B and C), M (A and C), N (B and C) or K
+  // (A and B) loop: one each of M, N and K, at most two batch loops.
+  SmallVector<unsigned> in(numLoops, 0);
+  for (auto [i, map] : llvm::enumerate(maps)) {
+    if (map.getNumDims() != numLoops || map.getNumSymbols() ||
+        !map.isProjectedPermutation(/*allowZeroInResults=*/false) ||
+        map.getNumResults() != unsigned(types[i].getRank()))
+      return emitOpError("indexing map ")
+             << i << " is not a projected permutation of " << numLoops
+             << " loops over the operand's " << types[i].getRank()
+             << " dimensions";
+    for (AffineExpr e : map.getResults())
+      in[cast<AffineDimExpr>(e).getPosition()] |= 1u << i;
+  }
+  unsigned count[8] = {};
+  for (unsigned mask : in)
+    ++count[mask];
+  // Masks: 7 batch, 5 M (A, C), 6 N (B, C), 3 K (A, B).
+  if (count[7] > 2 || count[5] != 1 || count[6] != 1 || count[3] != 1 ||
+      count[7] + 3 != numLoops)
+    return emitOpError("expects a GEMM: one M, N and K loop and at most two "
+                       "batch loops");
+  SmallVector<int64_t> ranges(numLoops, ShapedType::kDynamic);
+  for (auto [t, map] : llvm::zip(types, maps))
+    for (auto [pos, e] : llvm::enumerate(map.getResults())) {
+      unsigned d = cast<AffineDimExpr>(e).getPosition();
+      int64_t size = t.getDimSize(pos);
+      if (ranges[d] != ShapedType::kDynamic && ranges[d] != size)
+        return emitOpError("loop ")
+               << d << " has extents " << ranges[d] << " and " << size;
+      ranges[d] = size;
+    }
+  return success();
+}
+
+void RoundedMatmulOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (!isa<MemRefType>(getInit().getType()))
+    return;
+  effects.emplace_back(MemoryEffects::Read::get(), &getAMutable(),
+                       SideEffects::DefaultResource::get());
+  effects.emplace_back(MemoryEffects::Read::get(), &getBMutable(),
+                       SideEffects::DefaultResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(), &getInitMutable(),
+                       SideEffects::DefaultResource::get());
+}

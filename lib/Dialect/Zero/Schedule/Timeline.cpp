@@ -385,18 +385,22 @@ struct CostModel {
     return 0;
   }
 
+  /// A GEMM over `op`'s operands (A, B, C): a multiply-add per iteration
+  /// at A's peak, each operand moved once.
+  Work gemmWork(Operation *op, ArrayRef<int64_t> ranges) const {
+    double iterations = 1, bytes = 0;
+    for (int64_t size : ranges)
+      iterations *= size;
+    for (Value v : op->getOperands())
+      bytes += valueBytes(v);
+    StringRef key = peakKey(getElementTypeOrSelf(op->getOperand(0).getType()));
+    return {2 * iterations, 2 * iterations / hw.peakFlops.lookup(key), bytes,
+            key};
+  }
+
   Work linalgWork(linalg::LinalgOp op) const {
-    if (getGemmLoops(op)) {
-      double iterations = 1, bytes = 0;
-      for (int64_t size : op.getStaticLoopRanges())
-        iterations *= size;
-      for (Value v : op->getOperands())
-        bytes += valueBytes(v);
-      StringRef key =
-          peakKey(getElementTypeOrSelf(op->getOperand(0).getType()));
-      return {2 * iterations, 2 * iterations / hw.peakFlops.lookup(key), bytes,
-              key};
-    }
+    if (getGemmLoops(op))
+      return gemmWork(op, op.getStaticLoopRanges());
     double iterations = 1;
     for (int64_t r : op.getStaticLoopRanges())
       iterations *= ShapedType::isDynamic(r) ? 1 : r;
@@ -452,11 +456,16 @@ struct CostModel {
 
   /// A linalg op: a GEMM at its type's peak, else its loop body's cost,
   /// against the bytes it moves.
-  OpEstimate linalg(linalg::LinalgOp op) const {
-    Work w = linalgWork(op);
+  OpEstimate estimate(const Work &w) const {
     return {w.flops,
             hw.opOverhead + std::max(w.seconds, w.bytes / hw.memoryBandwidth),
             w.matmulPeak};
+  }
+  OpEstimate linalg(linalg::LinalgOp op) const {
+    return estimate(linalgWork(op));
+  }
+  OpEstimate roundedMatmul(RoundedMatmulOp op) const {
+    return estimate(gemmWork(op, op.getStaticLoopRanges()));
   }
 
   /// Seconds of one evaluation of a math function.
@@ -473,6 +482,8 @@ OpEstimate mlir::zero::estimateOp(Operation *op, const HardwareModel &hw,
   CostModel cost{hw, precision, gpu};
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
     return cost.linalg(linalgOp);
+  if (auto mm = dyn_cast<RoundedMatmulOp>(op))
+    return cost.roundedMatmul(mm);
   // Reshapes and slices move no data once bufferized.
   if (isa<ViewLikeOpInterface>(op) || isReshape(op) || op->getNumResults() == 0)
     return {};
@@ -691,6 +702,9 @@ private:
     // BLAS writes C without reading it instead (beta = 0).
     if (auto fill = dyn_cast<linalg::FillOp>(op); fill && isGemmZeroFill(fill))
       return;
+    // A library GEMM on every target.
+    if (auto mm = dyn_cast<RoundedMatmulOp>(op))
+      return compute(op, cost.roundedMatmul(mm));
     if (opt.gpu && visitLaunch(op))
       return;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))

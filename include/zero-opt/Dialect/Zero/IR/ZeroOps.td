@@ -535,6 +535,54 @@ def Zero_BucketUnpackOp : Zero_Op<"bucket_unpack"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Matmuls
+//===----------------------------------------------------------------------===//
+
+def Zero_RoundedMatmulOp : Zero_Op<"rounded_matmul", [
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "A 16-bit matmul summed in f32 and rounded once";
+  let description = [{
+    `init[c] = round(sum over k of f32(a[ia]) * f32(b[ib]))`: a GEMM with
+    up to two batch loops, its loops given by `indexing_maps` (A, B, C;
+    projected permutations, as a linalg contraction's), A, B and C all
+    bf16 or all f16. The products are summed in f32 and the sum is rounded
+    to nearest even once, as a tensor-core GEMM writing a 16-bit C does;
+    `init`'s contents are not read. No linalg op says this: a
+    `linalg.matmul` with a 16-bit output sums in 16 bits, and one with an
+    f32 output needs the f32 result in memory before it is rounded.
+    `zero-round-matmul-results` forms it; the BLAS lowering calls a GEMM
+    with a 16-bit C.
+
+    ```mlir
+    %r = zero.rounded_matmul %a, %b into %e
+           maps [#mk, #kn, #mn]
+           : tensor<8x16xbf16>, tensor<16x4xbf16>, tensor<8x4xbf16>
+           -> tensor<8x4xbf16>
+    ```
+  }];
+  let arguments = (ins AnyShaped:$a, AnyShaped:$b, AnyShaped:$init,
+                       AffineMapArrayAttr:$indexing_maps);
+  let results = (outs Variadic<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    $a `,` $b `into` $init `maps` $indexing_maps attr-dict `:` type($a) `,`
+    type($b) `,` type($init) (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitMutable();
+    }
+    ::llvm::SmallVector<::mlir::AffineMap> getIndexingMapsArray() {
+      return ::llvm::to_vector(
+          getIndexingMaps().getAsValueRange<::mlir::AffineMapAttr>());
+    }
+    /// The extent of each loop, read off the operands' shapes.
+    ::llvm::SmallVector<int64_t> getStaticLoopRanges();
+  }];
+}
+
 def Zero_RankOp : Zero_Op<"rank", [Pure]> {
   let summary = "This process's rank in the data-parallel group";
   let results = (outs Index:$rank);

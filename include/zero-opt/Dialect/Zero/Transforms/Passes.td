@@ -590,6 +590,32 @@ def ZeroFoldTransposesIntoMatmuls
                            "mlir::tensor::TensorDialect"];
 }
 
+def ZeroRoundMatmulResults
+    : Pass<"zero-round-matmul-results", "func::FuncOp"> {
+  let summary = "Let 16-bit GEMMs write their rounded result";
+  let description = [{
+    Mixed precision writes a 16-bit GEMM as a matmul into a zero-filled f32
+    tensor whose users round it to 16 bits (`arith.truncf` in the body of
+    each consumer that elementwise fusion formed). The f32 product then
+    lives in memory: written by the GEMM, read back by every consumer, and
+    counted in the memory plan (GPT-2 XL's attention scores: 840 MB at a
+    micro-batch of 8, against 420 MB rounded). A tensor-core GEMM rounds
+    its f32 sums to a 16-bit C itself.
+
+    On tensors, a matmul whose A and B are bf16 (or f16), whose destination
+    is a fill of zeros, and whose every use, through `tensor.extract_slice`,
+    `tensor.collapse_shape` and `tensor.expand_shape`, is a
+    `linalg.generic` input that the body only rounds to A's type (round to
+    nearest even, the default) becomes a `zero.rounded_matmul` into an
+    empty 16-bit tensor; the views and the consumers' block arguments take
+    the 16-bit type and the roundings go. The values are the same: both
+    round the same f32 sum once. A matmul any other op reads in f32 (the
+    loss's logits, an accumulation onto a non-zero tensor) stays.
+  }];
+  let dependentDialects = ["mlir::zero::ZeroDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def ZeroFormKernels : Pass<"zero-form-kernels", "ModuleOp"> {
   let summary = "Outline each compute group into a kernel function and "
                 "deduplicate identical kernels";

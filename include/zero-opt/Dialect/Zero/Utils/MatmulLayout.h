@@ -44,6 +44,9 @@ struct GemmLoops {
 /// with two inputs), or nothing when it is not such a GEMM.
 std::optional<GemmLoops> getGemmLoops(linalg::LinalgOp op);
 
+/// The loops of a contraction given by its maps (A, B, C).
+std::optional<GemmLoops> getGemmLoops(ArrayRef<AffineMap> maps);
+
 /// The `linalg.fill` of zeros into `c` that the GEMM `op` would accumulate
 /// onto, when nothing between them has memory effects: BLAS then writes C
 /// without reading it (beta = 0) and the fill goes. Null otherwise.

@@ -1,0 +1,52 @@
+// RUN: zero-opt %s --split-input-file | zero-opt --split-input-file | FileCheck %s
+// RUN: zero-opt %s --split-input-file --canonicalize --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize | FileCheck %s --check-prefix=BUF
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// CHECK-LABEL: func.func @tensors
+// CHECK: zero.rounded_matmul %arg0, %arg1 into %{{.*}} maps [#{{.*}}, #{{.*}}, #{{.*}}] : tensor<8x16xbf16>, tensor<16x4xbf16>, tensor<8x4xbf16> -> tensor<8x4xbf16>
+// The destination is written, never read: no copy of the empty tensor, and
+// the op on buffers writes the allocation.
+// BUF-LABEL: func.func @tensors
+// BUF: %[[C:.*]] = memref.alloc() {{.*}} : memref<8x4xbf16>
+// BUF-NOT: memref.copy
+// BUF: zero.rounded_matmul %{{.*}}, %{{.*}} into %[[C]] maps {{.*}} : memref<8x16xbf16>, memref<16x4xbf16>, memref<8x4xbf16>{{$}}
+// BUF: return %[[C]]
+func.func @tensors(%a: tensor<8x16xbf16>, %b: tensor<16x4xbf16>) -> tensor<8x4xbf16> {
+  %e = tensor.empty() : tensor<8x4xbf16>
+  %r = zero.rounded_matmul %a, %b into %e maps [#mk, #kn, #mn]
+         : tensor<8x16xbf16>, tensor<16x4xbf16>, tensor<8x4xbf16> -> tensor<8x4xbf16>
+  return %r : tensor<8x4xbf16>
+}
+
+// -----
+
+// Two batch loops, B read transposed, f16; on buffers the op has no result.
+// CHECK-LABEL: func.func @buffers
+// CHECK: zero.rounded_matmul %arg0, %arg1 into %arg2 maps [{{.*}}] : memref<2x3x5x7xf16>, memref<2x3x4x7xf16>, memref<2x3x5x4xf16>{{$}}
+func.func @buffers(%a: memref<2x3x5x7xf16>, %b: memref<2x3x4x7xf16>, %c: memref<2x3x5x4xf16>) {
+  zero.rounded_matmul %a, %b into %c
+    maps [affine_map<(b0, b1, m, n, k) -> (b0, b1, m, k)>,
+          affine_map<(b0, b1, m, n, k) -> (b0, b1, n, k)>,
+          affine_map<(b0, b1, m, n, k) -> (b0, b1, m, n)>]
+    : memref<2x3x5x7xf16>, memref<2x3x4x7xf16>, memref<2x3x5x4xf16>
+  return
+}
+
+// -----
+
+// On tensors it has no effects: an unused one goes.
+// CHECK-LABEL: func.func @unused
+// CHECK: zero.rounded_matmul
+// BUF-LABEL: func.func @unused
+// BUF-NOT: zero.rounded_matmul
+func.func @unused(%a: tensor<8x16xbf16>, %b: tensor<16x4xbf16>) {
+  %e = tensor.empty() : tensor<8x4xbf16>
+  %r = zero.rounded_matmul %a, %b into %e
+         maps [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>,
+               affine_map<(m, n, k) -> (m, n)>]
+         : tensor<8x16xbf16>, tensor<16x4xbf16>, tensor<8x4xbf16> -> tensor<8x4xbf16>
+  return
+}
