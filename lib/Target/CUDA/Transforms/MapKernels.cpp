@@ -451,9 +451,9 @@ LogicalResult ZeroGPUMapKernelsPass::mapLoop(RewriterBase &rewriter,
   rewriter.moveOpBefore(loop, outer.back().getBody()->getTerminator());
   scf::ForallOp inner[] = {block, thread};
   for (auto [forall, hoisted] : llvm::zip(inner, outer)) {
-    ValueRange ivs = hoisted.getInductionVars();
+    SmallVector<Value> ivs = hoisted.getInductionVars();
     if (forall == block && parts > 1)
-      ivs = ivs.drop_front();
+      ivs.erase(ivs.begin());
     rewriter.eraseOp(forall.getBody()->getTerminator());
     rewriter.inlineBlockBefore(forall.getBody(), forall, ivs);
     rewriter.eraseOp(forall);
@@ -469,8 +469,6 @@ LogicalResult ZeroGPUMapKernelsPass::mapLoop(RewriterBase &rewriter,
         rewriter, loc, part,
         arith::ConstantIndexOp::create(rewriter, loc, chunk));
     Value row = scatter->row;
-    if (!row.getType().isIndex())
-      return loop.emitError("a scattered row of type ") << row.getType();
     if (scatter->offset)
       row = arith::AddIOp::create(
           rewriter, loc, row,
