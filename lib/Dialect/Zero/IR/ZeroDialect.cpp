@@ -1,6 +1,7 @@
 //===- ZeroDialect.cpp - zero dialect ---------------------------*- C++ -*-===//
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Transforms/InliningUtils.h"
@@ -491,10 +492,7 @@ LogicalResult RoundedMatmulOp::verify() {
     return emitOpError("expects 3 indexing maps (A, B, C), got ")
            << maps.size();
   unsigned numLoops = maps[0].getNumDims();
-  // Each loop is a batch (in A, B and C), M (A and C), N (B and C) or K
-  // (A and B) loop: one each of M, N and K, at most two batch loops.
-  SmallVector<unsigned> in(numLoops, 0);
-  for (auto [i, map] : llvm::enumerate(maps)) {
+  for (auto [i, map] : llvm::enumerate(maps))
     if (map.getNumDims() != numLoops || map.getNumSymbols() ||
         !map.isProjectedPermutation(/*allowZeroInResults=*/false) ||
         map.getNumResults() != unsigned(types[i].getRank()))
@@ -502,15 +500,12 @@ LogicalResult RoundedMatmulOp::verify() {
              << i << " is not a projected permutation of " << numLoops
              << " loops over the operand's " << types[i].getRank()
              << " dimensions";
-    for (AffineExpr e : map.getResults())
-      in[cast<AffineDimExpr>(e).getPosition()] |= 1u << i;
-  }
-  unsigned count[8] = {};
-  for (unsigned mask : in)
-    ++count[mask];
-  // Masks: 7 batch, 5 M (A, C), 6 N (B, C), 3 K (A, B).
-  if (count[7] > 2 || count[5] != 1 || count[6] != 1 || count[3] != 1 ||
-      count[7] + 3 != numLoops)
+  // The loops zero::getGemmLoops takes: one M, N and K, at most two batch.
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(maps);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1 || dims->batch.size() > 2 ||
+      dims->batch.size() + 3 != numLoops)
     return emitOpError("expects a GEMM: one M, N and K loop and at most two "
                        "batch loops");
   SmallVector<int64_t> ranges(numLoops, ShapedType::kDynamic);

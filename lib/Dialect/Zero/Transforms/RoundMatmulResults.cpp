@@ -69,16 +69,6 @@ std::optional<Uses> roundedUses(Value result, Type type) {
   return uses;
 }
 
-/// Whether `init` is a fill of zeros: the GEMM's sums start from nothing.
-bool isZeroFill(Value init) {
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  if (!fill)
-    return false;
-  auto cst = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
-  auto value = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
-  return value && value.getValue().isZero();
-}
-
 Type retyped(Type t, Type element) {
   return cast<RankedTensorType>(t).clone(element);
 }
@@ -98,9 +88,11 @@ struct ZeroRoundMatmulResultsPass
           }))
         return;
       Type t = types[0].getElementType();
+      // The GEMM's sums start from nothing.
+      auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
       if (!(t.isBF16() || t.isF16()) || types[1].getElementType() != t ||
-          !types[2].getElementType().isF32() ||
-          !isZeroFill(op.getDpsInits()[0]))
+          !types[2].getElementType().isF32() || !fill ||
+          !zero::isZeroFill(fill))
         return;
       if (std::optional<Uses> uses = roundedUses(op->getResult(0), t))
         gemms.push_back({op, std::move(*uses)});

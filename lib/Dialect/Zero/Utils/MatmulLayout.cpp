@@ -77,14 +77,18 @@ std::optional<zero::GemmLoops> zero::getGemmLoops(ArrayRef<AffineMap> maps) {
                      maps.front().getNumDims());
 }
 
+bool mlir::zero::isZeroFill(linalg::FillOp fill) {
+  auto cst = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
+  auto value = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+  return value && value.getValue().isZero();
+}
+
 linalg::FillOp mlir::zero::zeroFillBefore(Operation *op, Value c) {
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
       if (fill.getOutputs().front() != c)
         return {};
-      auto cst = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
-      auto value = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
-      return value && value.getValue().isZero() ? fill : linalg::FillOp();
+      return isZeroFill(fill) ? fill : linalg::FillOp();
     }
     if (!isMemoryEffectFree(prev))
       return {};

@@ -47,6 +47,9 @@ std::optional<GemmLoops> getGemmLoops(linalg::LinalgOp op);
 /// The loops of a contraction given by its maps (A, B, C).
 std::optional<GemmLoops> getGemmLoops(ArrayRef<AffineMap> maps);
 
+/// Whether `fill` writes a constant float zero.
+bool isZeroFill(linalg::FillOp fill);
+
 /// The `linalg.fill` of zeros into `c` that the GEMM `op` would accumulate
 /// onto, when nothing between them has memory effects: BLAS then writes C
 /// without reading it (beta = 0) and the fill goes. Null otherwise.
