@@ -488,3 +488,57 @@ func.func @softmax_backward(%p: tensor<2x8x8xbf16>, %g: tensor<2x8x8xf32>) -> te
   } -> tensor<2x8x8xbf16>
   return %r : tensor<2x8x8xbf16>
 }
+
+// -----
+
+#lab = affine_map<(d0, d1, d2) -> (d0, 0)>
+#cls = affine_map<(d0, d1, d2) -> (0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#out3 = affine_map<(d0, d1, d2) -> (d0)>
+
+// A loss gradient's one-hot tensor, summed over the classes (and a loop of
+// one iteration, which upstream fusion cannot take in) and added to the
+// softmax's gradient: the sum becomes a gather of the label's class
+// (zero-gather-one-hot-reductions), and the one-hot tensor, left with one
+// user, fuses into it. Nothing of the tensor's size is written but the
+// gradient.
+// CHECK-LABEL: func.func @one_hot_gradient
+// CHECK-SAME: (%[[LABELS:.*]]: tensor<4x1xi64>, %[[G:.*]]: tensor<4x5x1xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[LABELS]] : tensor<4x1xi64>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[LABELS]], %{{.*}}, %[[G]] :
+// CHECK: arith.cmpi eq
+// CHECK-NOT: linalg.generic
+// OFF-LABEL: func.func @one_hot_gradient
+// OFF: iterator_types = ["parallel"]
+// OFF: iterator_types = ["parallel", "parallel", "parallel"]
+// OFF-NOT: linalg.generic
+func.func @one_hot_gradient(%labels: tensor<4x1xi64>, %g: tensor<4x5x1xf32>) -> (tensor<4xf32>, tensor<4x5x1xf32>) {
+  %ids = arith.constant dense<[[0, 1, 2, 3, 4]]> : tensor<1x5xi64>
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant -2.5e-1 : f32
+  %e = tensor.empty() : tensor<4x5x1xf32>
+  %hot = linalg.generic {indexing_maps = [#lab, #cls, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%labels, %ids : tensor<4x1xi64>, tensor<1x5xi64>) outs(%e : tensor<4x5x1xf32>) {
+  ^bb0(%l: i64, %k: i64, %o: f32):
+    %eq = arith.cmpi eq, %l, %k : i64
+    %p = arith.select %eq, %c, %zero : f32
+    linalg.yield %p : f32
+  } -> tensor<4x5x1xf32>
+  %es = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%es : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id3, #out3], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%hot : tensor<4x5x1xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %n = arith.negf %in : f32
+    %s = arith.addf %n, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %eu = tensor.empty() : tensor<4x5x1xf32>
+  %use = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%hot, %g : tensor<4x5x1xf32>, tensor<4x5x1xf32>) outs(%eu : tensor<4x5x1xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5x1xf32>
+  return %sum, %use : tensor<4xf32>, tensor<4x5x1xf32>
+}

@@ -17,6 +17,11 @@ def ZeroCPUFuseElementwise : Pass<"zero-cpu-fuse-elementwise"> {
     folds an expand or a collapse alone) runs on its operands reshaped the
     same way when none of them is another elementwise op's result, so that
     a 16-bit GEMM's rounding fuses with the bias add that reads it.
+    After the first fusion, sums over the classes of a one-hot select (a
+    loss's pick and its gradient's one-hot sum) become gathers of the
+    label's class (`zero-gather-one-hot-reductions`), and fusion runs
+    again, so that the one-hot tensor fuses into the one user it keeps
+    (with the part below on, through expands by unit dimensions too).
 
     And an elementwise producer with several users is computed again in
     each of them instead of written once and read back, when every user is

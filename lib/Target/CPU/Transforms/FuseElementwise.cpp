@@ -1,6 +1,7 @@
 //===- FuseElementwise.cpp - fusion that keeps GEMMs intact ----*- C++ -*-===//
 #include "zero-opt/Target/CPU/Passes.h"
 
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -254,9 +255,33 @@ struct ZeroCPUFuseElementwisePass
     // exponential feed both a sum and a product): a few rounds of
     // recomputing such producers in each user and fusing again.
     constexpr int kRounds = 4;
+    RewritePatternSet gatherPatterns(ctx);
+    zero::populateGatherOneHotReductionsPatterns(gatherPatterns);
+    FrozenRewritePatternSet gathers(std::move(gatherPatterns));
     for (int round = 0;; ++round) {
       if (failed(applyPatternsGreedily(getOperation(), frozen, config)))
         return signalPassFailure();
+      // One-hot sums as gathers once fused: the one-hot tensors they summed
+      // are then left to fuse into their other users (the loss's gradient).
+      bool gathered = false;
+      if (round == 0) {
+        if (failed(applyPatternsGreedily(getOperation(), gathers, config,
+                                         &gathered)))
+          return signalPassFailure();
+        // A one-hot tensor the gradient reads with its unit dimensions.
+        if (gathered && recompute) {
+          SmallVector<linalg::GenericOp> single;
+          getOperation()->walk([&](linalg::GenericOp op) {
+            if (op->hasOneUse())
+              single.push_back(op);
+          });
+          for (linalg::GenericOp op : single)
+            readThroughUnitExpands(op);
+        }
+        if (gathered &&
+            failed(applyPatternsGreedily(getOperation(), frozen, config)))
+          return signalPassFailure();
+      }
       if (!recomputeShared || round == kRounds)
         return;
       SmallVector<linalg::GenericOp> shared, producers;

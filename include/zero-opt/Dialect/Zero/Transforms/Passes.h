@@ -18,6 +18,10 @@ namespace mlir::zero {
 #define GEN_PASS_DECL
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
 
+/// The rewrite of `zero-gather-one-hot-reductions`, for passes that apply it
+/// among their own patterns.
+void populateGatherOneHotReductionsPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
 } // namespace mlir::zero

@@ -616,6 +616,46 @@ def ZeroRoundMatmulResults
                            "mlir::tensor::TensorDialect"];
 }
 
+def ZeroGatherOneHotReductions
+    : Pass<"zero-gather-one-hot-reductions", "func::FuncOp"> {
+  let summary = "Read a one-hot sum's one element instead of every class";
+  let description = [{
+    Losses pick each sample's target score as a sum over the classes of a
+    one-hot select, `select(label == class, v, 0)` (the import of
+    SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss, which keeps the
+    pick differentiable), and their gradients sum a one-hot tensor the same
+    way. Over a vocabulary, each such sum reads the whole score matrix, or
+    writes and reads a one-hot tensor of its size, to keep one element per
+    sample.
+
+    On tensors, a `linalg.generic` or `linalg.reduce` whose body adds to
+    its accumulator a summand that is, up to negations,
+    `select(cmpi eq(label, class), v, +-0.0)`, where `class` reads a
+    constant holding 0..C-1 along the op's one reduction loop of more than
+    one iteration (any others have one) and `label` does not vary along
+    it, becomes an elementwise op over the parallel loops that computes
+    the body once, at the label's class. The summand, the condition and
+    each operand that varies with the class may be written by elementwise
+    `linalg.generic`s (read directly or through reshapes that only add or
+    drop dimensions of size 1): their bodies are computed in place of
+    reading them, and they stay for their other users. What still varies
+    with the class (the scores a GEMM wrote) is read with `tensor.extract`
+    at the label's class. A label outside [0, C) (an ignore_index)
+    selects zero, as before. The initial value becomes an input and the
+    destination an empty tensor, so that the op stays elementwise when
+    fused into a consumer with more loops.
+
+    The sums added only zeros besides the label's term, so the values are
+    the same, up to the sign of a zero total from a -0.0 initial value.
+    `zero-cpu-fuse-elementwise` applies the same rewrite after its first
+    fusion, then fuses again: a one-hot tensor left with one user fuses
+    into it.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def ZeroFormKernels : Pass<"zero-form-kernels", "ModuleOp"> {
   let summary = "Outline each compute group into a kernel function and "
                 "deduplicate identical kernels";
