@@ -49,6 +49,9 @@ void cpu::buildCPUMemoryPlan(OpPassManager &pm,
   // 16-bit GEMMs round their own sums: no f32 product in memory.
   pm.addNestedPass<func::FuncOp>(createZeroRoundMatmulResults());
   pm.addNestedPass<func::FuncOp>(createZeroCPUSplitEmptyTensors());
+  // After the split, so that the padded buffer is the producer's own.
+  if (options.padGemmDims || options.simulateGPU)
+    pm.addNestedPass<func::FuncOp>(cuda::createZeroGPUPadInPlace());
   // Identity layouts at function boundaries so the entry can take plain
   // pointers; results become out-parameters the runtime owns.
   bufferization::OneShotBufferizePassOptions bufferize;

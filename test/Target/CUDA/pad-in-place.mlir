@@ -1,0 +1,112 @@
+// RUN: zero-opt %s --split-input-file --zero-gpu-pad-in-place | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-gpu-pad-in-place --one-shot-bufferize="bufferize-function-boundaries" --canonicalize --cse --canonicalize | FileCheck %s --check-prefix=BUF
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// The gradient written through a unit-dimension view, padded to a
+// multiple of 8 for its GEMM: the producer writes the padded buffer's
+// interior, the 3-column border alone is filled, and bufferized there is
+// one buffer, no copy.
+// CHECK-LABEL: func.func @gradient
+// CHECK: %[[P:.*]] = tensor.empty() : tensor<4x8xbf16>
+// CHECK: %[[SLAB:.*]] = tensor.extract_slice %[[P]][0, 5] [4, 3] [1, 1]
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : bf16) outs(%[[SLAB]] : tensor<4x3xbf16>)
+// CHECK: %[[B:.*]] = tensor.insert_slice %[[F]] into %[[P]][0, 5] [4, 3] [1, 1]
+// CHECK: %[[IN:.*]] = tensor.extract_slice %[[B]][0, 0] [4, 5] [1, 1]
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[IN]] {{\[\[}}0], [1, 2]] output_shape [4, 5, 1]
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} outs(%[[X]] : tensor<4x5x1xbf16>)
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[G]]
+// CHECK: %[[R:.*]] = tensor.insert_slice %[[C]] into %[[B]][0, 0] [4, 5] [1, 1]
+// CHECK-NOT: tensor.pad
+// CHECK: return %[[R]]
+// BUF-LABEL: func.func @gradient
+// BUF: memref.alloc() {{.*}} : memref<4x8xbf16>
+// BUF-NOT: memref.alloc
+// BUF-NOT: memref.copy
+// BUF: return
+func.func @gradient(%a: tensor<4x5x1xf32>) -> tensor<4x8xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<4x5x1xbf16>
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<4x5x1xf32>) outs(%e : tensor<4x5x1xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x5x1xbf16>
+  %c = tensor.collapse_shape %g [[0], [1, 2]] : tensor<4x5x1xbf16> into tensor<4x5xbf16>
+  %p = tensor.pad %c low[0, 0] high[0, 3] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : bf16
+  } : tensor<4x5xbf16> to tensor<4x8xbf16>
+  return %p : tensor<4x8xbf16>
+}
+
+// -----
+
+// Padded along two dimensions: a slab per dimension.
+// CHECK-LABEL: func.func @two_dims
+// CHECK: tensor.extract_slice %{{.*}}[5, 0] [3, 16] [1, 1]
+// CHECK: tensor.extract_slice %{{.*}}[0, 13] [8, 3] [1, 1]
+// CHECK-NOT: tensor.pad
+func.func @two_dims(%a: tensor<5x13xf32>) -> tensor<8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<5x13xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<5x13xf32>) outs(%e : tensor<5x13xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<5x13xf32>
+  %p = tensor.pad %g low[0, 0] high[3, 3] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<5x13xf32> to tensor<8x16xf32>
+  return %p : tensor<8x16xf32>
+}
+
+// -----
+
+// Kept: a parameter (no producer), a result used twice, a producer that
+// reads its destination, a pad at the low end.
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-4: tensor.pad
+func.func @kept(%w: tensor<5x4xf32>, %a: tensor<5x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<5x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %p0 = tensor.pad %w low[0, 0] high[3, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<5x4xf32> to tensor<8x4xf32>
+  %e = tensor.empty() : tensor<5x4xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<5x4xf32>) outs(%e : tensor<5x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<5x4xf32>
+  %p1 = tensor.pad %g low[0, 0] high[3, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<5x4xf32> to tensor<8x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<5x4xf32>) outs(%w : tensor<5x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<5x4xf32>
+  %p2 = tensor.pad %r low[0, 0] high[3, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<5x4xf32> to tensor<8x4xf32>
+  %e3 = tensor.empty() : tensor<5x4xf32>
+  %g3 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<5x4xf32>) outs(%e3 : tensor<5x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<5x4xf32>
+  %p3 = tensor.pad %g3 low[3, 0] high[0, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<5x4xf32> to tensor<8x4xf32>
+  return %p0, %p1, %g, %p2, %p3 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<5x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+}
