@@ -383,7 +383,7 @@ Value buildGather(RewriterBase &rewriter, const OneHotSum &m) {
       Block *body = producer.getBody();
       for (Operation &op : body->without_terminator())
         b.clone(op, map);
-      Value result = map.lookup(body->getTerminator()->getOperand(0));
+      Value result = map.lookupOrDefault(body->getTerminator()->getOperand(0));
       for (auto [arg, index] : m.inlinedArgs)
         if (index == i)
           map.map(arg, result);
@@ -392,8 +392,8 @@ Value buildGather(RewriterBase &rewriter, const OneHotSum &m) {
     Block *body = sum.getBlock();
     for (Operation &op : body->without_terminator())
       b.clone(op, map);
-    linalg::YieldOp::create(b, loc,
-                            map.lookup(body->getTerminator()->getOperand(0)));
+    linalg::YieldOp::create(
+        b, loc, map.lookupOrDefault(body->getTerminator()->getOperand(0)));
   };
   auto gather = linalg::GenericOp::create(
       rewriter, loc, sum->getResultTypes(), inputs, ValueRange{dest}, maps,

@@ -222,6 +222,43 @@ func.func @reduce_of_log_probabilities(%labels: tensor<4xi64>, %scores: tensor<4
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d0)>
 
+// The selected value is a constant broadcast by an op that yields it from
+// outside its body (as rematerialization leaves it): computed at the
+// label, it is the constant.
+// CHECK-LABEL: func.func @outer_yield
+// CHECK: %[[C:.*]] = arith.constant -2.500000e-01 : f32
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]
+// CHECK: arith.select %{{.*}}, %[[C]], %{{.*}} : f32
+// CHECK-NOT: "reduction"
+func.func @outer_yield(%labels: tensor<4x1xi64>) -> tensor<4xf32> {
+  %ids = arith.constant dense<[[0, 1, 2, 3, 4]]> : tensor<1x5xi64>
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant -2.5e-1 : f32
+  %eb = tensor.empty() : tensor<4x5xf32>
+  %b = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%eb : tensor<4x5xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %c : f32
+  } -> tensor<4x5xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [#row, #cls, #id, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%labels, %ids, %b : tensor<4x1xi64>, tensor<1x5xi64>, tensor<4x5xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%l: i64, %k: i64, %v: f32, %acc: f32):
+    %eq = arith.cmpi eq, %l, %k : i64
+    %p = arith.select %eq, %v, %zero : f32
+    %s = arith.addf %p, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+#row = affine_map<(d0, d1) -> (d0, 0)>
+#cls = affine_map<(d0, d1) -> (0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+
 // Sums that are not one-hot picks stay: the constant is not 0..C-1, the
 // select keeps a non-zero value, the comparison is not equality, the label
 // varies with the class, the summand is scaled after the select.
