@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+#include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -105,49 +106,6 @@ bool isClassIds(const Source &source, unsigned loop, int64_t n) {
   return true;
 }
 
-/// `map`, which reads a reshape's result, as a read of its source, when
-/// the reshape only adds or drops dimensions of size 1.
-std::optional<AffineMap> readThroughUnitReshape(Operation *reshape,
-                                                AffineMap map) {
-  MLIRContext *ctx = map.getContext();
-  SmallVector<AffineExpr> results;
-  auto nonUnit = [](ArrayRef<int64_t> shape, const ReassociationIndices &g)
-      -> std::optional<std::optional<int64_t>> {
-    std::optional<int64_t> kept;
-    for (int64_t d : g) {
-      if (shape[d] == 1)
-        continue;
-      if (kept)
-        return std::nullopt;
-      kept = d;
-    }
-    return kept;
-  };
-  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape)) {
-    ArrayRef<int64_t> shape = expand.getResultType().getShape();
-    for (const ReassociationIndices &g : expand.getReassociationIndices()) {
-      auto kept = nonUnit(shape, g);
-      if (!kept)
-        return std::nullopt;
-      results.push_back(*kept ? map.getResult(**kept)
-                              : getAffineConstantExpr(0, ctx));
-    }
-  } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape)) {
-    ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
-    for (auto [i, g] : llvm::enumerate(collapse.getReassociationIndices())) {
-      auto kept = nonUnit(shape, g);
-      if (!kept)
-        return std::nullopt;
-      for (int64_t d : g)
-        results.push_back(*kept && **kept == d ? map.getResult(i)
-                                               : getAffineConstantExpr(0, ctx));
-    }
-  } else {
-    return std::nullopt;
-  }
-  return AffineMap::get(map.getNumDims(), 0, results, ctx);
-}
-
 /// If `v` is a body argument read from an elementwise op's result (maybe
 /// through reshapes by unit dimensions), that op's yielded value, its
 /// arguments then read at the sum's loops; else `v`.
@@ -161,7 +119,7 @@ Value lookThrough(OneHotSum &m, Value v) {
   while (isa_and_present<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
       produced.getDefiningOp())) {
     Operation *reshape = produced.getDefiningOp();
-    std::optional<AffineMap> r = readThroughUnitReshape(reshape, read);
+    std::optional<AffineMap> r = zero::readThroughUnitReshape(reshape, read);
     if (!r)
       return v;
     produced = reshape->getOperand(0);

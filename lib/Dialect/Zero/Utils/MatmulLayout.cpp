@@ -2,6 +2,7 @@
 #include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -103,4 +104,45 @@ bool mlir::zero::isGemmZeroFill(linalg::FillOp fill) {
   auto gemm = dyn_cast_or_null<linalg::LinalgOp>(next);
   return gemm && gemm.getNumDpsInits() == 1 && getGemmLoops(gemm) &&
          zeroFillBefore(gemm, gemm.getDpsInits()[0]) == fill;
+}
+
+std::optional<AffineMap> zero::readThroughUnitReshape(Operation *reshape,
+                                                      AffineMap map) {
+  MLIRContext *ctx = map.getContext();
+  SmallVector<AffineExpr> results;
+  auto nonUnit = [](ArrayRef<int64_t> shape, const ReassociationIndices &g)
+      -> std::optional<std::optional<int64_t>> {
+    std::optional<int64_t> kept;
+    for (int64_t d : g) {
+      if (shape[d] == 1)
+        continue;
+      if (kept)
+        return std::nullopt;
+      kept = d;
+    }
+    return kept;
+  };
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape)) {
+    ArrayRef<int64_t> shape = expand.getResultType().getShape();
+    for (const ReassociationIndices &g : expand.getReassociationIndices()) {
+      auto kept = nonUnit(shape, g);
+      if (!kept)
+        return std::nullopt;
+      results.push_back(*kept ? map.getResult(**kept)
+                              : getAffineConstantExpr(0, ctx));
+    }
+  } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape)) {
+    ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+    for (auto [i, g] : llvm::enumerate(collapse.getReassociationIndices())) {
+      auto kept = nonUnit(shape, g);
+      if (!kept)
+        return std::nullopt;
+      for (int64_t d : g)
+        results.push_back(*kept && **kept == d ? map.getResult(i)
+                                               : getAffineConstantExpr(0, ctx));
+    }
+  } else {
+    return std::nullopt;
+  }
+  return AffineMap::get(map.getNumDims(), 0, results, ctx);
 }

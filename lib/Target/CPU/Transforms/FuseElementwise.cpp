@@ -46,28 +46,14 @@ static void readThroughUnitExpands(linalg::GenericOp producer) {
     auto consumer = dyn_cast<linalg::GenericOp>(operand.getOwner());
     if (!consumer || !consumer.isDpsInput(&operand))
       continue;
-    ArrayRef<int64_t> shape = expand.getResultType().getShape();
-    AffineMap map = consumer.getMatchingIndexingMap(&operand);
-    SmallVector<AffineExpr> results;
-    bool unitOnly = true;
-    for (const ReassociationIndices &group : expand.getReassociationIndices()) {
-      std::optional<int64_t> kept;
-      for (int64_t d : group) {
-        if (shape[d] == 1)
-          continue;
-        unitOnly &= !kept.has_value();
-        kept = d;
-      }
-      results.push_back(kept ? map.getResult(*kept)
-                             : getAffineConstantExpr(0, map.getContext()));
-    }
-    if (!unitOnly)
+    std::optional<AffineMap> read = zero::readThroughUnitReshape(
+        expand, consumer.getMatchingIndexingMap(&operand));
+    if (!read)
       continue;
     SmallVector<AffineMap> maps = consumer.getIndexingMapsArray();
-    maps[operand.getOperandNumber()] = AffineMap::get(
-        map.getNumDims(), map.getNumSymbols(), results, map.getContext());
+    maps[operand.getOperandNumber()] = *read;
     // Each loop must still take its size from some operand.
-    if (!inversePermutation(concatAffineMaps(maps, map.getContext())))
+    if (!inversePermutation(concatAffineMaps(maps, read->getContext())))
       continue;
     consumer.setIndexingMapsAttr(
         Builder(consumer.getContext()).getAffineMapArrayAttr(maps));

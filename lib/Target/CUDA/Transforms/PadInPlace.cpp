@@ -28,8 +28,7 @@ namespace {
 /// The op whose fresh result `v` views, through reshapes that each have one
 /// use, with those reshapes (the last one nearest `v`); null when `v` is
 /// not such a result.
-std::pair<DestinationStyleOpInterface, SmallVector<Operation *>>
-freshProducer(Value v) {
+std::pair<linalg::LinalgOp, SmallVector<Operation *>> freshProducer(Value v) {
   SmallVector<Operation *> views;
   while (Operation *def = v.getDefiningOp()) {
     if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
@@ -51,7 +50,7 @@ freshProducer(Value v) {
   if (!empty || !empty->hasOneUse() || op.payloadUsesValueFromOperand(init))
     return {};
   std::reverse(views.begin(), views.end());
-  return {cast<DestinationStyleOpInterface>(op.getOperation()), views};
+  return {op, views};
 }
 
 struct ZeroGPUPadInPlacePass

@@ -47,6 +47,12 @@ std::optional<GemmLoops> getGemmLoops(linalg::LinalgOp op);
 /// The loops of a contraction given by its maps (A, B, C).
 std::optional<GemmLoops> getGemmLoops(ArrayRef<AffineMap> maps);
 
+/// `map`, which reads the result of `reshape` (a tensor.expand_shape or
+/// tensor.collapse_shape), as a read of its source, when the reshape only
+/// adds or drops dimensions of size 1; nullopt otherwise.
+std::optional<AffineMap> readThroughUnitReshape(Operation *reshape,
+                                                AffineMap map);
+
 /// Whether `fill` writes a constant float zero.
 bool isZeroFill(linalg::FillOp fill);
 
