@@ -145,11 +145,13 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
   auto hw = HardwareModel::load(options.hardware);
   if (!hw)
     return planned.emitError(llvm::toString(hw.takeError()));
-  // The CUDA target splits full reductions into partials before it maps
-  // them to threads: its launches are predicted after the same split.
+  // The CUDA target splits full reductions into partials and groups
+  // independent launches before it maps them to threads: its launches are
+  // predicted after the same passes.
   if (options.cuda) {
     PassManager pm(planned.getContext());
     pm.addPass(cuda::createZeroGPUSplitReductions());
+    pm.addPass(cuda::createZeroGPUGroupLaunches());
     if (failed(pm.run(planned)))
       return failure();
   }

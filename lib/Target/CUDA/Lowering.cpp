@@ -33,6 +33,7 @@ void cuda::buildCUDALowering(OpPassManager &pm,
   pm.addPass(createConvertZeroToRuntime());
   pm.addPass(cuda::createZeroGPUScalarCopies());
   pm.addPass(cuda::createZeroGPUSplitReductions());
+  pm.addPass(cuda::createZeroGPUGroupLaunches());
   pm.addPass(createZeroFormKernels());
   cpu::ZeroCPUTrackMemoryOptions track;
   track.kernels = false;

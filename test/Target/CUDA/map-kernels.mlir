@@ -480,3 +480,69 @@ func.func @steps(%ids: memref<6xindex>, %g: memref<6x40xf32>) {
   call @shifted_read(%ids, %g, %w) : (memref<6xindex>, memref<6x40xf32>, memref<10x40xf32>) -> ()
   return
 }
+
+// -----
+
+// A launch group's kernel is one launch: a 2-d op's blocks (a 2x2 grid of
+// 8x32 threads) then a 1-d op's (one block of 16) and a reduction's one
+// thread (its fill in that thread), end to end on x: 6 blocks of 256
+// threads. A tree of comparisons on the block id picks the op; its block
+// and thread indices come from the linear ids, x fastest; threads past an
+// op's count idle.
+// CHECK-LABEL: func.func private @group
+// CHECK: scf.forall (%[[B:.*]]) in (6) {
+// CHECK-NEXT: scf.forall (%[[T:.*]]) in (256) {
+// CHECK: %[[LOW:.*]] = arith.cmpi ult, %[[B]], %c4
+// CHECK-NEXT: scf.if %[[LOW]] {
+// CHECK: arith.remui %[[B]], %c2
+// CHECK: arith.divui %[[B]], %c2
+// CHECK: arith.remui %[[T]], %c32
+// CHECK: arith.divui %[[T]], %c32
+// CHECK: linalg.generic
+// CHECK: } else {
+// CHECK: arith.cmpi ult, %[[B]], %c5
+// CHECK: arith.cmpi ult, %[[T]], %c16
+// CHECK: linalg.generic
+// CHECK: } else {
+// CHECK: arith.cmpi ult, %[[T]], %c1
+// CHECK: linalg.fill
+// CHECK-NEXT: linalg.generic
+// CHECK: } {mapping = [#gpu.thread<x>]}
+// CHECK-NEXT: } {mapping = [#gpu.block<x>]}
+// CHECK-NEXT: return
+func.func private @group(%a: memref<16x64xf32>, %b: memref<16x64xf32>,
+                         %c: memref<16xf32>, %d: memref<16xf32>,
+                         %s: memref<f32>) attributes {zero.kernel = "zero.launch_group"} {
+  %zero = arith.constant 0.0 : f32
+  zero.launch_group {
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<16x64xf32>) outs(%b : memref<16x64xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %e = math.exp %x : f32
+      linalg.yield %e : f32
+    }
+    linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%c : memref<16xf32>) outs(%d : memref<16xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %n = arith.negf %x : f32
+      linalg.yield %n : f32
+    }
+    linalg.fill ins(%zero : f32) outs(%s : memref<f32>)
+    linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]} ins(%c : memref<16xf32>) outs(%s : memref<f32>) {
+    ^bb0(%x: f32, %acc: f32):
+      %t = arith.addf %x, %acc : f32
+      linalg.yield %t : f32
+    }
+  }
+  return
+}
+
+// A kernel calls it once: its arguments are told apart.
+func.func @calls_group(%a: memref<16x64xf32>, %b: memref<16x64xf32>,
+                       %c: memref<16xf32>, %d: memref<16xf32>) {
+  %s = memref.alloc() : memref<f32>
+  %a0 = memref.alloc() : memref<16x64xf32>
+  %b0 = memref.alloc() : memref<16x64xf32>
+  %c0 = memref.alloc() : memref<16xf32>
+  %d0 = memref.alloc() : memref<16xf32>
+  func.call @group(%a0, %b0, %c0, %d0, %s) : (memref<16x64xf32>, memref<16x64xf32>, memref<16xf32>, memref<16xf32>, memref<f32>) -> ()
+  return
+}

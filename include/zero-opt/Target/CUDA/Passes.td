@@ -286,6 +286,33 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def ZeroGPUGroupLaunches : Pass<"zero-gpu-group-launches", "ModuleOp"> {
+  let summary = "Independent kernel roots as one launch each wave";
+  let description = [{
+    Runs on the step functions after `zero-gpu-split-reductions` and before
+    `zero-form-kernels`. A GPU launch costs microseconds however little it
+    computes: the global norm's per-tensor sums of squares, split into
+    partials and combines, are hundreds of launches of a few microseconds
+    each, and none depends on another tensor's.
+
+    In each straight run of a block's ops that are linalg ops on buffers
+    (no GEMM), allocations, deallocations, views and constants, the linalg
+    ops (each with the `linalg.fill` right before it that initializes it)
+    are put in waves: an op's wave is one more than the latest wave of an
+    earlier op it depends on (one writes what the other reads or writes,
+    `zero::mayOverlap`, so arguments count as possibly the same buffer).
+    The run is re-emitted wave by wave, in program order within a wave,
+    each op after what it uses, each deallocation once every op of the run
+    that uses its buffer is out; a wave of two ops or more becomes a
+    `zero.launch_group`, which `zero-form-kernels` outlines as one kernel
+    and `zero-gpu-map-kernels` maps to one launch. Sums keep their order:
+    the values are the same. Buffers a wave uses are live from the wave's
+    start (partials of one wave live together). Records `launch_groups`
+    and `grouped_launches` in the module's `zero.kernels`.
+  }];
+  let dependentDialects = ["mlir::zero::ZeroDialect"];
+}
+
 def ZeroGPUFatBinary : Pass<"zero-gpu-fat-binary", "ModuleOp"> {
   let summary = "The cubins of a gpu.binary as one fat binary";
   let description = [{

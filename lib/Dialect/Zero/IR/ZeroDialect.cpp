@@ -455,6 +455,20 @@ LogicalResult BucketUnpackOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// LaunchGroupOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LaunchGroupOp::verify() {
+  for (Operation &op : getBody().front()) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+      return op.emitOpError("in a launch group: expected a linalg op on "
+                            "buffers");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // RoundedMatmulOp
 //===----------------------------------------------------------------------===//
 

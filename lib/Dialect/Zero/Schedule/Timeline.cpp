@@ -549,7 +549,14 @@ private:
 
   /// `op` on the compute stream; `counted` false for work that runs in
   /// another op's launch.
-  void compute(Operation *op, OpEstimate c, bool counted = true) {
+  /// `share`: for a launch group, the part of its time and FLOPs that
+  /// recomputes, and how many of its ops do (else from `op`'s location).
+  struct RecomputeShare {
+    double seconds = 0, flops = 0;
+    int64_t ops = 0;
+  };
+  void compute(Operation *op, OpEstimate c, bool counted = true,
+               std::optional<RecomputeShare> share = std::nullopt) {
     if (c.seconds <= 0)
       return;
     tl.computeSeconds += c.seconds;
@@ -559,7 +566,11 @@ private:
     if (!c.matmulPeak.empty())
       tl.matmulFlops[c.matmulPeak.str()] += c.flops;
     bool recompute = isRecomputeLoc(op->getLoc());
-    if (recompute) {
+    if (share) {
+      tl.recomputeSeconds += share->seconds * c.seconds;
+      tl.recomputeFlops += share->flops;
+      tl.recomputeOps += share->ops;
+    } else if (recompute) {
       tl.recomputeSeconds += c.seconds;
       tl.recomputeFlops += c.flops;
       if (counted)
@@ -648,6 +659,38 @@ private:
     }
     if (!isKernelRoot(op) && !isa<BucketPackOp, BucketUnpackOp>(op))
       return false;
+    // A launch group is one launch: its ops' work on all their threads,
+    // and no sooner done than its slowest op alone.
+    // Its recomputing ops' share of the time is theirs alone over all.
+    if (auto group = dyn_cast<LaunchGroupOp>(op)) {
+      Work work, pending;
+      double threads = 0, slowest = 0, alone = 0, recomputeAlone = 0;
+      RecomputeShare share;
+      for (Operation &inner : group.getBody().front()) {
+        auto linalgOp = cast<linalg::LinalgOp>(inner);
+        pending += cost.linalgWork(linalgOp);
+        if (fusedInitializationRoot(&inner, mayOverlap))
+          continue;
+        double n = opt.launchThreads ? opt.launchThreads(&inner)
+                                     : parallelIterations(linalgOp);
+        double seconds = cost.launch(pending, n).seconds;
+        slowest = std::max(slowest, seconds);
+        alone += seconds;
+        if (isRecomputeLoc(inner.getLoc())) {
+          recomputeAlone += seconds;
+          share.flops += pending.flops;
+          ++share.ops;
+        }
+        work += pending;
+        pending = Work();
+        threads += n;
+      }
+      OpEstimate e = cost.launch(work, threads);
+      e.seconds = std::max(e.seconds, slowest);
+      share.seconds = alone > 0 ? recomputeAlone / alone : 0;
+      compute(op, e, /*counted=*/true, share);
+      return true;
+    }
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
       // GEMMs are cuBLAS calls.
       if (getGemmLoops(linalgOp)) {

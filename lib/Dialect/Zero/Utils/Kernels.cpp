@@ -13,7 +13,8 @@ using namespace mlir;
 
 bool mlir::zero::isComputeOnly(Operation *op) {
   WalkResult r = op->walk([](Operation *nested) {
-    if (isa<CallOpInterface>(nested) || isa<ZeroDialect>(nested->getDialect()))
+    if (isa<CallOpInterface>(nested) ||
+        (isa<ZeroDialect>(nested->getDialect()) && !isa<LaunchGroupOp>(nested)))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -21,7 +22,7 @@ bool mlir::zero::isComputeOnly(Operation *op) {
 }
 
 bool mlir::zero::isKernelRoot(Operation *op) {
-  if (isa<linalg::LinalgOp, memref::CopyOp>(op))
+  if (isa<linalg::LinalgOp, memref::CopyOp, LaunchGroupOp>(op))
     return isComputeOnly(op);
   if (isa<scf::ForOp, scf::IfOp, scf::WhileOp, scf::ParallelOp, scf::ForallOp>(
           op))

@@ -21,6 +21,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
+#include <numeric>
+
 namespace mlir::zero::cuda {
 #define GEN_PASS_DEF_ZEROGPUMAPKERNELS
 #include "zero-opt/Target/CUDA/Passes.h.inc"
@@ -541,6 +543,159 @@ LogicalResult initializeInThreads(RewriterBase &rewriter,
   return success();
 }
 
+/// The mapping ids of `forall`'s loops (0 x, 1 y, 2 z).
+SmallVector<unsigned> mappingIds(scf::ForallOp forall) {
+  SmallVector<unsigned> ids;
+  ArrayAttr mapping = *forall.getMapping();
+  for (Attribute a : mapping)
+    ids.push_back(cast<DeviceMappingAttrInterface>(a).getMappingId());
+  return ids;
+}
+
+/// `linear` as indices into `counts`, the loop mapped to x fastest, then y,
+/// then z (so a warp's threads keep the lanes they had).
+SmallVector<Value> delinearize(RewriterBase &rewriter, Location loc,
+                               Value linear, ArrayRef<int64_t> counts,
+                               ArrayRef<unsigned> ids) {
+  SmallVector<unsigned> order(counts.size());
+  std::iota(order.begin(), order.end(), 0);
+  llvm::stable_sort(order,
+                    [&](unsigned a, unsigned b) { return ids[a] < ids[b]; });
+  SmallVector<Value> out(counts.size());
+  for (auto [i, d] : llvm::enumerate(order)) {
+    Value count = arith::ConstantIndexOp::create(rewriter, loc, counts[d]);
+    bool last = i + 1 == order.size();
+    out[d] =
+        last ? linear
+             : arith::RemUIOp::create(rewriter, loc, linear, count).getResult();
+    if (!last)
+      linear = arith::DivUIOp::create(rewriter, loc, linear, count);
+  }
+  return out;
+}
+
+/// The block foralls of a launch group's kernel as one launch: a 1-d grid
+/// of all their blocks end to end, blocks of the most threads any has. A
+/// balanced tree of comparisons on the block id picks the op; its block
+/// and thread indices are the linear ids delinearized (x fastest), threads
+/// past the op's count idle. Each op keeps its blocks, threads and order of
+/// work. False when a grid is not static (the launches stay apart).
+bool mergeGrids(RewriterBase &rewriter, func::FuncOp kernel) {
+  struct Part {
+    scf::ForallOp blocks, threads;
+    SmallVector<int64_t> blockCounts, threadCounts;
+    int64_t numBlocks = 1, numThreads = 1;
+  };
+  SmallVector<Part> parts;
+  for (auto blocks : kernel.getBody().getOps<scf::ForallOp>()) {
+    Part p;
+    p.blocks = blocks;
+    for (Operation &op : blocks.getBody()->without_terminator())
+      if (op.getNumRegions()) {
+        auto threads = dyn_cast<scf::ForallOp>(op);
+        if (!threads || p.threads)
+          return false;
+        p.threads = threads;
+      }
+    if (!p.threads || !p.threads.isNormalized() || !blocks.getMapping() ||
+        !p.threads.getMapping())
+      return false;
+    for (auto [l, u, s] :
+         llvm::zip(blocks.getMixedLowerBound(), blocks.getMixedUpperBound(),
+                   blocks.getMixedStep())) {
+      std::optional<int64_t> lc = getConstantIntValue(l),
+                             uc = getConstantIntValue(u),
+                             sc = getConstantIntValue(s);
+      if (!lc || !uc || !sc)
+        return false;
+      p.blockCounts.push_back(llvm::divideCeil(*uc - *lc, *sc));
+      p.numBlocks *= p.blockCounts.back();
+    }
+    for (OpFoldResult u : p.threads.getMixedUpperBound()) {
+      std::optional<int64_t> uc = getConstantIntValue(u);
+      if (!uc)
+        return false;
+      p.threadCounts.push_back(*uc);
+      p.numThreads *= *uc;
+    }
+    parts.push_back(std::move(p));
+  }
+  if (parts.size() < 2)
+    return false;
+  MLIRContext *ctx = rewriter.getContext();
+  Location loc = parts.front().blocks.getLoc();
+  SmallVector<int64_t> offsets = {0};
+  int64_t maxThreads = 0;
+  for (const Part &p : parts) {
+    offsets.push_back(offsets.back() + p.numBlocks);
+    maxThreads = std::max(maxThreads, p.numThreads);
+  }
+  rewriter.setInsertionPointAfter(parts.back().blocks);
+  auto grid = scf::ForallOp::create(
+      rewriter, loc, {rewriter.getIndexAttr(offsets.back())}, ValueRange{},
+      rewriter.getArrayAttr(
+          {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+  rewriter.setInsertionPointToStart(grid.getBody());
+  auto lanes = scf::ForallOp::create(
+      rewriter, loc, {rewriter.getIndexAttr(maxThreads)}, ValueRange{},
+      rewriter.getArrayAttr(
+          {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+  Value bid = grid.getInductionVar(0), tid = lanes.getInductionVar(0);
+
+  auto emitPart = [&](Part &p, int64_t offset, Operation *before) {
+    rewriter.setInsertionPoint(before);
+    Value local = arith::SubIOp::create(
+        rewriter, loc, bid,
+        arith::ConstantIndexOp::create(rewriter, loc, offset));
+    SmallVector<Value> idx =
+        delinearize(rewriter, loc, local, p.blockCounts, mappingIds(p.blocks));
+    SmallVector<Value> ivs;
+    SmallVector<OpFoldResult> lbs = p.blocks.getMixedLowerBound(),
+                              steps = p.blocks.getMixedStep();
+    for (auto [i, l, s] : llvm::enumerate(lbs, steps)) {
+      Value scaled = arith::MulIOp::create(
+          rewriter, loc, idx[i],
+          getValueOrCreateConstantIndexOp(rewriter, loc, s));
+      ivs.push_back(arith::AddIOp::create(
+          rewriter, loc, getValueOrCreateConstantIndexOp(rewriter, loc, l),
+          scaled));
+    }
+    rewriter.eraseOp(p.blocks.getBody()->getTerminator());
+    rewriter.inlineBlockBefore(p.blocks.getBody(), before, ivs);
+    rewriter.eraseOp(p.blocks);
+    Operation *at = p.threads;
+    rewriter.setInsertionPoint(at);
+    if (p.numThreads < maxThreads) {
+      Value active = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ult, tid,
+          arith::ConstantIndexOp::create(rewriter, loc, p.numThreads));
+      auto guard = scf::IfOp::create(rewriter, loc, active);
+      rewriter.moveOpBefore(p.threads, guard.thenBlock()->getTerminator());
+      rewriter.setInsertionPoint(p.threads);
+    }
+    SmallVector<Value> tids =
+        delinearize(rewriter, loc, tid, p.threadCounts, mappingIds(p.threads));
+    rewriter.eraseOp(p.threads.getBody()->getTerminator());
+    rewriter.inlineBlockBefore(p.threads.getBody(), p.threads, tids);
+    rewriter.eraseOp(p.threads);
+  };
+  std::function<void(unsigned, unsigned, Operation *)> tree =
+      [&](unsigned lo, unsigned hi, Operation *before) {
+        if (hi - lo == 1)
+          return emitPart(parts[lo], offsets[lo], before);
+        unsigned mid = (lo + hi) / 2;
+        rewriter.setInsertionPoint(before);
+        Value low = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::ult, bid,
+            arith::ConstantIndexOp::create(rewriter, loc, offsets[mid]));
+        auto branch = scf::IfOp::create(rewriter, loc, low, /*withElse=*/true);
+        tree(lo, mid, branch.thenBlock()->getTerminator());
+        tree(mid, hi, branch.elseBlock()->getTerminator());
+      };
+  tree(0, parts.size(), lanes.getBody()->getTerminator());
+  return true;
+}
+
 void ZeroGPUMapKernelsPass::runOnOperation() {
   if (threadsPerBlock < 32 || threadsPerBlock > 1024 ||
       !llvm::isPowerOf2_64(threadsPerBlock)) {
@@ -556,6 +711,16 @@ void ZeroGPUMapKernelsPass::runOnOperation() {
   for (auto kernel : getOperation().getOps<func::FuncOp>()) {
     if (kernel.isExternal() || !kernel->hasAttr(zero::kKernelAttr))
       continue;
+    // A launch group's ops are mapped as the kernel's own, then merged.
+    bool group = false;
+    for (auto g : llvm::make_early_inc_range(
+             kernel.getBody().getOps<zero::LaunchGroupOp>())) {
+      Block &body = g.getBody().front();
+      rewriter.inlineBlockBefore(&body, g);
+      rewriter.eraseOp(g);
+      group = true;
+    }
+    int64_t before = launches;
     SmallVector<bool> noAlias = zero::noAliasArguments(kernel, users);
     llvm::SmallPtrSet<Operation *, 4> fusedFills;
     if (failed(prepare(kernel, noAlias, fusedFills)))
@@ -607,6 +772,8 @@ void ZeroGPUMapKernelsPass::runOnOperation() {
       pending.front().emitError("a fused fill is not followed by its op");
       return signalPassFailure();
     }
+    if (group && mergeGrids(rewriter, kernel))
+      launches = before + 1;
   }
   // Next to zero-form-kernels' counts, for --time-report.
   ModuleOp module = getOperation();

@@ -129,3 +129,50 @@ module {
     return
   }
 }
+
+// -----
+
+// Launch groups (zero-gpu-group-launches) are one launch each: their ops'
+// work on all their threads, and no sooner done than the slowest op alone.
+// Two addf ops over 64 floats: 128 threads, 0.128 us x 8 against 1024 B x
+// 8 = 8.192 us, the time of one of them alone (8.192 us each, 16.384 us
+// apart). An addf over 64 floats with a full sum of 1024 (its fill in the
+// sum's thread): the sum alone takes 1048.576 us on its one thread, more
+// than the group's 1088 FLOP and 4620 B on 65 threads (49.28 us).
+// 2 launches, none on one thread, 1216 FLOP; 1056.768 us.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: compute_ops = 2 : i64, compute_seconds = {{1\.056768e-03|0\.00105676[0-9]*}} : f64
+// CHECK-SAME: flops = 1.216000e+03 : f64
+// CHECK-SAME: serial_launches = 0 : i64
+#id = affine_map<(i) -> (i)>
+module {
+  func.func @step(%a: memref<1024xf32>, %c: memref<64xf32>, %d: memref<64xf32>, %e: memref<64xf32>, %sum: memref<f32>) attributes {zero.entry, zero.world_size = 1 : i64} {
+    %z = arith.constant 0.0 : f32
+    zero.launch_group {
+      linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%c : memref<64xf32>) outs(%d : memref<64xf32>) {
+      ^bb0(%x: f32, %y: f32):
+        %s = arith.addf %x, %x : f32
+        linalg.yield %s : f32
+      }
+      linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%c : memref<64xf32>) outs(%e : memref<64xf32>) {
+      ^bb0(%x: f32, %y: f32):
+        %s = arith.addf %x, %x : f32
+        linalg.yield %s : f32
+      }
+    }
+    zero.launch_group {
+      linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%d : memref<64xf32>) outs(%e : memref<64xf32>) {
+      ^bb0(%x: f32, %y: f32):
+        %s = arith.addf %x, %x : f32
+        linalg.yield %s : f32
+      }
+      linalg.fill ins(%z : f32) outs(%sum : memref<f32>)
+      linalg.generic {indexing_maps = [#id, affine_map<(i) -> ()>], iterator_types = ["reduction"]} ins(%a : memref<1024xf32>) outs(%sum : memref<f32>) {
+      ^bb0(%x: f32, %acc: f32):
+        %s = arith.addf %x, %acc : f32
+        linalg.yield %s : f32
+      }
+    }
+    return
+  }
+}

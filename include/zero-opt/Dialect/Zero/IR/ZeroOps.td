@@ -589,4 +589,33 @@ def Zero_RankOp : Zero_Op<"rank", [Pure]> {
   let assemblyFormat = "attr-dict";
 }
 
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+def Zero_LaunchGroupOp : Zero_Op<"launch_group", [
+    SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "Independent kernel roots that run as one GPU launch";
+  let description = [{
+    Linalg ops on buffers (each with the fill that initializes it), none of
+    which reads or writes what another writes, in program order. The
+    CUDA target outlines the group into one kernel and maps it to one
+    launch: each op keeps its own blocks, threads and order of work, and
+    the grid is theirs laid end to end (a horizontal fusion: the global
+    norm's hundreds of per-tensor sums, and the optimizer's per-tensor
+    updates, each one launch).
+
+    ```mlir
+    zero.launch_group {
+      linalg.fill ins(%zero : f32) outs(%a : memref<f32>)
+      linalg.generic ... ins(%g0 : memref<32xf32>) outs(%a : memref<f32>)
+      linalg.generic ... ins(%g1 : memref<96xf32>) outs(%b : memref<f32>)
+    }
+    ```
+  }];
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$body attr-dict";
+  let hasVerifier = 1;
+}
+
 #endif // ZERO_OPS_TD

@@ -17,9 +17,10 @@ namespace mlir::zero {
 /// (no call, no zero dialect op) that a kernel can hold.
 bool isComputeOnly(Operation *op);
 
-/// The op a kernel is formed around: a linalg op or copy, or a loop or
-/// conditional of pure compute that yields no buffer. What is not stays in
-/// the step (allocation, views, scalar bookkeeping, calls, collectives).
+/// The op a kernel is formed around: a linalg op or copy, a launch group,
+/// or a loop or conditional of pure compute that yields no buffer. What is not
+/// stays in the step (allocation, views, scalar bookkeeping, calls,
+/// collectives).
 bool isKernelRoot(Operation *op);
 
 /// The linalg.fill right before `root` (views and constants in between)

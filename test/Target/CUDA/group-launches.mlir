@@ -1,0 +1,269 @@
+// RUN: zero-opt %s --zero-gpu-group-launches -split-input-file | FileCheck %s
+
+// Two sums of squares, each split into partials and a combine (as
+// zero-gpu-split-reductions leaves them): the partials form one wave, the
+// combines the next, whatever their program order; each wave is a group,
+// a fill with the op it initializes. The partials' buffers are freed after
+// the combines, the last readers.
+
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#part = affine_map<(d0, d1) -> (d1)>
+#all = affine_map<(d0) -> (d0)>
+#one = affine_map<(d0) -> ()>
+
+// CHECK-LABEL: func.func @two_norms
+// CHECK-SAME: (%[[G0:.*]]: memref<4x32xf32>, %[[G1:.*]]: memref<2x32xf32>)
+// CHECK: %[[PA:.*]] = memref.alloc() : memref<32xf32>
+// CHECK: %[[PB:.*]] = memref.alloc() : memref<32xf32>
+// CHECK: zero.launch_group {
+// CHECK-NEXT: linalg.fill {{.*}} outs(%[[PA]]
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[G0]] : memref<4x32xf32>) outs(%[[PA]]
+// CHECK: linalg.fill {{.*}} outs(%[[PB]]
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[G1]] : memref<2x32xf32>) outs(%[[PB]]
+// CHECK: }
+// CHECK: zero.launch_group {
+// CHECK: linalg.generic {{.*}} ins(%[[PA]] : memref<32xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[PB]] : memref<32xf32>)
+// CHECK: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.dealloc %[[PA]]
+// CHECK-NEXT: memref.dealloc %[[PB]]
+// CHECK: memref.load
+func.func @two_norms(%g0: memref<4x32xf32>, %g1: memref<2x32xf32>) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<f32>
+  %b = memref.alloc() : memref<f32>
+  %pa = memref.alloc() : memref<32xf32>
+  linalg.fill ins(%zero : f32) outs(%pa : memref<32xf32>)
+  linalg.generic {indexing_maps = [#in, #part],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%g0 : memref<4x32xf32>) outs(%pa : memref<32xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %sq = arith.mulf %x, %x : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%a : memref<f32>)
+  linalg.generic {indexing_maps = [#all, #one], iterator_types = ["reduction"]}
+      ins(%pa : memref<32xf32>) outs(%a : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %pa : memref<32xf32>
+  %pb = memref.alloc() : memref<32xf32>
+  linalg.fill ins(%zero : f32) outs(%pb : memref<32xf32>)
+  linalg.generic {indexing_maps = [#in, #part],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%g1 : memref<2x32xf32>) outs(%pb : memref<32xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %sq = arith.mulf %x, %x : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  }
+  %bv = memref.expand_shape %b [] output_shape [1] : memref<f32> into memref<1xf32>
+  %bs = memref.collapse_shape %bv [] : memref<1xf32> into memref<f32>
+  linalg.fill ins(%zero : f32) outs(%bs : memref<f32>)
+  linalg.generic {indexing_maps = [#all, #one], iterator_types = ["reduction"]}
+      ins(%pb : memref<32xf32>) outs(%bs : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %pb : memref<32xf32>
+  %ra = memref.load %a[] : memref<f32>
+  %rb = memref.load %b[] : memref<f32>
+  %r = arith.addf %ra, %rb : f32
+  memref.dealloc %a : memref<f32>
+  memref.dealloc %b : memref<f32>
+  return %r : f32
+}
+
+// -----
+
+// Kept in order: the second reads what the first writes.
+
+#e = affine_map<(d0) -> (d0)>
+
+// CHECK-LABEL: func.func @dependent
+// CHECK-NOT: zero.launch_group
+// CHECK: return
+func.func @dependent(%x: memref<8xf32>) {
+  %t = memref.alloc() : memref<8xf32>
+  %u = memref.alloc() : memref<8xf32>
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%t : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%t : memref<8xf32>) outs(%u : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  memref.dealloc %t : memref<8xf32>
+  memref.dealloc %u : memref<8xf32>
+  return
+}
+
+// -----
+
+// Kept apart: two arguments may be one buffer (a caller may pass it
+// twice), and a call between two ops ends the run.
+
+#e = affine_map<(d0) -> (d0)>
+
+func.func private @opaque()
+
+// CHECK-LABEL: func.func @arguments_and_calls
+// CHECK-NOT: zero.launch_group
+// CHECK: return
+func.func @arguments_and_calls(%x: memref<8xf32>, %p: memref<8xf32>,
+                               %q: memref<8xf32>) {
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%p : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%q : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  %t = memref.alloc() : memref<8xf32>
+  %u = memref.alloc() : memref<8xf32>
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%t : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  func.call @opaque() : () -> ()
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%u : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  memref.dealloc %t : memref<8xf32>
+  memref.dealloc %u : memref<8xf32>
+  return
+}
+
+// -----
+
+// GEMMs are cuBLAS calls: never in a group, and a run ends at one. The
+// two independent elementwise ops after it form a group.
+
+#e2 = affine_map<(d0, d1) -> (d0, d1)>
+#ma = affine_map<(d0, d1, d2) -> (d0, d2)>
+#mb = affine_map<(d0, d1, d2) -> (d2, d1)>
+#mc = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @gemm
+// CHECK: linalg.matmul
+// CHECK: zero.launch_group {
+// CHECK-NEXT: linalg.generic
+// CHECK: linalg.generic
+// CHECK: }
+// CHECK-NOT: zero.launch_group
+func.func @gemm(%x: memref<4x4xf32>) {
+  %t = memref.alloc() : memref<4x4xf32>
+  %u = memref.alloc() : memref<4x4xf32>
+  %v = memref.alloc() : memref<4x4xf32>
+  %w = memref.alloc() : memref<4x4xf32>
+  linalg.matmul ins(%x, %x : memref<4x4xf32>, memref<4x4xf32>)
+      outs(%t : memref<4x4xf32>)
+  linalg.generic {indexing_maps = [#e2, #e2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x4xf32>) outs(%u : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#e2, #e2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x4xf32>) outs(%v : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  memref.dealloc %t : memref<4x4xf32>
+  memref.dealloc %u : memref<4x4xf32>
+  memref.dealloc %v : memref<4x4xf32>
+  memref.dealloc %w : memref<4x4xf32>
+  return
+}
+
+// -----
+
+// A zero fill right before a GEMM is the GEMM's beta = 0: it stays there,
+// out of the group of the two ops before it.
+
+#e2 = affine_map<(d0, d1) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @gemm_fill
+// CHECK: zero.launch_group {
+// CHECK-NOT: linalg.fill
+// CHECK: memref.alloc
+// CHECK-NEXT: linalg.fill
+// CHECK-NEXT: linalg.matmul
+func.func @gemm_fill(%x: memref<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<4x4xf32>
+  %u = memref.alloc() : memref<4x4xf32>
+  %v = memref.alloc() : memref<4x4xf32>
+  linalg.generic {indexing_maps = [#e2, #e2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x4xf32>) outs(%u : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#e2, #e2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x4xf32>) outs(%v : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%t : memref<4x4xf32>)
+  linalg.matmul ins(%x, %x : memref<4x4xf32>, memref<4x4xf32>)
+      outs(%t : memref<4x4xf32>)
+  memref.dealloc %t : memref<4x4xf32>
+  memref.dealloc %u : memref<4x4xf32>
+  memref.dealloc %v : memref<4x4xf32>
+  return
+}
+
+// -----
+
+// What a body loads counts as read: the gather reads the buffer the op
+// before it writes, so the two stay apart and in order.
+
+#e = affine_map<(d0) -> (d0)>
+
+// CHECK-LABEL: func.func @gather
+// CHECK-NOT: zero.launch_group
+// CHECK: arith.negf
+// CHECK: memref.load
+func.func @gather(%x: memref<8xf32>, %ids: memref<4xindex>) {
+  %t = memref.alloc() : memref<8xf32>
+  %u = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%t : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%ids : memref<4xindex>) outs(%u : memref<4xf32>) {
+  ^bb0(%i: index, %o: f32):
+    %v = memref.load %t[%i] : memref<8xf32>
+    linalg.yield %v : f32
+  }
+  memref.dealloc %t : memref<8xf32>
+  memref.dealloc %u : memref<4xf32>
+  return
+}
