@@ -267,3 +267,229 @@ func.func @gather(%x: memref<8xf32>, %ids: memref<4xindex>) {
   memref.dealloc %u : memref<4xf32>
   return
 }
+
+// -----
+
+// A bucket's member copies (before and after their lowering to copies of
+// strided views): slots of one staging buffer are apart when their
+// columns are, in every rank's row, so the three packs are one launch. A
+// copy into an argument stays a launch of its own (two arguments may be
+// one buffer).
+
+// CHECK-LABEL: func.func @bucket
+// CHECK: zero.launch_group {
+// CHECK-NEXT: zero.bucket_pack {{.*}}[0] rows 2
+// CHECK-NEXT: zero.bucket_pack {{.*}}[4] rows 2
+// CHECK-NEXT: zero.bucket_pack {{.*}}[6] rows 2
+// CHECK-NEXT: }
+// CHECK-NOT: zero.launch_group
+// CHECK: zero.bucket_pack {{.*}}[5] rows 2
+// CHECK: memref.copy {{.*}}, %arg3
+// CHECK: memref.copy {{.*}}, %arg4
+// CHECK: return
+func.func @bucket(%a: memref<8xf32>, %b: memref<4xf32>, %c: memref<2xf32>,
+                  %p: memref<8xf32>, %q: memref<8xf32>) {
+  %s = memref.alloc() : memref<16xf32>
+  zero.bucket_pack %a into %s[0] rows 2 : memref<8xf32>, memref<16xf32>
+  zero.bucket_pack %b into %s[4] rows 2 : memref<4xf32>, memref<16xf32>
+  zero.bucket_pack %c into %s[6] rows 2 : memref<2xf32>, memref<16xf32>
+  // Columns 5 and 6 of each row: overlaps the slot of %b and of %c.
+  zero.bucket_pack %b into %s[5] rows 2 : memref<4xf32>, memref<16xf32>
+  memref.copy %a, %p : memref<8xf32> to memref<8xf32>
+  memref.copy %a, %q : memref<8xf32> to memref<8xf32>
+  memref.dealloc %s : memref<16xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @bucket_lowered
+// CHECK: zero.launch_group {
+// CHECK-NEXT: memref.copy
+// CHECK-NEXT: memref.copy
+// CHECK-NEXT: }
+// CHECK-NOT: zero.launch_group
+func.func @bucket_lowered(%a: memref<2x4xf32>, %b: memref<2x2xf32>) {
+  %s = memref.alloc() : memref<16xf32>
+  %rows = memref.expand_shape %s [[0, 1]] output_shape [2, 8] : memref<16xf32> into memref<2x8xf32>
+  %sa = memref.subview %rows[0, 0] [2, 4] [1, 1] : memref<2x8xf32> to memref<2x4xf32, strided<[8, 1]>>
+  %sb = memref.subview %rows[0, 4] [2, 2] [1, 1] : memref<2x8xf32> to memref<2x2xf32, strided<[8, 1], offset: 4>>
+  memref.copy %a, %sa : memref<2x4xf32> to memref<2x4xf32, strided<[8, 1]>>
+  memref.copy %b, %sb : memref<2x2xf32> to memref<2x2xf32, strided<[8, 1], offset: 4>>
+  memref.dealloc %s : memref<16xf32>
+  return
+}
+
+// -----
+
+// A launch's parameters fit PTX's 4352 bytes: twelve independent ops on
+// rank-10 buffers (a 184-byte descriptor each, 368 bytes an op) are a
+// group of eleven (4048 bytes) and one launch alone.
+
+#r10 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8, d9) -> (d0, d1, d2, d3, d4, d5, d6, d7, d8, d9)>
+
+// CHECK-LABEL: func.func @parameter_space
+// CHECK: zero.launch_group {
+// CHECK-COUNT-11: linalg.generic
+// CHECK-NOT: zero.launch_group
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @parameter_space(%x0: memref<1x1x1x1x1x1x1x1x1x2xf32>, %x1: memref<1x1x1x1x1x1x1x1x1x2xf32>, %x2: memref<1x1x1x1x1x1x1x1x1x2xf32>, %x3: memref<1x1x1x1x1x1x1x1x1x2xf32>, %x4: memref<1x1x1x1x1x1x1x1x1x2xf32>, %x5: memref<1x1x1x1x1x1x1x1x1x2xf32>, %x6: memref<1x1x1x1x1x1x1x1x1x2xf32>, %x7: memref<1x1x1x1x1x1x1x1x1x2xf32>, %x8: memref<1x1x1x1x1x1x1x1x1x2xf32>, %x9: memref<1x1x1x1x1x1x1x1x1x2xf32>, %x10: memref<1x1x1x1x1x1x1x1x1x2xf32>, %x11: memref<1x1x1x1x1x1x1x1x1x2xf32>) {
+  %o0 = memref.alloc() : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  %o1 = memref.alloc() : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  %o2 = memref.alloc() : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  %o3 = memref.alloc() : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  %o4 = memref.alloc() : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  %o5 = memref.alloc() : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  %o6 = memref.alloc() : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  %o7 = memref.alloc() : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  %o8 = memref.alloc() : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  %o9 = memref.alloc() : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  %o10 = memref.alloc() : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  %o11 = memref.alloc() : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  linalg.generic {indexing_maps = [#r10, #r10], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x0 : memref<1x1x1x1x1x1x1x1x1x2xf32>) outs(%o0 : memref<1x1x1x1x1x1x1x1x1x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#r10, #r10], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x1 : memref<1x1x1x1x1x1x1x1x1x2xf32>) outs(%o1 : memref<1x1x1x1x1x1x1x1x1x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#r10, #r10], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x2 : memref<1x1x1x1x1x1x1x1x1x2xf32>) outs(%o2 : memref<1x1x1x1x1x1x1x1x1x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#r10, #r10], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x3 : memref<1x1x1x1x1x1x1x1x1x2xf32>) outs(%o3 : memref<1x1x1x1x1x1x1x1x1x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#r10, #r10], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x4 : memref<1x1x1x1x1x1x1x1x1x2xf32>) outs(%o4 : memref<1x1x1x1x1x1x1x1x1x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#r10, #r10], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x5 : memref<1x1x1x1x1x1x1x1x1x2xf32>) outs(%o5 : memref<1x1x1x1x1x1x1x1x1x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#r10, #r10], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x6 : memref<1x1x1x1x1x1x1x1x1x2xf32>) outs(%o6 : memref<1x1x1x1x1x1x1x1x1x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#r10, #r10], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x7 : memref<1x1x1x1x1x1x1x1x1x2xf32>) outs(%o7 : memref<1x1x1x1x1x1x1x1x1x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#r10, #r10], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x8 : memref<1x1x1x1x1x1x1x1x1x2xf32>) outs(%o8 : memref<1x1x1x1x1x1x1x1x1x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#r10, #r10], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x9 : memref<1x1x1x1x1x1x1x1x1x2xf32>) outs(%o9 : memref<1x1x1x1x1x1x1x1x1x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#r10, #r10], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x10 : memref<1x1x1x1x1x1x1x1x1x2xf32>) outs(%o10 : memref<1x1x1x1x1x1x1x1x1x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#r10, #r10], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x11 : memref<1x1x1x1x1x1x1x1x1x2xf32>) outs(%o11 : memref<1x1x1x1x1x1x1x1x1x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  memref.dealloc %o0 : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  memref.dealloc %o1 : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  memref.dealloc %o2 : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  memref.dealloc %o3 : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  memref.dealloc %o4 : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  memref.dealloc %o5 : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  memref.dealloc %o6 : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  memref.dealloc %o7 : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  memref.dealloc %o8 : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  memref.dealloc %o9 : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  memref.dealloc %o10 : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  memref.dealloc %o11 : memref<1x1x1x1x1x1x1x1x1x2xf32>
+  return
+}
+
+// -----
+
+// A launch that first uses a large buffer the run allocates (2 MiB here)
+// stays where it is, and so does the allocation: the run is grouped on
+// either side of it, and the step's memory stays what its plan says.
+
+#e = affine_map<(d0) -> (d0)>
+
+// CHECK-LABEL: func.func @large_buffer
+// CHECK: zero.launch_group {
+// CHECK-COUNT-2: ins(%arg0 : memref<8xf32>)
+// CHECK: }
+// CHECK: memref.alloc() : memref<524288xf32>
+// CHECK-NEXT: linalg.generic {{.*}} ins(%arg1 : memref<524288xf32>)
+// CHECK: zero.launch_group {
+// CHECK-COUNT-2: ins(%arg0 : memref<8xf32>)
+// CHECK: }
+func.func @large_buffer(%x: memref<8xf32>, %y: memref<524288xf32>) {
+  %a1 = memref.alloc() : memref<8xf32>
+  %a2 = memref.alloc() : memref<8xf32>
+  %b1 = memref.alloc() : memref<8xf32>
+  %b2 = memref.alloc() : memref<8xf32>
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%a1 : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%a2 : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  %big = memref.alloc() : memref<524288xf32>
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%y : memref<524288xf32>) outs(%big : memref<524288xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%b1 : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%b2 : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  memref.dealloc %a1 : memref<8xf32>
+  memref.dealloc %a2 : memref<8xf32>
+  memref.dealloc %b1 : memref<8xf32>
+  memref.dealloc %b2 : memref<8xf32>
+  memref.dealloc %big : memref<524288xf32>
+  return
+}

@@ -2,6 +2,7 @@
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Transforms/InliningUtils.h"
@@ -460,10 +461,12 @@ LogicalResult BucketUnpackOp::verify() {
 
 LogicalResult LaunchGroupOp::verify() {
   for (Operation &op : getBody().front()) {
+    if (isa<BucketPackOp, BucketUnpackOp, memref::CopyOp>(op))
+      continue;
     auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
     if (!linalgOp || !linalgOp.hasPureBufferSemantics())
       return op.emitOpError("in a launch group: expected a linalg op on "
-                            "buffers");
+                            "buffers, a copy or a bucket copy");
   }
   return success();
 }

@@ -33,11 +33,36 @@ Value zero::rootBuffer(Value v) {
 
 namespace {
 /// Where a view's bytes lie in its root buffer; no range when an offset,
-/// a size or a stride is not static.
+/// a size or a stride is not static. A view of rows of one contiguous run
+/// each, a period apart (a bucket member's slot in every rank's part of
+/// the staging buffer), also has its period and run, in bytes.
 struct ByteSpan {
   Value root;
   std::optional<std::pair<int64_t, int64_t>> range;
+  std::optional<std::pair<int64_t, int64_t>> periodic;
 };
+
+/// (period, run) in elements when `shape` with `strides` is rows of one
+/// contiguous run each: the dimensions after the first of more than one
+/// element are row-major contiguous, and that first one's stride is at
+/// least the run.
+std::optional<std::pair<int64_t, int64_t>>
+periodicRows(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
+  size_t outer = 0;
+  while (outer < shape.size() && shape[outer] == 1)
+    ++outer;
+  if (outer + 1 >= shape.size())
+    return std::nullopt;
+  int64_t run = 1;
+  for (size_t d = shape.size(); d-- > outer + 1;) {
+    if (shape[d] != 1 && strides[d] != run)
+      return std::nullopt;
+    run *= shape[d];
+  }
+  if (strides[outer] < run)
+    return std::nullopt;
+  return std::make_pair(strides[outer], run);
+}
 } // namespace
 
 static ByteSpan byteSpan(Value v) {
@@ -48,7 +73,7 @@ static ByteSpan byteSpan(Value v) {
   // dynamic offset).
   while (auto cast = v.getDefiningOp<memref::CastOp>())
     v = cast.getSource();
-  std::optional<std::pair<int64_t, int64_t>> range;
+  std::optional<std::pair<int64_t, int64_t>> range, periodic;
   auto type = dyn_cast<MemRefType>(v.getType());
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -63,6 +88,8 @@ static ByteSpan byteSpan(Value v) {
       last += (size - 1) * stride;
     if (type.getNumElements() > 0)
       range = {offset * bytes, (last + 1) * bytes};
+    if (auto rows = periodicRows(type.getShape(), strides))
+      periodic = {rows->first * bytes, rows->second * bytes};
   }
   while (Operation *def = v.getDefiningOp()) {
     if (auto view = dyn_cast<memref::ViewOp>(def)) {
@@ -78,7 +105,7 @@ static ByteSpan byteSpan(Value v) {
       break;
     }
   }
-  return {v, range};
+  return {v, range, periodic};
 }
 
 static bool mayOverlap(const ByteSpan &x, const ByteSpan &y) {
@@ -92,7 +119,17 @@ static bool mayOverlap(const ByteSpan &x, const ByteSpan &y) {
   }
   if (!x.range || !y.range)
     return true;
-  return x.range->first < y.range->second && y.range->first < x.range->second;
+  if (x.range->first >= y.range->second || y.range->first >= x.range->second)
+    return false;
+  // Rows a period apart: apart when their runs' places in a period are.
+  if (x.periodic && y.periodic && x.periodic->first == y.periodic->first) {
+    int64_t period = x.periodic->first;
+    int64_t a = x.range->first % period, b = y.range->first % period;
+    int64_t ab = ((b - a) % period + period) % period;
+    int64_t ba = ((a - b) % period + period) % period;
+    return ab < x.periodic->second || ba < y.periodic->second;
+  }
+  return true;
 }
 
 bool zero::mayOverlap(Value a, Value b) {

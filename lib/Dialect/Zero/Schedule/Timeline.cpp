@@ -650,6 +650,15 @@ private:
     return threads;
   }
 
+  /// Bytes a copy or bucket copy moves, and its elements (0 when not
+  /// static: the whole device).
+  static std::pair<double, double> copyWork(Operation *op) {
+    Value from = op->getOperand(isa<BucketUnpackOp>(op) ? 1 : 0);
+    auto t = cast<ShapedType>(from.getType());
+    double elements = t.hasStaticShape() ? double(t.getNumElements()) : 0;
+    return {2 * valueBytes(from), elements};
+  }
+
   /// A GPU's view of `op` (SimulateOptions::gpu): true when it was one
   /// launch, or an allocation in the preplanned block.
   bool visitLaunch(Operation *op) {
@@ -667,12 +676,19 @@ private:
       double threads = 0, slowest = 0, alone = 0, recomputeAlone = 0;
       RecomputeShare share;
       for (Operation &inner : group.getBody().front()) {
-        auto linalgOp = cast<linalg::LinalgOp>(inner);
-        pending += cost.linalgWork(linalgOp);
-        if (fusedInitializationRoot(&inner, mayOverlap))
-          continue;
-        double n = opt.launchThreads ? opt.launchThreads(&inner)
-                                     : parallelIterations(linalgOp);
+        double n;
+        if (auto linalgOp = dyn_cast<linalg::LinalgOp>(inner)) {
+          pending += cost.linalgWork(linalgOp);
+          if (fusedInitializationRoot(&inner, mayOverlap))
+            continue;
+          n = opt.launchThreads ? opt.launchThreads(&inner)
+                                : parallelIterations(linalgOp);
+        } else {
+          // A copy: a thread per element, as alone.
+          auto [bytes, elements] = copyWork(&inner);
+          pending += Work{0, 0, bytes};
+          n = elements;
+        }
         double seconds = cost.launch(pending, n).seconds;
         slowest = std::max(slowest, seconds);
         alone += seconds;
@@ -712,10 +728,8 @@ private:
     }
     // Copies and bucket packing: one thread per element.
     if (isa<memref::CopyOp, BucketPackOp, BucketUnpackOp>(op)) {
-      Value from = op->getOperand(isa<BucketUnpackOp>(op) ? 1 : 0);
-      auto t = cast<ShapedType>(from.getType());
-      double elements = t.hasStaticShape() ? double(t.getNumElements()) : 0;
-      compute(op, cost.launch({0, 0, 2 * valueBytes(from)}, elements));
+      auto [bytes, elements] = copyWork(op);
+      compute(op, cost.launch({0, 0, bytes}, elements));
       return true;
     }
     // A loop or conditional of pure compute: one thread runs all of it,

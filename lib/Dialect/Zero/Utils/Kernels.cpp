@@ -13,8 +13,7 @@ using namespace mlir;
 
 bool mlir::zero::isComputeOnly(Operation *op) {
   WalkResult r = op->walk([](Operation *nested) {
-    if (isa<CallOpInterface>(nested) ||
-        (isa<ZeroDialect>(nested->getDialect()) && !isa<LaunchGroupOp>(nested)))
+    if (isa<CallOpInterface>(nested) || isa<ZeroDialect>(nested->getDialect()))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -22,7 +21,12 @@ bool mlir::zero::isComputeOnly(Operation *op) {
 }
 
 bool mlir::zero::isKernelRoot(Operation *op) {
-  if (isa<linalg::LinalgOp, memref::CopyOp, LaunchGroupOp>(op))
+  // A group's bucket copies are copies (before ZeroToRuntime lowers them).
+  if (auto group = dyn_cast<LaunchGroupOp>(op))
+    return llvm::all_of(group.getBody().front(), [](Operation &inner) {
+      return isa<BucketPackOp, BucketUnpackOp>(inner) || isComputeOnly(&inner);
+    });
+  if (isa<linalg::LinalgOp, memref::CopyOp>(op))
     return isComputeOnly(op);
   if (isa<scf::ForOp, scf::IfOp, scf::WhileOp, scf::ParallelOp, scf::ForallOp>(
           op))

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -31,10 +32,18 @@ using namespace mlir;
 
 namespace {
 
-/// A launch: a linalg op on buffers, with the fill that initializes it.
+/// A buffer a launch reads or writes; a bucket copy's staging side is its
+/// member's slot: `rows` rows of columns [begin, end).
+struct Access {
+  Value buffer;
+  int64_t rows = 0, begin = 0, end = 0;
+};
+
+/// A launch: a linalg op on buffers (with the fill that initializes it), a
+/// copy, or a bucket copy.
 struct Unit {
   SmallVector<Operation *, 2> ops;
-  SmallVector<Value> reads, writes;
+  SmallVector<Access> reads, writes;
   int64_t wave = 0;
 };
 
@@ -46,9 +55,15 @@ bool isMovable(Operation *op) {
                                       op->hasTrait<OpTrait::ConstantLike>());
 }
 
-/// A launch a group can hold: a linalg op on buffers that is no GEMM
-/// (cuBLAS runs those) and writes only its outputs.
+/// A launch a group can hold: a copy, a bucket copy, or a linalg op on
+/// buffers that is no GEMM (cuBLAS runs those) and writes only its outputs.
 bool isLaunch(Operation *op) {
+  // Copies into a step's arguments stay apart: two arguments may be one
+  // buffer, so each would wait for the last, and drag what reads it along.
+  if (isa<memref::CopyOp, zero::BucketPackOp, zero::BucketUnpackOp>(op)) {
+    Value written = op->getOperand(1);
+    return !isa<BlockArgument>(zero::rootBuffer(written));
+  }
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
       !zero::isKernelRoot(op) || zero::getGemmLoops(linalgOp))
@@ -61,11 +76,73 @@ bool isLaunch(Operation *op) {
   return !r.wasInterrupted();
 }
 
+/// What `op` reads and writes.
+void addAccesses(Operation *op, Unit &u) {
+  auto slot = [](auto bucket, Value member, Value staging) {
+    int64_t rows = bucket.getRows();
+    int64_t columns =
+        cast<ShapedType>(member.getType()).getNumElements() / rows;
+    return Access{staging, rows, static_cast<int64_t>(bucket.getOffset()),
+                  static_cast<int64_t>(bucket.getOffset()) + columns};
+  };
+  if (auto pack = dyn_cast<zero::BucketPackOp>(op)) {
+    u.reads.push_back({pack.getSource()});
+    u.writes.push_back(slot(pack, pack.getSource(), pack.getStaging()));
+    return;
+  }
+  if (auto unpack = dyn_cast<zero::BucketUnpackOp>(op)) {
+    u.reads.push_back(slot(unpack, unpack.getDest(), unpack.getStaging()));
+    u.writes.push_back({unpack.getDest()});
+    return;
+  }
+  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+    u.reads.push_back({copy.getSource()});
+    u.writes.push_back({copy.getTarget()});
+    return;
+  }
+  // Every buffer the op or its body uses is read (a gather loads from
+  // buffers that are no operand of the op); its outputs are written.
+  op->walk([&](Operation *nested) {
+    for (Value v : nested->getOperands())
+      if (isa<BaseMemRefType>(v.getType()))
+        u.reads.push_back({v});
+  });
+  for (OpOperand &init : cast<linalg::LinalgOp>(op).getDpsInitsMutable())
+    u.writes.push_back({init.get()});
+}
+
+/// The largest buffer whose allocation or free a group may move (its
+/// lifetime grows by the run's length at most).
+constexpr int64_t kMaxMoved = 1 << 20;
+
+/// The bytes of kernel parameters a launch may take (PTX before ISA 8.1:
+/// 4352), less room for what the lowering adds.
+constexpr int64_t kMaxParameterBytes = 4096;
+
+/// The bytes `values` take as a kernel's parameters: a memref as its
+/// descriptor (two pointers, an offset, sizes and strides), a scalar as
+/// eight bytes.
+int64_t parameterBytes(const llvm::SetVector<Value> &values) {
+  int64_t bytes = 0;
+  for (Value v : values) {
+    auto t = dyn_cast<MemRefType>(v.getType());
+    bytes += t ? 8 * (3 + 2 * t.getRank()) : 8;
+  }
+  return bytes;
+}
+
+bool mayOverlap(const Access &x, const Access &y) {
+  // Slots of one bucket: the same rows, apart when their columns are.
+  if (x.rows && y.rows && x.buffer == y.buffer && x.rows == y.rows)
+    return x.begin < y.end && y.begin < x.end;
+  return zero::mayOverlap(x.buffer, y.buffer);
+}
+
 bool conflicts(const Unit &a, const Unit &b) {
-  auto meet = [](ArrayRef<Value> xs, ArrayRef<Value> ys) {
-    for (Value x : xs)
-      for (Value y : ys)
-        if (zero::mayOverlap(x, y))
+  auto meet = [](ArrayRef<Access> xs, ArrayRef<Access> ys) {
+    for (const Access &x : xs)
+      for (const Access &y : ys)
+        if (mayOverlap(x, y))
           return true;
     return false;
   };
@@ -98,19 +175,73 @@ void ZeroGPUGroupLaunchesPass::groupRun(ArrayRef<Operation *> run) {
       units.back().ops.push_back(op);
     }
     unitOf[op] = units.size() - 1;
-    // Reads: every buffer the op or its body uses (a gather loads from
-    // buffers that are no operand of the op).
-    auto linalgOp = cast<linalg::LinalgOp>(op);
-    op->walk([&](Operation *nested) {
-      for (Value v : nested->getOperands())
-        if (isa<BaseMemRefType>(v.getType()))
-          units.back().reads.push_back(v);
-    });
-    for (OpOperand &init : linalgOp.getDpsInitsMutable())
-      units.back().writes.push_back(init.get());
+    addAccesses(op, units.back());
   }
   if (units.size() < 2)
     return;
+
+  // Who uses each buffer of the run.
+  SmallVector<memref::DeallocOp> deallocs;
+  DenseMap<Value, SmallVector<Operation *>> usersOfRoot;
+  for (Operation *op : run) {
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+      deallocs.push_back(dealloc);
+      continue;
+    }
+    llvm::SmallSetVector<Value, 4> roots;
+    op->walk([&](Operation *nested) {
+      for (Value v : nested->getOperands())
+        if (isa<BaseMemRefType>(v.getType()))
+          roots.insert(zero::rootBuffer(v));
+    });
+    for (Value r : roots)
+      usersOfRoot[r].push_back(op);
+  }
+  // Launches that stay where they are: the first user of a large buffer
+  // the run allocates and the last user of one it frees. Moved, they would
+  // move the allocation earlier or the free later: what the step's memory
+  // plan does not hold. The run is grouped on either side of them.
+  auto isLarge = [](Value v) {
+    auto t = dyn_cast<MemRefType>(v.getType());
+    return !t || !t.hasStaticShape() ||
+           t.getNumElements() * t.getElementTypeBitWidth() / 8 > kMaxMoved;
+  };
+  DenseSet<Operation *> inRunOps(run.begin(), run.end());
+  DenseSet<unsigned> pinned;
+  for (Operation *op : run) {
+    Value root;
+    if (auto alloc = dyn_cast<memref::AllocOp>(op))
+      root = alloc.getResult();
+    else if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+      root = zero::rootBuffer(dealloc.getMemref());
+    if (!root || !isLarge(root))
+      continue;
+    Operation *edge = nullptr;
+    for (Operation *u : usersOfRoot.lookup(root))
+      if (unitOf.count(u) &&
+          (!edge || (isa<memref::AllocOp>(op) ? u->isBeforeInBlock(edge)
+                                              : edge->isBeforeInBlock(u))))
+        edge = u;
+    if (edge)
+      pinned.insert(unitOf[edge]);
+  }
+  if (!pinned.empty()) {
+    SmallVector<Operation *> part;
+    for (Operation *op : run) {
+      auto it = unitOf.find(op);
+      if (it != unitOf.end() && pinned.contains(it->second)) {
+        if (!part.empty())
+          groupRun(part);
+        part.clear();
+        continue;
+      }
+      part.push_back(op);
+    }
+    if (!part.empty())
+      groupRun(part);
+    return;
+  }
+
   int64_t waves = 0;
   for (unsigned j = 0; j < units.size(); ++j) {
     for (unsigned i = 0; i < j; ++i)
@@ -128,23 +259,7 @@ void ZeroGPUGroupLaunchesPass::groupRun(ArrayRef<Operation *> run) {
   // the units (grouped when several); a deallocation once every op of the
   // run that uses its buffer is out.
   Operation *anchor = run.back()->getNextNode();
-  DenseSet<Operation *> inRun(run.begin(), run.end()), emitted;
-  SmallVector<memref::DeallocOp> deallocs;
-  DenseMap<Value, SmallVector<Operation *>> usersOfRoot;
-  for (Operation *op : run) {
-    if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-      deallocs.push_back(dealloc);
-      continue;
-    }
-    llvm::SmallSetVector<Value, 4> roots;
-    op->walk([&](Operation *nested) {
-      for (Value v : nested->getOperands())
-        if (isa<BaseMemRefType>(v.getType()))
-          roots.insert(zero::rootBuffer(v));
-    });
-    for (Value r : roots)
-      usersOfRoot[r].push_back(op);
-  }
+  DenseSet<Operation *> &inRun = inRunOps, emitted;
   auto place = [&](Operation *op, Operation *before) {
     op->moveBefore(before);
     emitted.insert(op);
@@ -177,22 +292,49 @@ void ZeroGPUGroupLaunchesPass::groupRun(ArrayRef<Operation *> run) {
     for (unsigned i : wave)
       for (Operation *op : units[i].ops)
         emitDefs(op);
-    if (wave.size() > 1) {
+    // Groups of the wave, in order, within a launch's parameter space.
+    auto addParameters = [&](unsigned i, llvm::SetVector<Value> &into) {
+      for (Operation *op : units[i].ops)
+        op->walk([&](Operation *nested) {
+          for (Value v : nested->getOperands())
+            if (!op->isAncestor(v.getParentBlock()->getParentOp()) &&
+                !matchPattern(v, m_Constant()))
+              into.insert(v);
+        });
+    };
+    SmallVector<SmallVector<unsigned>> parts(1);
+    llvm::SetVector<Value> params;
+    for (unsigned i : wave) {
+      llvm::SetVector<Value> with = params;
+      addParameters(i, with);
+      if (!parts.back().empty() && parameterBytes(with) > kMaxParameterBytes) {
+        parts.emplace_back();
+        with.clear();
+        addParameters(i, with);
+      }
+      parts.back().push_back(i);
+      params = std::move(with);
+    }
+    for (ArrayRef<unsigned> part : parts) {
+      if (part.empty())
+        continue;
+      if (part.size() < 2) {
+        for (Operation *op : units[part.front()].ops)
+          place(op, anchor);
+        continue;
+      }
       b.setInsertionPoint(anchor);
       auto group = zero::LaunchGroupOp::create(
-          b, units[wave.front()].ops.back()->getLoc());
+          b, units[part.front()].ops.back()->getLoc());
       group.getBody().emplaceBlock();
-      for (unsigned i : wave)
+      for (unsigned i : part)
         for (Operation *op : units[i].ops) {
           op->moveBefore(&group.getBody().front(),
                          group.getBody().front().end());
           emitted.insert(op);
         }
       ++groups;
-      grouped += wave.size();
-    } else {
-      for (Operation *op : units[wave.front()].ops)
-        place(op, anchor);
+      grouped += part.size();
     }
     flushDeallocs();
   }

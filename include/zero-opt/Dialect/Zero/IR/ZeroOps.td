@@ -597,13 +597,14 @@ def Zero_LaunchGroupOp : Zero_Op<"launch_group", [
     SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
   let summary = "Independent kernel roots that run as one GPU launch";
   let description = [{
-    Linalg ops on buffers (each with the fill that initializes it), none of
-    which reads or writes what another writes, in program order. The
+    Linalg ops on buffers (each with the fill that initializes it), copies
+    and bucket copies, none of which reads or writes what another writes,
+    in program order. The
     CUDA target outlines the group into one kernel and maps it to one
     launch: each op keeps its own blocks, threads and order of work, and
     the grid is theirs laid end to end (a horizontal fusion: the global
-    norm's hundreds of per-tensor sums, and the optimizer's per-tensor
-    updates, each one launch).
+    norm's hundreds of per-tensor sums, or a bucket's member copies, one
+    launch).
 
     ```mlir
     zero.launch_group {
