@@ -1,6 +1,7 @@
 //===- Mapping.cpp - how the CUDA target spreads an op over a GPU ---------===//
 #include "zero-opt/Target/CUDA/Mapping.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
@@ -151,4 +152,34 @@ double mlir::zero::cuda::gpuLoopThreads(scf::ForOp loop,
     if (std::optional<ScatteredRow> row = scatteredRow(v))
       return threads * double(gpuScatterParts(row->rows, threads));
   return threads;
+}
+
+scf::ForallOp zero::cuda::threadForall(scf::ForallOp blocks) {
+  scf::ForallOp found;
+  for (Operation &op : blocks.getBody()->without_terminator()) {
+    if (op.getNumRegions() == 0)
+      continue;
+    auto forall = dyn_cast<scf::ForallOp>(op);
+    if (!forall || found)
+      return nullptr;
+    found = forall;
+  }
+  return found;
+}
+
+FailureOr<SmallVector<unsigned>> zero::cuda::mappedIds(scf::ForallOp forall,
+                                                       bool threads) {
+  std::optional<ArrayAttr> mapping = forall.getMapping();
+  if (!mapping || static_cast<int64_t>(mapping->size()) != forall.getRank())
+    return failure();
+  SmallVector<unsigned> ids;
+  for (Attribute a : *mapping) {
+    auto m = dyn_cast<DeviceMappingAttrInterface>(a);
+    bool right = threads ? isa<gpu::GPUThreadMappingAttr>(a)
+                         : isa<gpu::GPUBlockMappingAttr>(a);
+    if (!m || !right || m.getMappingId() > 2)
+      return failure();
+    ids.push_back(m.getMappingId());
+  }
+  return ids;
 }

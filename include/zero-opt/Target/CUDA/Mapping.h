@@ -67,6 +67,15 @@ int64_t gpuScatterParts(int64_t rows, double threads);
 /// or a copy after it writes, or 1.
 double gpuLoopThreads(scf::ForOp loop, int64_t threadsPerBlock);
 
+/// The thread forall of a block forall: the one op of its body that
+/// carries regions; null when there is none or another.
+scf::ForallOp threadForall(scf::ForallOp blocks);
+
+/// The mapping id (0 x, 1 y, 2 z) of each loop of `forall`, or failure
+/// when its loops are not all mapped to block ids (`threads` false) or
+/// thread ids (`threads` true) of x, y or z.
+FailureOr<SmallVector<unsigned>> mappedIds(scf::ForallOp forall, bool threads);
+
 } // namespace mlir::zero::cuda
 
 #endif

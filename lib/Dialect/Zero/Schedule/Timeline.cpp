@@ -549,10 +549,10 @@ private:
 
   /// `op` on the compute stream; `counted` false for work that runs in
   /// another op's launch.
-  /// `share`: for a launch group, the part of its time and FLOPs that
-  /// recomputes, and how many of its ops do (else from `op`'s location).
+  /// `share`: for a launch group, the fraction of its time and the FLOPs
+  /// that recompute, and how many of its ops do (else from `op`'s location).
   struct RecomputeShare {
-    double seconds = 0, flops = 0;
+    double fraction = 0, flops = 0;
     int64_t ops = 0;
   };
   void compute(Operation *op, OpEstimate c, bool counted = true,
@@ -567,7 +567,7 @@ private:
       tl.matmulFlops[c.matmulPeak.str()] += c.flops;
     bool recompute = isRecomputeLoc(op->getLoc());
     if (share) {
-      tl.recomputeSeconds += share->seconds * c.seconds;
+      tl.recomputeSeconds += share->fraction * c.seconds;
       tl.recomputeFlops += share->flops;
       tl.recomputeOps += share->ops;
     } else if (recompute) {
@@ -703,7 +703,7 @@ private:
       }
       OpEstimate e = cost.launch(work, threads);
       e.seconds = std::max(e.seconds, slowest);
-      share.seconds = alone > 0 ? recomputeAlone / alone : 0;
+      share.fraction = alone > 0 ? recomputeAlone / alone : 0;
       compute(op, e, /*counted=*/true, share);
       return true;
     }

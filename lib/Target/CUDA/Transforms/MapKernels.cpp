@@ -543,15 +543,6 @@ LogicalResult initializeInThreads(RewriterBase &rewriter,
   return success();
 }
 
-/// The mapping ids of `forall`'s loops (0 x, 1 y, 2 z).
-SmallVector<unsigned> mappingIds(scf::ForallOp forall) {
-  SmallVector<unsigned> ids;
-  ArrayAttr mapping = *forall.getMapping();
-  for (Attribute a : mapping)
-    ids.push_back(cast<DeviceMappingAttrInterface>(a).getMappingId());
-  return ids;
-}
-
 /// `linear` as indices into `counts`, the loop mapped to x fastest, then y,
 /// then z (so a warp's threads keep the lanes they had).
 SmallVector<Value> delinearize(RewriterBase &rewriter, Location loc,
@@ -584,22 +575,24 @@ bool mergeGrids(RewriterBase &rewriter, func::FuncOp kernel) {
   struct Part {
     scf::ForallOp blocks, threads;
     SmallVector<int64_t> blockCounts, threadCounts;
+    SmallVector<unsigned> blockIds, threadIds;
     int64_t numBlocks = 1, numThreads = 1;
   };
-  SmallVector<Part> parts;
+  SmallVector<Part, 4> parts;
   for (auto blocks : kernel.getBody().getOps<scf::ForallOp>()) {
     Part p;
     p.blocks = blocks;
-    for (Operation &op : blocks.getBody()->without_terminator())
-      if (op.getNumRegions()) {
-        auto threads = dyn_cast<scf::ForallOp>(op);
-        if (!threads || p.threads)
-          return false;
-        p.threads = threads;
-      }
-    if (!p.threads || !p.threads.isNormalized() || !blocks.getMapping() ||
-        !p.threads.getMapping())
+    p.threads = zero::cuda::threadForall(blocks);
+    if (!p.threads || !p.threads.isNormalized())
       return false;
+    FailureOr<SmallVector<unsigned>> blockIds =
+        zero::cuda::mappedIds(blocks, /*threads=*/false);
+    FailureOr<SmallVector<unsigned>> threadIds =
+        zero::cuda::mappedIds(p.threads, /*threads=*/true);
+    if (failed(blockIds) || failed(threadIds))
+      return false;
+    p.blockIds = *blockIds;
+    p.threadIds = *threadIds;
     for (auto [l, u, s] :
          llvm::zip(blocks.getMixedLowerBound(), blocks.getMixedUpperBound(),
                    blocks.getMixedStep())) {
@@ -648,7 +641,7 @@ bool mergeGrids(RewriterBase &rewriter, func::FuncOp kernel) {
         rewriter, loc, bid,
         arith::ConstantIndexOp::create(rewriter, loc, offset));
     SmallVector<Value> idx =
-        delinearize(rewriter, loc, local, p.blockCounts, mappingIds(p.blocks));
+        delinearize(rewriter, loc, local, p.blockCounts, p.blockIds);
     SmallVector<Value> ivs;
     SmallVector<OpFoldResult> lbs = p.blocks.getMixedLowerBound(),
                               steps = p.blocks.getMixedStep();
@@ -674,7 +667,7 @@ bool mergeGrids(RewriterBase &rewriter, func::FuncOp kernel) {
       rewriter.setInsertionPoint(p.threads);
     }
     SmallVector<Value> tids =
-        delinearize(rewriter, loc, tid, p.threadCounts, mappingIds(p.threads));
+        delinearize(rewriter, loc, tid, p.threadCounts, p.threadIds);
     rewriter.eraseOp(p.threads.getBody()->getTerminator());
     rewriter.inlineBlockBefore(p.threads.getBody(), p.threads, tids);
     rewriter.eraseOp(p.threads);

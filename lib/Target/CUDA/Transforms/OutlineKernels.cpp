@@ -11,6 +11,7 @@
 #include "zero-opt/Target/CUDA/Passes.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Target/CUDA/Mapping.h"
 
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/IR/SymbolTable.h"
@@ -23,38 +24,6 @@ namespace mlir::zero::cuda {
 using namespace mlir;
 
 namespace {
-
-/// The mapping id (0 x, 1 y, 2 z) of each loop of `forall`, or failure
-/// when it is not mapped to `MappingAttr`s.
-template <typename MappingAttr>
-FailureOr<SmallVector<unsigned>> mappedIds(scf::ForallOp forall) {
-  std::optional<ArrayAttr> mapping = forall.getMapping();
-  if (!mapping || static_cast<int64_t>(mapping->size()) != forall.getRank())
-    return failure();
-  SmallVector<unsigned> ids;
-  for (Attribute a : *mapping) {
-    auto m = dyn_cast<MappingAttr>(a);
-    if (!m || m.getMappingId() > 2)
-      return failure();
-    ids.push_back(m.getMappingId());
-  }
-  return ids;
-}
-
-/// The thread forall of a block forall: the one op of its body that
-/// carries regions.
-scf::ForallOp threadForall(scf::ForallOp blocks) {
-  scf::ForallOp found;
-  for (Operation &op : blocks.getBody()->without_terminator()) {
-    if (op.getNumRegions() == 0)
-      continue;
-    auto forall = dyn_cast<scf::ForallOp>(op);
-    if (!forall || found)
-      return nullptr;
-    found = forall;
-  }
-  return found;
-}
 
 struct ZeroGPUOutlineKernelsPass
     : zero::cuda::impl::ZeroGPUOutlineKernelsBase<ZeroGPUOutlineKernelsPass> {
@@ -69,11 +38,11 @@ private:
 FailureOr<gpu::LaunchOp>
 ZeroGPUOutlineKernelsPass::formLaunch(RewriterBase &rewriter,
                                       scf::ForallOp blocks) {
-  scf::ForallOp threads = threadForall(blocks);
-  auto blockIds = mappedIds<gpu::GPUBlockMappingAttr>(blocks);
+  scf::ForallOp threads = zero::cuda::threadForall(blocks);
+  auto blockIds = zero::cuda::mappedIds(blocks, /*threads=*/false);
   FailureOr<SmallVector<unsigned>> threadIds = failure();
   if (threads)
-    threadIds = mappedIds<gpu::GPUThreadMappingAttr>(threads);
+    threadIds = zero::cuda::mappedIds(threads, /*threads=*/true);
   if (failed(blockIds) || failed(threadIds) || !threads.isNormalized())
     return blocks.emitError("is not a block forall holding one normalized "
                             "thread forall (run zero-gpu-map-kernels)");
