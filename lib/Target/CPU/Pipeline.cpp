@@ -112,7 +112,7 @@ void cpu::buildCPULowering(OpPassManager &pm,
   }
   pm.addPass(createZeroCPUKernelNoAlias());
   if (!options.simulateGPU)
-    pm.addNestedPass<func::FuncOp>(createZeroCPUReassociateReductions());
+    pm.addNestedPass<func::FuncOp>(createZeroCPULaneReductions());
   pm.addPass(createZeroCPUTrackMemory());
   pm.addPass(createZeroCPUEntryPoint());
   pm.addNestedPass<func::FuncOp>(createZeroCPUExpandStridedCopies());

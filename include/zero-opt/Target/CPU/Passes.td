@@ -205,21 +205,39 @@ def ZeroCPUApproximateMath
 }
 
 
-def ZeroCPUReassociateReductions
-    : Pass<"zero-cpu-reassociate-reductions", "func::FuncOp"> {
-  let summary = "Let floating-point reductions be reordered so that they "
-                "vectorize";
+def ZeroCPULaneReductions
+    : Pass<"zero-cpu-lane-reductions", "func::FuncOp"> {
+  let summary = "Deal float reductions into lanes combined in a fixed order: "
+                "they vectorize, and round alike in every kernel";
   let description = [{
-    A floating-point sum in loop order is a chain of dependent additions
-    that LLVM may not split into vector lanes. On every linalg op with a
-    reduction iterator, the floating-point op that combines a value into
-    an output's accumulator (the yielded value computed from the output's
-    block argument) gets the `reassoc` fast-math flag, as vectorized
-    reductions in BLAS and PyTorch reorder their sums. Nothing else
-    changes: no other fast-math assumption (no NaN, no infinity, contraction)
-    is made.
+    A floating-point sum in loop order is a chain of dependent additions.
+    LLVM vectorizes it only if allowed to reorder it (`reassoc`), and then
+    in an order its cost model picks from the loop's body: the same sum
+    fused into two kernels (a rematerialized producer, another fusion)
+    could round differently.
+
+    On a linalg op on buffers whose innermost loop of more than one
+    iteration is a reduction of at least 2 x `lanes` iterations, and whose
+    outputs each fold one value into their accumulator (addf, mulf,
+    maximumf, minimumf, maxnumf, minnumf), the op becomes loops: the
+    output elements outermost; for each, `lanes` accumulators starting
+    from the combiner's identity (-0 for sums), element i of that loop
+    going to lane i mod `lanes` (the other reduced loops around it, in
+    their order), then the lanes combined pairwise (0+1, 2+3, ..., then
+    again), and the output's value folded with the result last. The lanes
+    are independent chains: LLVM vectorizes them without any fast-math
+    flag, and the order depends only on the reduction's extents. Other
+    reductions stay in loop order.
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect"];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "Accumulators per output element">
+  ];
+  let dependentDialects = ["mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect"];
 }
 
 def ZeroCPUKernelNoAlias : Pass<"zero-cpu-kernel-noalias", "ModuleOp"> {
