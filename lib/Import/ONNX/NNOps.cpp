@@ -506,16 +506,16 @@ static void liftWindow(Window &w) {
   w.out.insert(w.out.begin(), 1);
 }
 
-/// Pads NCHW `x` so that every window of `w` lies inside, with `value`.
-/// The end padding grows past ONNX's where ceil mode needs it and is never
-/// cut: windows only read what they need.
+/// Pads `x` (N, C, spatial...) so that every window of `w` lies inside,
+/// with `value`. The end padding grows past ONNX's where ceil mode needs it
+/// and is never cut: windows only read what they need.
 static Value padForWindows(NodeImporter &n, Value x, const Window &w,
                            double value) {
   ArrayRef<int64_t> s = NodeImporter::shapeOf(x);
   SmallVector<int64_t> pads = {0, 0, 0, 0};
   SmallVector<int64_t> shape = {s[0], s[1]};
   bool any = false;
-  for (int i = 0; i < 2; ++i) {
+  for (size_t i = 0; i < w.kernel.size(); ++i) {
     int64_t need =
         (w.out[i] - 1) * w.stride[i] + (w.kernel[i] - 1) * w.dilation[i] + 1;
     int64_t end = std::max(w.padEnd[i], need - s[i + 2] - w.padBegin[i]);
@@ -623,17 +623,20 @@ static LogicalResult lowerConv(NodeImporter &n) {
   return success();
 }
 
-/// Pools as a max or a sum over the windows' strided views. Max pads with
-/// -inf, so padding never wins; the chain of maxima gives ties to the
-/// earliest window element, like PyTorch's argmax.
+/// Pools as a max or a sum over the windows' strided views, separably:
+/// along the innermost spatial dimension, then outwards, so a window costs
+/// the sum of its extents in ops rather than their product (a 60x80 window
+/// is 140 ops, not 9,600). Max pads with -inf, so padding never wins; each
+/// chain of maxima keeps the earliest element, and innermost first keeps
+/// the earliest in row-major order: PyTorch's argmax.
 template <bool isMax> static LogicalResult lowerPool(NodeImporter &n) {
   Value x = n.input(0);
   if (failed(requireFloat(n, x)))
     return failure();
   ArrayRef<int64_t> xs = NodeImporter::shapeOf(x);
   size_t r = xs.size() - 2;
-  if (r != 1 && r != 2)
-    return n.unsupported(Twine(r) + "-d pooling (1-d and 2-d only)");
+  if (r < 1 || r > 3)
+    return n.unsupported(Twine(r) + "-d pooling (1-d to 3-d only)");
   auto ks = n.intsAttr("kernel_shape");
   if (!ks || ks->size() != r)
     return n.error() << "kernel_shape is missing or has the wrong rank",
@@ -644,49 +647,55 @@ template <bool isMax> static LogicalResult lowerPool(NodeImporter &n) {
   auto win = resolveWindow(n, xs.drop_front(2), *ks, n.intAttr("ceil_mode", 0));
   if (failed(win))
     return failure();
-  Window w = *win;
-  liftWindow(w);
-  Value x4 = to2d(n, x);
-  Value xp = padForWindows(
-      n, x4, w, isMax ? -std::numeric_limits<double>::infinity() : 0.0);
-  Value acc;
-  for (int64_t i = 0; i < w.kernel[0]; ++i)
-    for (int64_t j = 0; j < w.kernel[1]; ++j) {
-      Value v = windowSlice(n, xp, w, i, j);
+  const Window &w = *win;
+  Value acc = padForWindows(
+      n, x, w, isMax ? -std::numeric_limits<double>::infinity() : 0.0);
+  for (size_t d = r; d-- > 0;) {
+    SmallVector<int64_t> shape(NodeImporter::shapeOf(acc));
+    SmallVector<int64_t> offsets(shape.size(), 0), strides(shape.size(), 1);
+    shape[d + 2] = w.out[d];
+    strides[d + 2] = w.stride[d];
+    Value along = acc;
+    acc = {};
+    for (int64_t k = 0; k < w.kernel[d]; ++k) {
+      offsets[d + 2] = k * w.dilation[d];
+      Value v = n.slice(along, offsets, shape, strides);
       acc = !acc    ? v
             : isMax ? *n.binary<tosa::MaximumOp>(acc, v)
                     : *n.binary<tosa::AddOp>(acc, v);
     }
+  }
   if (!isMax) {
     // Divisor per output position: the window's elements inside the input
-    // (and inside the explicit padding with count_include_pad).
+    // (and inside the explicit padding with count_include_pad), a product
+    // of per-dimension counts since the window is a box.
     bool includePad = n.intAttr("count_include_pad", 0);
-    int64_t h = NodeImporter::shapeOf(x4)[2], wd = NodeImporter::shapeOf(x4)[3];
-    SmallVector<float> inv;
-    for (int64_t a = 0; a < w.out[0]; ++a)
-      for (int64_t c = 0; c < w.out[1]; ++c) {
-        int64_t cnt = 0;
-        for (int64_t i = 0; i < w.kernel[0]; ++i)
-          for (int64_t j = 0; j < w.kernel[1]; ++j) {
-            int64_t row = a * w.stride[0] + i * w.dilation[0] - w.padBegin[0];
-            int64_t col = c * w.stride[1] + j * w.dilation[1] - w.padBegin[1];
-            bool in = includePad
-                          ? row >= -w.padBegin[0] && row < h + w.padEnd[0] &&
-                                col >= -w.padBegin[1] && col < wd + w.padEnd[1]
-                          : row >= 0 && row < h && col >= 0 && col < wd;
-            cnt += in;
+    SmallVector<int64_t> outShape = {1, 1}, counts = {1};
+    for (size_t d = 0; d < r; ++d) {
+      int64_t lo = includePad ? -w.padBegin[d] : 0;
+      int64_t hi = xs[d + 2] + (includePad ? w.padEnd[d] : 0);
+      SmallVector<int64_t> next;
+      for (int64_t c : counts)
+        for (int64_t o = 0; o < w.out[d]; ++o) {
+          int64_t cnt = 0;
+          for (int64_t k = 0; k < w.kernel[d]; ++k) {
+            int64_t at = o * w.stride[d] + k * w.dilation[d] - w.padBegin[d];
+            cnt += at >= lo && at < hi;
           }
-        inv.push_back(1.0f / float(std::max<int64_t>(cnt, 1)));
-      }
-    auto invTy =
-        RankedTensorType::get({1, 1, w.out[0], w.out[1]}, n.b.getF32Type());
+          next.push_back(c * cnt);
+        }
+      counts = std::move(next);
+      outShape.push_back(w.out[d]);
+    }
+    SmallVector<float> inv;
+    for (int64_t c : counts)
+      inv.push_back(1.0f / float(std::max<int64_t>(c, 1)));
+    auto invTy = RankedTensorType::get(outShape, n.b.getF32Type());
     Value scale = n.castTo(
         n.constant(DenseElementsAttr::get(invTy, ArrayRef<float>(inv))),
         NodeImporter::eltOf(x));
     acc = *n.mul(acc, scale);
   }
-  if (r == 1)
-    acc = n.reshape(acc, {xs[0], xs[1], w.out[1]});
   n.setOutput(0, acc);
   return success();
 }
