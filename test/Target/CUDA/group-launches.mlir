@@ -435,61 +435,68 @@ func.func @parameter_space(%x0: memref<1x1x1x1x1x1x1x1x1x2xf32>, %x1: memref<1x1
 
 // -----
 
-// A launch that first uses a large buffer the run allocates (2 MiB here)
-// stays where it is, and so does the allocation: the run is grouped on
-// either side of it, and the step's memory stays what its plan says.
+// Large buffers (2 MiB here) keep their lifetimes apart: %big1 is freed
+// before %big2 is allocated, so the launch that writes %big2 (independent
+// of everything before it) comes in a wave after the last use of %big1
+// and the free still comes before the allocation. The launch that writes
+// %big1 is grouped with the small ones beside it.
 
 #e = affine_map<(d0) -> (d0)>
+#s = affine_map<(d0) -> ()>
 
-// CHECK-LABEL: func.func @large_buffer
+// CHECK-LABEL: func.func @large_buffers
+// CHECK: %[[BIG1:.*]] = memref.alloc() : memref<524288xf32>
 // CHECK: zero.launch_group {
+// CHECK-NEXT: linalg.generic {{.*}} ins(%arg1 : memref<524288xf32>) outs(%[[BIG1]] : memref<524288xf32>)
 // CHECK-COUNT-2: ins(%arg0 : memref<8xf32>)
 // CHECK: }
-// CHECK: memref.alloc() : memref<524288xf32>
-// CHECK-NEXT: linalg.generic {{.*}} ins(%arg1 : memref<524288xf32>)
-// CHECK: zero.launch_group {
-// CHECK-COUNT-2: ins(%arg0 : memref<8xf32>)
-// CHECK: }
-func.func @large_buffer(%x: memref<8xf32>, %y: memref<524288xf32>) {
-  %a1 = memref.alloc() : memref<8xf32>
-  %a2 = memref.alloc() : memref<8xf32>
-  %b1 = memref.alloc() : memref<8xf32>
-  %b2 = memref.alloc() : memref<8xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[BIG1]] : memref<524288xf32>)
+// CHECK: memref.dealloc %[[BIG1]]
+// CHECK: %[[BIG2:.*]] = memref.alloc() : memref<524288xf32>
+// CHECK-NEXT: linalg.generic {{.*}} ins(%arg1 : memref<524288xf32>) outs(%[[BIG2]] : memref<524288xf32>)
+// CHECK-NOT: zero.launch_group
+func.func private @use(memref<8xf32>, memref<8xf32>, memref<f32>, memref<524288xf32>)
+func.func @large_buffers(%x: memref<8xf32>, %y: memref<524288xf32>) {
+  %a = memref.alloc() : memref<8xf32>
+  %b = memref.alloc() : memref<8xf32>
+  %r = memref.alloc() : memref<f32>
+  %big1 = memref.alloc() : memref<524288xf32>
   linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
-      ins(%x : memref<8xf32>) outs(%a1 : memref<8xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %n = arith.negf %a : f32
+      ins(%y : memref<524288xf32>) outs(%big1 : memref<524288xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
     linalg.yield %n : f32
   }
   linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
-      ins(%x : memref<8xf32>) outs(%a2 : memref<8xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %n = arith.negf %a : f32
+      ins(%x : memref<8xf32>) outs(%a : memref<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
     linalg.yield %n : f32
   }
-  %big = memref.alloc() : memref<524288xf32>
+  linalg.generic {indexing_maps = [#e, #s], iterator_types = ["reduction"]}
+      ins(%big1 : memref<524288xf32>) outs(%r : memref<f32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.addf %v, %o : f32
+    linalg.yield %n : f32
+  }
+  memref.dealloc %big1 : memref<524288xf32>
+  %big2 = memref.alloc() : memref<524288xf32>
   linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
-      ins(%y : memref<524288xf32>) outs(%big : memref<524288xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %n = arith.negf %a : f32
+      ins(%y : memref<524288xf32>) outs(%big2 : memref<524288xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
     linalg.yield %n : f32
   }
   linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
-      ins(%x : memref<8xf32>) outs(%b1 : memref<8xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %n = arith.negf %a : f32
+      ins(%x : memref<8xf32>) outs(%b : memref<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
     linalg.yield %n : f32
   }
-  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
-      ins(%x : memref<8xf32>) outs(%b2 : memref<8xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %n = arith.negf %a : f32
-    linalg.yield %n : f32
-  }
-  memref.dealloc %a1 : memref<8xf32>
-  memref.dealloc %a2 : memref<8xf32>
-  memref.dealloc %b1 : memref<8xf32>
-  memref.dealloc %b2 : memref<8xf32>
-  memref.dealloc %big : memref<524288xf32>
+  func.call @use(%a, %b, %r, %big2) : (memref<8xf32>, memref<8xf32>, memref<f32>, memref<524288xf32>) -> ()
+  memref.dealloc %big2 : memref<524288xf32>
+  memref.dealloc %a : memref<8xf32>
+  memref.dealloc %b : memref<8xf32>
+  memref.dealloc %r : memref<f32>
   return
 }

@@ -111,9 +111,9 @@ void addAccesses(Operation *op, Unit &u) {
     u.writes.push_back({init.get()});
 }
 
-/// The largest buffer whose allocation or free a group may move (its
-/// lifetime grows by the run's length at most).
-constexpr int64_t kMaxMoved = 1 << 20;
+/// The largest buffer whose lifetime may come to overlap others' (by the
+/// run's length at most); from 1 MiB on, buffers keep their overlaps.
+constexpr int64_t kMaxMoved = (1 << 20) - 1;
 
 /// The bytes of kernel parameters a launch may take (PTX before ISA 8.1:
 /// 4352), less room for what the lowering adds.
@@ -197,55 +197,51 @@ void ZeroGPUGroupLaunchesPass::groupRun(ArrayRef<Operation *> run) {
     for (Value r : roots)
       usersOfRoot[r].push_back(op);
   }
-  // Launches that stay where they are: the first user of a large buffer
-  // the run allocates and the last user of one it frees. Moved, they would
-  // move the allocation earlier or the free later: what the step's memory
-  // plan does not hold. The run is grouped on either side of them.
+  // Large buffers keep their lifetimes apart. A launch placed in an
+  // earlier wave brings its buffers' allocations with it, and one in a
+  // later wave their frees: where a large buffer the run frees was freed
+  // before a large one it allocates, every user of the second stays in a
+  // later wave than every user of the first, so the two never become live
+  // together. The memory plan's overlaps of large buffers are unchanged.
   auto isLarge = [](Value v) {
     auto t = dyn_cast<MemRefType>(v.getType());
     return !t || !t.hasStaticShape() ||
            t.getNumElements() * t.getElementTypeBitWidth() / 8 > kMaxMoved;
   };
-  DenseSet<Operation *> inRunOps(run.begin(), run.end());
-  DenseSet<unsigned> pinned;
-  for (Operation *op : run) {
-    Value root;
-    if (auto alloc = dyn_cast<memref::AllocOp>(op))
-      root = alloc.getResult();
-    else if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
-      root = zero::rootBuffer(dealloc.getMemref());
-    if (!root || !isLarge(root))
-      continue;
-    Operation *edge = nullptr;
+  auto unitsUsing = [&](Value root) {
+    llvm::SmallSetVector<unsigned, 4> us;
     for (Operation *u : usersOfRoot.lookup(root))
-      if (unitOf.count(u) &&
-          (!edge || (isa<memref::AllocOp>(op) ? u->isBeforeInBlock(edge)
-                                              : edge->isBeforeInBlock(u))))
-        edge = u;
-    if (edge)
-      pinned.insert(unitOf[edge]);
-  }
-  if (!pinned.empty()) {
-    SmallVector<Operation *> part;
-    for (Operation *op : run) {
-      auto it = unitOf.find(op);
-      if (it != unitOf.end() && pinned.contains(it->second)) {
-        if (!part.empty())
-          groupRun(part);
-        part.clear();
-        continue;
-      }
-      part.push_back(op);
+      if (auto it = unitOf.find(u); it != unitOf.end())
+        us.insert(it->second);
+    return us;
+  };
+  DenseSet<Operation *> inRunOps(run.begin(), run.end());
+  DenseMap<unsigned, llvm::SmallSetVector<unsigned, 4>> after; // j: i's
+  SmallVector<Value> freed;
+  for (Operation *op : run) {
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+      Value root = zero::rootBuffer(dealloc.getMemref());
+      if (isLarge(root))
+        freed.push_back(root);
+      continue;
     }
-    if (!part.empty())
-      groupRun(part);
-    return;
+    auto alloc = dyn_cast<memref::AllocOp>(op);
+    if (!alloc || !isLarge(alloc.getResult()) || freed.empty())
+      continue;
+    llvm::SmallSetVector<unsigned, 4> later = unitsUsing(alloc.getResult());
+    for (Value root : freed)
+      for (unsigned i : unitsUsing(root))
+        for (unsigned j : later)
+          after[j].insert(i);
   }
 
   int64_t waves = 0;
   for (unsigned j = 0; j < units.size(); ++j) {
+    auto it = after.find(j);
     for (unsigned i = 0; i < j; ++i)
-      if (units[i].wave >= units[j].wave && conflicts(units[i], units[j]))
+      if (units[i].wave >= units[j].wave &&
+          (conflicts(units[i], units[j]) ||
+           (it != after.end() && it->second.contains(i))))
         units[j].wave = units[i].wave + 1;
     waves = std::max(waves, units[j].wave + 1);
   }
