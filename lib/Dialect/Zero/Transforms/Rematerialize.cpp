@@ -207,9 +207,8 @@ struct ZeroRematerializePass
     fn->setAttr("zero.remat", b.getDictionaryAttr(entries));
   }
 
-  /// Whether `op` reduces: its summation order follows the kernel it is
-  /// fused into (reductions vectorize reassociated), so a copy of it in
-  /// another kernel may round differently.
+  /// Whether `op` reduces. Reductions are kept, not recomputed: their
+  /// results (row statistics) are a fraction of their inputs.
   static bool isReduction(Operation *op) {
     if (isa<tosa::ReduceSumOp, tosa::ReduceMaxOp, tosa::ReduceMinOp,
             tosa::ReduceProductOp, tosa::ReduceAllOp, tosa::ReduceAnyOp,

@@ -201,8 +201,9 @@ void ZeroGPUGroupLaunchesPass::groupRun(ArrayRef<Operation *> run) {
   // earlier wave brings its buffers' allocations with it, and one in a
   // later wave their frees: where a large buffer the run frees was freed
   // before a large one it allocates, every user of the second stays in a
-  // later wave than every user of the first, so the two never become live
-  // together. The memory plan's overlaps of large buffers are unchanged.
+  // later wave than every user of the first, so the free still precedes
+  // the allocation: no two large buffers become live together that were
+  // not, and the arena's layout of them still fits.
   auto isLarge = [](Value v) {
     auto t = dyn_cast<MemRefType>(v.getType());
     return !t || !t.hasStaticShape() ||
