@@ -1,4 +1,5 @@
 // RUN: zero-opt %s --zero-cpu-lane-reductions=lanes=4 --split-input-file | FileCheck %s
+// RUN: zero-opt %s --zero-cpu-lane-reductions=lanes=3 --split-input-file | FileCheck %s --check-prefix=THREE
 
 // A row sum of 10 in lanes of 4: rows outermost; the lanes one vector from
 // -0, two rounds of 4 consecutive elements in a loop (one vector load;
@@ -37,6 +38,23 @@
 // CHECK: %[[NEW:.*]] = arith.addf %[[S]], %[[OLD]] : f32
 // CHECK: memref.store %[[NEW]], %{{.*}}[%[[ROW]]]
 // CHECK-NOT: linalg.generic
+
+// Three lanes: three rounds, element 9 into lane 0, and an odd count
+// folded as scalars, the last lane a level later: (0+1)+2.
+// THREE-LABEL: func.func @row_sum_of_squares
+// THREE: scf.for {{.*}} -> (vector<3xf32>)
+// THREE: %[[C9:.*]] = arith.constant 9 : index
+// THREE: %[[L0:.*]] = vector.extract %{{.*}}[0]
+// THREE: memref.load %{{.*}}[%{{.*}}, %[[C9]]]
+// THREE: %[[V:.*]] = vector.insert %{{.*}}, %{{.*}} [0]
+// THREE-NOT: vector.shuffle
+// THREE: %[[A:.*]] = vector.extract %[[V]][0]
+// THREE: %[[B:.*]] = vector.extract %[[V]][1]
+// THREE: %[[C:.*]] = vector.extract %[[V]][2]
+// THREE: %[[AB:.*]] = arith.addf %[[A]], %[[B]] : f32
+// THREE: %[[ABC:.*]] = arith.addf %[[AB]], %[[C]] : f32
+// THREE: memref.load
+// THREE: arith.addf %[[ABC]], %{{.*}} : f32
 func.func @row_sum_of_squares(%a: memref<3x10xf32>, %c: memref<3xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%a : memref<3x10xf32>) outs(%c : memref<3xf32>) {
   ^bb0(%x: f32, %acc: f32):

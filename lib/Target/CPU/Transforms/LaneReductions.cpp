@@ -413,6 +413,12 @@ struct ZeroCPULaneReductionsPass
   using Base::Base;
 
   void runOnOperation() override {
+    if (lanes < 1) {
+      getOperation().emitError()
+          << "lanes is " << static_cast<int64_t>(lanes)
+          << "; give at least 1 accumulator per output (the default is 16)";
+      return signalPassFailure();
+    }
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     for (linalg::LinalgOp op : ops) {
