@@ -222,18 +222,19 @@ def ZeroCPULaneReductions
     output elements outermost; for each, `lanes` accumulators starting
     from the combiner's identity (-0 for sums), element i of that loop
     going to lane i mod `lanes` (the other reduced loops around it, in
-    their order), then the lanes combined pairwise (0+1, 2+3, ..., then
-    again), and the output's value folded with the result last. The lanes
-    are independent chains: LLVM vectorizes them without any fast-math
-    flag, and the order depends only on the reduction's extents. Other
-    reductions stay in loop order.
+    their order, the tail into lanes 0, 1, ...), then halves folded onto
+    halves (lane i with i + lanes/2; with an odd count the last lane a
+    level later), and the output's value folded with the result last. A
+    body of elementwise ops on 32/64-bit types becomes vector ops on the
+    lanes (one vector load where the elements are consecutive); others run
+    the same lanes as scalars. No fast-math flag is set: the order depends
+    only on the reduction's extents. Other reductions stay in loop order.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
            "Accumulators per output element">
   ];
-  let dependentDialects = ["mlir::affine::AffineDialect",
-                           "mlir::arith::ArithDialect",
+  let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect",
                            "mlir::vector::VectorDialect"];

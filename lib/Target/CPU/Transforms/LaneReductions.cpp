@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Target/CPU/Passes.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -82,26 +82,18 @@ Value combine(OpBuilder &b, const Combiner &c, Value lhs, Value rhs) {
   return b.create(state)->getResult(0);
 }
 
-/// The indices an indexing map gives at the loop indices `ivs`.
+/// The indices an indexing map gives at the loop indices `ivs`: only the
+/// loops it uses are read.
 SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
                              ArrayRef<Value> ivs) {
-  SmallVector<Value> indices;
-  for (AffineExpr e : map.getResults()) {
-    if (auto d = dyn_cast<AffineDimExpr>(e))
-      indices.push_back(ivs[d.getPosition()]);
-    else if (auto c = dyn_cast<AffineConstantExpr>(e))
-      indices.push_back(arith::ConstantIndexOp::create(b, loc, c.getValue()));
-    else
-      indices.push_back(affine::AffineApplyOp::create(
-          b, loc, AffineMap::get(map.getNumDims(), 0, e), ivs));
-  }
-  return indices;
+  return SmallVector<Value>(*affine::expandAffineMap(b, loc, map, ivs));
 }
 
 struct LaneReduction {
   linalg::LinalgOp op;
   SmallVector<Combiner> combiners;
   SmallVector<int64_t> ranges;
+  SmallVector<utils::IteratorType> kinds;
   unsigned split; ///< the loop dealt into lanes
   int64_t lanes;
   bool vec; ///< the lanes one vector per output
@@ -365,16 +357,11 @@ struct LaneReduction {
           state.push_back(arith::ConstantOp::create(b, loc, c.identity));
     }
     SmallVector<unsigned> others;
-    SmallVector<utils::IteratorType> kinds = op.getIteratorTypesArray();
     for (unsigned d = 0; d < ranges.size(); ++d)
       if (d != split && ranges[d] > 1 &&
           kinds[d] == utils::IteratorType::reduction)
         others.push_back(d);
     state = reduceLoops(b, others, std::move(state));
-    // The reduced loops' indices are out of scope here; outputs use none.
-    for (unsigned d = 0; d < ranges.size(); ++d)
-      if (kinds[d] == utils::IteratorType::reduction)
-        ivs[d] = arith::ConstantIndexOp::create(b, loc, 0);
     for (auto [j, init] : llvm::enumerate(op.getDpsInitsMutable())) {
       Value folded = tree(b, combiners[j], state, j);
       SmallVector<Value> at =
@@ -390,7 +377,6 @@ struct LaneReduction {
 
   /// The output elements' loops, outermost, then each element.
   void build(OpBuilder &b, unsigned d = 0) {
-    SmallVector<utils::IteratorType> kinds = op.getIteratorTypesArray();
     for (; d < ranges.size(); ++d)
       if (kinds[d] == utils::IteratorType::parallel && ranges[d] > 1)
         break;
@@ -428,15 +414,14 @@ struct ZeroCPULaneReductionsPass
       if (llvm::any_of(ranges, ShapedType::isDynamic))
         continue;
       // The innermost loop that is not a single iteration.
+      SmallVector<utils::IteratorType> kinds = op.getIteratorTypesArray();
       int split = ranges.size() - 1;
       while (split >= 0 && ranges[split] == 1)
         --split;
-      if (split < 0 ||
-          op.getIteratorTypesArray()[split] != utils::IteratorType::reduction ||
+      if (split < 0 || kinds[split] != utils::IteratorType::reduction ||
           ranges[split] < 2 * lanes)
         continue;
       // An output indexed by a reduced loop is not a reduction into it.
-      SmallVector<utils::IteratorType> kinds = op.getIteratorTypesArray();
       if (llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
             AffineMap map = op.getMatchingIndexingMap(&init);
             for (unsigned d = 0; d < map.getNumDims(); ++d)
@@ -458,6 +443,7 @@ struct ZeroCPULaneReductionsPass
           op,
           std::move(*combiners),
           ranges,
+          kinds,
           static_cast<unsigned>(split),
           lanes,
           /*vec=*/false,

@@ -216,7 +216,6 @@ void ZeroGPUGroupLaunchesPass::groupRun(ArrayRef<Operation *> run) {
         us.insert(it->second);
     return us;
   };
-  DenseSet<Operation *> inRunOps(run.begin(), run.end());
   DenseMap<unsigned, llvm::SmallSetVector<unsigned, 4>> after; // j: i's
   SmallVector<Value> freed;
   for (Operation *op : run) {
@@ -256,7 +255,7 @@ void ZeroGPUGroupLaunchesPass::groupRun(ArrayRef<Operation *> run) {
   // the units (grouped when several); a deallocation once every op of the
   // run that uses its buffer is out.
   Operation *anchor = run.back()->getNextNode();
-  DenseSet<Operation *> &inRun = inRunOps, emitted;
+  DenseSet<Operation *> inRun(run.begin(), run.end()), emitted;
   auto place = [&](Operation *op, Operation *before) {
     op->moveBefore(before);
     emitted.insert(op);
