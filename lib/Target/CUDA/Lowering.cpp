@@ -35,6 +35,9 @@ void cuda::buildCUDALowering(OpPassManager &pm,
   pm.addPass(cuda::createZeroGPUSplitReductions());
   pm.addPass(cuda::createZeroGPUGroupLaunches());
   pm.addPass(createZeroFormKernels());
+  // Launch groups reorder small buffers' lifetimes: the plan reports the
+  // program the arena lays out.
+  pm.addPass(cpu::createZeroCPUMemoryReport());
   cpu::ZeroCPUTrackMemoryOptions track;
   track.kernels = false;
   pm.addPass(cpu::createZeroCPUTrackMemory(track));

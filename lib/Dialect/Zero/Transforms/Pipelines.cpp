@@ -128,6 +128,8 @@ void zero::buildCollectiveSchedule(OpPassManager &pm,
   buckets.reduceBucketSize = options.reduceBucketSize;
   buckets.allgatherBucketSize = options.allgatherBucketSize;
   pm.addPass(createZeroBucketCollectives(buckets));
+  // A gathered parameter leaves its bucket straight into its own buffer.
+  pm.addPass(createZeroUnpackInPlace());
   pm.addPass(createZeroAsyncCollectives());
   // Without overlap each wait stays at its start.
   if (options.overlapComm)

@@ -446,6 +446,22 @@ def ZeroBucketCollectives : Pass<"zero-bucket-collectives", "ModuleOp"> {
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def ZeroUnpackInPlace : Pass<"zero-unpack-in-place", "ModuleOp"> {
+  let summary = "Unpack a bucket's result straight into the buffer it is "
+                "copied to";
+  let description = [{
+    Runs after `zero-bucket-collectives`. Where a `zero.bucket_unpack`
+    writes a buffer of its own that is then copied whole (`memref.copy` or
+    `linalg.copy`, through reshapes of it) into another contiguous buffer,
+    and nothing else reads it, the unpack writes that buffer instead, in
+    the copy's place: a gathered parameter goes from the bucket into the
+    parameter itself, without a parameter-sized temporary and a second
+    pass over its bytes. Left as it is when anything between the two ops
+    touches the target or writes the staging buffer, or when the copy
+    reads only part of the buffer (a padded parameter's shards).
+  }];
+}
+
 def ZeroAsyncCollectives : Pass<"zero-async-collectives", "ModuleOp"> {
   let summary = "Split each buffer collective into a start and a wait";
   let description = [{
