@@ -107,3 +107,26 @@ func.func @casts() {
   memref.dealloc %buf : memref<8xf32>
   return
 }
+
+// -----
+
+// Two arguments of a step whose calls pass disjoint buffers
+// (zero.disjoint_arguments, which the entry's ABI promises): noalias. A
+// view of one argument against the argument itself still may meet.
+// CHECK-LABEL: func.func private @kernel_update
+// CHECK-SAME: (%{{.*}}: memref<4xf32> {llvm.noalias}, %{{.*}}: memref<4xf32> {llvm.noalias})
+// CHECK-LABEL: func.func private @kernel_self
+// CHECK-NOT: llvm.noalias
+// CHECK-LABEL: func.func @disjoint_step
+func.func private @kernel_update(%a: memref<4xf32>, %b: memref<4xf32>) attributes {zero.kernel = "linalg.generic"} {
+  return
+}
+func.func private @kernel_self(%a: memref<8xf32>, %b: memref<4xf32, strided<[1], offset: 2>>) attributes {zero.kernel = "linalg.generic"} {
+  return
+}
+func.func @disjoint_step(%g: memref<4xf32>, %p: memref<4xf32>, %q: memref<8xf32>) attributes {zero.disjoint_arguments} {
+  call @kernel_update(%g, %p) : (memref<4xf32>, memref<4xf32>) -> ()
+  %v = memref.subview %q[2] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 2>>
+  call @kernel_self(%q, %v) : (memref<8xf32>, memref<4xf32, strided<[1], offset: 2>>) -> ()
+  return
+}

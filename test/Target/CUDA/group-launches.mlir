@@ -270,6 +270,41 @@ func.func @gather(%x: memref<8xf32>, %ids: memref<4xindex>) {
 
 // -----
 
+// A step whose calls pass disjoint buffers (zero.disjoint_arguments): two
+// updates of different arguments, and copies into arguments, are one
+// launch each wave.
+
+#e = affine_map<(d0) -> (d0)>
+
+// CHECK-LABEL: func.func @disjoint_arguments
+// CHECK: zero.launch_group {
+// CHECK-NEXT: linalg.generic {{.*}} outs(%arg1
+// CHECK: linalg.generic {{.*}} outs(%arg2
+// CHECK: memref.copy %arg0, %arg3
+// CHECK-NEXT: }
+// CHECK-NOT: zero.launch_group
+// CHECK: return
+func.func @disjoint_arguments(%x: memref<8xf32>, %p: memref<8xf32>,
+                              %q: memref<8xf32>, %r: memref<8xf32>)
+    attributes {zero.disjoint_arguments} {
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%p : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.subf %o, %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%q : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.subf %o, %a : f32
+    linalg.yield %n : f32
+  }
+  memref.copy %x, %r : memref<8xf32> to memref<8xf32>
+  return
+}
+
+// -----
+
 // A bucket's member copies (before and after their lowering to copies of
 // strided views): slots of one staging buffer are apart when their
 // columns are, in every rank's row, so the three packs are one launch. A

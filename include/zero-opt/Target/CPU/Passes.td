@@ -63,7 +63,10 @@ def ZeroCPUPrepareEntries : Pass<"zero-cpu-prepare-entries", "ModuleOp"> {
     Functions marked `zero.entry` become private so that bufferization may
     treat their signatures freely, list their in-place results
     (`zero.updates`) in `zero.inplace_results`, and record in
-    `zero.abi_buffers` how many buffers their C ABI entry will take.
+    `zero.abi_buffers` how many buffers their C ABI entry will take. They
+    are marked `zero.disjoint_arguments`: the entry's callers pass buffers
+    that share no byte (the runtime's own do not), so buffer analyses
+    (`zero::mayOverlap`) may tell two arguments apart.
   }];
 }
 

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
@@ -108,6 +109,16 @@ static ByteSpan byteSpan(Value v) {
   return {v, range, periodic};
 }
 
+/// Whether `a` and `b` are two arguments of a function whose calls pass
+/// disjoint buffers (`kDisjointArgumentsAttr`).
+static bool disjointArguments(Value a, Value b) {
+  auto x = dyn_cast<BlockArgument>(a), y = dyn_cast<BlockArgument>(b);
+  if (!x || !y || x.getOwner() != y.getOwner() || !x.getOwner()->isEntryBlock())
+    return false;
+  auto fn = dyn_cast<FunctionOpInterface>(x.getOwner()->getParentOp());
+  return fn && fn->hasAttr(kDisjointArgumentsAttr);
+}
+
 static bool mayOverlap(const ByteSpan &x, const ByteSpan &y) {
   if (x.root != y.root) {
     auto allocated = [](Value v) {
@@ -115,7 +126,8 @@ static bool mayOverlap(const ByteSpan &x, const ByteSpan &y) {
       return def && (isa<memref::AllocOp, memref::AllocaOp>(def) ||
                      def->hasAttr(kArenaAttr));
     };
-    return !allocated(x.root) && !allocated(y.root);
+    return !allocated(x.root) && !allocated(y.root) &&
+           !disjointArguments(x.root, y.root);
   }
   if (!x.range || !y.range)
     return true;

@@ -1,6 +1,8 @@
 //===- PrepareEntries.cpp - step functions ahead of bufferization -------===//
 #include "zero-opt/Target/CPU/Passes.h"
 
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
@@ -73,6 +75,7 @@ struct ZeroCPUPrepareEntriesPass
       fn->setAttr(
           "zero.abi_buffers",
           IntegerAttr::get(IntegerType::get(&getContext(), 64), buffers));
+      fn->setAttr(zero::kDisjointArgumentsAttr, UnitAttr::get(&getContext()));
       fn.setPrivate();
     }
   }

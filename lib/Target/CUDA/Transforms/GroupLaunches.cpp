@@ -20,6 +20,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -58,11 +59,14 @@ bool isMovable(Operation *op) {
 /// A launch a group can hold: a copy, a bucket copy, or a linalg op on
 /// buffers that is no GEMM (cuBLAS runs those) and writes only its outputs.
 bool isLaunch(Operation *op) {
-  // Copies into a step's arguments stay apart: two arguments may be one
-  // buffer, so each would wait for the last, and drag what reads it along.
+  // Copies into a step's arguments stay apart unless its calls pass
+  // disjoint buffers: two arguments may be one buffer, so each would wait
+  // for the last, and drag what reads it along.
   if (isa<memref::CopyOp, zero::BucketPackOp, zero::BucketUnpackOp>(op)) {
     Value written = op->getOperand(1);
-    return !isa<BlockArgument>(zero::rootBuffer(written));
+    auto fn = op->getParentOfType<FunctionOpInterface>();
+    return !isa<BlockArgument>(zero::rootBuffer(written)) ||
+           (fn && fn->hasAttr(zero::kDisjointArgumentsAttr));
   }
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||

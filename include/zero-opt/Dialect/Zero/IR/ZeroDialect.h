@@ -54,6 +54,11 @@ constexpr llvm::StringLiteral kStopGradientAttr = "zero.stop_gradient";
 constexpr llvm::StringLiteral kUpdatesAttr = "zero.updates";
 /// Function attribute: a compiled step with a C ABI entry.
 constexpr llvm::StringLiteral kEntryAttr = "zero.entry";
+/// Function attribute: the buffers of one call (arguments, and the
+/// out-parameters results become) share no byte, as the runtime's are. The
+/// entry's ABI promises it; buffer analyses then tell arguments apart.
+constexpr llvm::StringLiteral kDisjointArgumentsAttr =
+    "zero.disjoint_arguments";
 /// Function attribute: a kernel outlined from a step (zero-form-kernels),
 /// holding the name of the op it was formed around.
 constexpr llvm::StringLiteral kKernelAttr = "zero.kernel";

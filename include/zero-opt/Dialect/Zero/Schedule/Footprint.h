@@ -26,7 +26,9 @@ Value rootBuffer(Value v);
 /// Whether two buffers may share a byte: views of one buffer whose byte
 /// ranges meet or are not static, or two buffers neither of which is
 /// allocated in the function (arguments a caller may pass twice; the
-/// device arena, `kArenaAttr`, counts as allocated).
+/// device arena, `kArenaAttr`, counts as allocated), unless they are two
+/// arguments of a step whose calls pass disjoint buffers
+/// (`kDisjointArgumentsAttr`).
 bool mayOverlap(Value a, Value b);
 /// For each argument of `fn`: whether it is a buffer that overlaps no other
 /// argument at any of `fn`'s calls (none is when `fn` has no call or a use
