@@ -80,7 +80,9 @@ struct ZeroUnpackInPlacePass
           copy->isBeforeInBlock(unpack))
         continue;
       Value target = copyOperands(copy).second;
-      if (!contiguous(target))
+      if (!contiguous(target) ||
+          cast<MemRefType>(target.getType()).getElementType() !=
+              unpack.getDest().getType().getElementType())
         continue;
       // The unpack moves to the copy: nothing in between may touch the
       // target or write the staging buffer (other unpacks only read it).

@@ -116,3 +116,16 @@ func.func @strided_target(%stage: memref<16xf32>, %p: memref<16xf32>) {
   memref.copy %t, %s : memref<8xf32> to memref<8xf32, strided<[2]>>
   return
 }
+
+// -----
+
+// A copy that converts (f32 to f16): the unpack cannot write the target.
+// CHECK-LABEL: func.func @converting_copy
+// CHECK: zero.bucket_unpack %arg0[0] rows 2 into %[[T:.*]] :
+// CHECK-NEXT: linalg.copy ins(%[[T]] : memref<8xf32>) outs(%arg1 : memref<8xf16>)
+func.func @converting_copy(%stage: memref<16xf32>, %p: memref<8xf16>) {
+  %t = memref.alloc() : memref<8xf32>
+  zero.bucket_unpack %stage[0] rows 2 into %t : memref<16xf32>, memref<8xf32>
+  linalg.copy ins(%t : memref<8xf32>) outs(%p : memref<8xf16>)
+  return
+}

@@ -452,7 +452,8 @@ def ZeroUnpackInPlace : Pass<"zero-unpack-in-place", "ModuleOp"> {
   let description = [{
     Runs after `zero-bucket-collectives`. Where a `zero.bucket_unpack`
     writes a buffer of its own that is then copied whole (`memref.copy` or
-    `linalg.copy`, through reshapes of it) into another contiguous buffer,
+    `linalg.copy`, through reshapes of it) into another contiguous buffer
+    of its element type,
     and nothing else reads it, the unpack writes that buffer instead, in
     the copy's place: a gathered parameter goes from the bucket into the
     parameter itself, without a parameter-sized temporary and a second
