@@ -151,6 +151,7 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
   if (options.cuda) {
     PassManager pm(planned.getContext());
     pm.addPass(cuda::createZeroGPUSplitReductions());
+    pm.addPass(cuda::createZeroGPUOnlineSoftmax());
     pm.addPass(cuda::createZeroGPUGroupLaunches());
     if (failed(pm.run(planned)))
       return failure();

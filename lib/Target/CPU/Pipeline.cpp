@@ -100,6 +100,7 @@ void cpu::buildCPULowering(OpPassManager &pm,
   if (options.simulateGPU) {
     pm.addPass(cuda::createZeroGPUScalarCopies());
     pm.addPass(cuda::createZeroGPUSplitReductions());
+    pm.addPass(cuda::createZeroGPUOnlineSoftmax());
     pm.addPass(cuda::createZeroGPUGroupLaunches());
   }
   pm.addPass(createZeroFormKernels());

@@ -33,6 +33,7 @@ void cuda::buildCUDALowering(OpPassManager &pm,
   pm.addPass(createConvertZeroToRuntime());
   pm.addPass(cuda::createZeroGPUScalarCopies());
   pm.addPass(cuda::createZeroGPUSplitReductions());
+  pm.addPass(cuda::createZeroGPUOnlineSoftmax());
   pm.addPass(cuda::createZeroGPUGroupLaunches());
   pm.addPass(createZeroFormKernels());
   // Launch groups reorder small buffers' lifetimes: the plan reports the

@@ -286,6 +286,27 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def ZeroGPUOnlineSoftmax : Pass<"zero-gpu-online-softmax", "ModuleOp"> {
+  let summary = "A softmax's row maximum and sum of exponentials in one pass";
+  let description = [{
+    Runs after `zero-gpu-split-reductions`. A softmax's statistics are two
+    reductions over the same rows: a maximum M (from -inf or the lowest
+    finite value) and then a sum of `exp(x - M)` (from 0) whose `x` is
+    computed from the same inputs, op for op, as the maximum's (with
+    `recompute-shared`, the scale and mask are in both). They become one
+    reduction with two outputs, a running maximum m and a sum s relative
+    to it: `m' = max(m, x)`, `s' = s * exp(m - m') + exp(x - m')` (s
+    unchanged while m' is -inf), which reads the rows once instead of
+    twice. When the split made partials of both (no tail), each partial
+    keeps its own maximum; the maxima are combined as before, and the sums
+    are combined rescaled, `S = sum of s_p * exp(m_p - M)` (0 for a
+    partial whose maximum is -inf). The values differ from the two-pass
+    sum by rounding only. Left alone: a sum whose maximum is not computed
+    alike, or whose inputs something writes in between.
+  }];
+  let dependentDialects = ["mlir::math::MathDialect"];
+}
+
 def ZeroGPUGroupLaunches : Pass<"zero-gpu-group-launches", "ModuleOp"> {
   let summary = "Independent kernel roots as one launch each wave";
   let description = [{
