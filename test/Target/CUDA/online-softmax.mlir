@@ -215,3 +215,42 @@ func.func @written_between(%x: memref<2x8xf32>, %y: memref<2x8xf32>) {
   call @use(%mx, %sm) : (memref<2xf32>, memref<2xf32>) -> ()
   return
 }
+
+// -----
+
+// Left alone: the sum's buffer is read between the two (it would hold the
+// sum there already).
+// CHECK-LABEL: func.func @sum_read_between
+// CHECK: linalg.generic {{.*}} outs(%[[MX:.*]] : memref<2xf32>)
+// CHECK: linalg.copy ins(%arg1
+// CHECK: linalg.generic {{.*}} ins(%arg0, %[[MX]] : memref<2x8xf32>, memref<2xf32>) outs(%arg1 : memref<2xf32>)
+
+#i2 = affine_map<(d0, d1) -> (d0, d1)>
+#o2 = affine_map<(d0, d1) -> (d0)>
+
+func.func private @use(memref<2xf32>, memref<2xf32>)
+
+func.func @sum_read_between(%x: memref<2x8xf32>, %sm: memref<2xf32>, %y: memref<2xf32>) {
+  %low = arith.constant -3.40282347E+38 : f32
+  %zero = arith.constant 0.0 : f32
+  %mx = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%low : f32) outs(%mx : memref<2xf32>)
+  linalg.generic {indexing_maps = [#i2, #o2], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x8xf32>) outs(%mx : memref<2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  }
+  linalg.copy ins(%sm : memref<2xf32>) outs(%y : memref<2xf32>)
+  linalg.fill ins(%zero : f32) outs(%sm : memref<2xf32>)
+  linalg.generic {indexing_maps = [#i2, #o2, #o2], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %mx : memref<2x8xf32>, memref<2xf32>) outs(%sm : memref<2xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %e = math.exp %d : f32
+    %t = arith.addf %e, %o : f32
+    linalg.yield %t : f32
+  }
+  call @use(%mx, %sm) : (memref<2xf32>, memref<2xf32>) -> ()
+  return
+}

@@ -296,13 +296,16 @@ def ZeroGPUOnlineSoftmax : Pass<"zero-gpu-online-softmax", "ModuleOp"> {
     `recompute-shared`, the scale and mask are in both). They become one
     reduction with two outputs, a running maximum m and a sum s relative
     to it: `m' = max(m, x)`, `s' = s * exp(m - m') + exp(x - m')` (s
-    unchanged while m' is -inf), which reads the rows once instead of
-    twice. When the split made partials of both (no tail), each partial
-    keeps its own maximum; the maxima are combined as before, and the sums
-    are combined rescaled, `S = sum of s_p * exp(m_p - M)` (0 for a
-    partial whose maximum is -inf). The values differ from the two-pass
-    sum by rounding only. Left alone: a sum whose maximum is not computed
-    alike, or whose inputs something writes in between.
+    counts as 0 while m is -inf, and is 0 while m' is), which reads the
+    rows once instead of twice. When the split made partials of both (no
+    tail), each partial keeps its own maximum; the maxima are combined as
+    before, and the sums are combined rescaled, `S = sum of s_p *
+    exp(m_p - M)` (0 for a partial whose maximum is -inf). A maximum from
+    -inf leaves the sum without a fill (its start is never read); one
+    from the lowest finite value keeps the sum's zero fill. The values
+    differ from the two-pass sum by rounding only. Left alone: a sum whose
+    maximum is not computed alike, whose inputs something writes in
+    between, or whose output something else uses in between.
   }];
   let dependentDialects = ["mlir::math::MathDialect"];
 }

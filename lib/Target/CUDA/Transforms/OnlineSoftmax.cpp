@@ -187,11 +187,15 @@ std::optional<Match> match(linalg::GenericOp sum) {
       r.max->isBeforeInBlock(def) &&
       (!isa<memref::AllocOp>(def) || def->getNumOperands()))
     return std::nullopt;
-  DenseSet<Value> read;
+  DenseSet<Value> read, sumViews;
   for (Value in : r.max.getDpsInputs())
     read.insert(zero::rootBuffer(in));
+  // The sum is now written at the max: nothing in between may use it.
+  zero::collectViews(zero::rootBuffer(sOut), sumViews);
   for (Operation *op = r.max->getNextNode(); op != sum.getOperation();
        op = op->getNextNode()) {
+    if (op != sum->getPrevNode() && zero::touchesViews(op, sumViews))
+      return std::nullopt;
     if (isa<memref::AllocOp, memref::DeallocOp, arith::ConstantOp>(op) ||
         isa<ViewLikeOpInterface>(op))
       continue;
