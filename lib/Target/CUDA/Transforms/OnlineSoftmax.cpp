@@ -11,6 +11,7 @@
 
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -35,16 +36,16 @@ std::pair<Value, Operation *> folded(linalg::GenericOp g) {
   if (g.getNumDpsInits() != 1 || !g.hasPureBufferSemantics() ||
       g.getNumReductionLoops() == 0)
     return {};
-  auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
-  auto c = yield.getOperand(0).getDefiningOp<Combiner>();
-  Value out = g.getRegionOutputArgs()[0];
-  if (!c || c->getBlock() != g.getBody())
+  // Upstream's matcher: one combining op from the output to the yield.
+  SmallVector<Operation *> combiners;
+  if (!matchReduction(g.getRegionOutputArgs(), 0, combiners) ||
+      combiners.size() != 1)
     return {};
-  if (c.getRhs() == out && c.getLhs() != out)
-    return {c.getLhs(), c};
-  if (c.getLhs() == out && c.getRhs() != out)
-    return {c.getRhs(), c};
-  return {};
+  auto c = dyn_cast<Combiner>(combiners[0]);
+  if (!c)
+    return {};
+  Value out = g.getRegionOutputArgs()[0];
+  return {c.getLhs() == out ? c.getRhs() : c.getLhs(), c};
 }
 
 /// Whether `op` fills `buffer` with 0 (`zero`) or with -inf or the
