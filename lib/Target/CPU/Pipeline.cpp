@@ -119,13 +119,14 @@ void cpu::buildCPULowering(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createZeroCPUExpandStridedCopies());
   pm.addPass(createConvertLinalgToLoopsPass());
   // 16-bit floats compute in f32, one rounding per op (x86 has no bf16
-  // arithmetic, and fp16 only with AVX512-FP16); the math functions then
-  // take the f32 approximations.
+  // arithmetic, and fp16 only with AVX512-FP16), kept through later folds;
+  // the math functions then take the f32 approximations.
   math::MathExtendToSupportedTypesOptions extend;
   pm.addPass(math::createMathExtendToSupportedTypes(extend));
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"bf16", "f16"};
   pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  pm.addPass(createZeroKeep16BitRounding());
   pm.addNestedPass<func::FuncOp>(createZeroCPUApproximateMath());
   pm.addPass(createZeroCPUExpandBF16());
   pm.addPass(memref::createExpandStridedMetadataPass());

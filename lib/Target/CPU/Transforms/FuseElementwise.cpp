@@ -63,7 +63,7 @@ static void readThroughUnitExpands(linalg::GenericOp producer) {
 }
 
 /// A producer worth computing again in each of its users' loops: one
-/// elementwise result, not a 16-bit float, with a short body, reading no
+/// elementwise result with a short body, reading no
 /// more bytes at full size than it writes, so that each user reads what it
 /// read before (a softmax's masked scores and exponentials, a
 /// normalization's centred input) and the result is never written.
@@ -85,12 +85,9 @@ static bool recomputable(linalg::GenericOp producer) {
       return std::nullopt;
     return t.getNumElements() * int64_t(t.getElementTypeBitWidth());
   };
+  // A 16-bit result too: the body's ops are 16-bit ops, each rounded in a
+  // user's loop as it is where the result is stored.
   Value result = producer->getResult(0);
-  // A 16-bit value is rounded where it is stored: computed again inside a
-  // user's loop it would not be, and the step's numerics would move.
-  if (auto f = dyn_cast<FloatType>(getElementTypeOrSelf(result));
-      f && f.getWidth() < 32)
-    return false;
   std::optional<int64_t> written = bits(result);
   if (!written)
     return false;

@@ -8,6 +8,7 @@
 // gpu.func the device code does, after mapping and outlining.
 //
 //===----------------------------------------------------------------------===//
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Target/CUDA/Passes.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
@@ -240,6 +241,7 @@ void ZeroGPUHostKernelsPass::runOnOperation() {
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"bf16", "f16"};
   pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  pm.addPass(zero::createZeroKeep16BitRounding());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));

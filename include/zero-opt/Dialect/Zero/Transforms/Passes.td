@@ -463,6 +463,23 @@ def ZeroUnpackInPlace : Pass<"zero-unpack-in-place", "ModuleOp"> {
   }];
 }
 
+def ZeroKeep16BitRounding : Pass<"zero-keep-16bit-rounding"> {
+  let summary = "Keep the rounding of every 16-bit float op through folds";
+  let description = [{
+    Runs right after upstream's `arith-emulate-unsupported-floats`, which
+    computes each bf16 or f16 op in f32 between an `arith.extf` and an
+    `arith.truncf` marked `fastmath<contract>`: that flag lets a fold
+    replace `extf(truncf(x))` by `x`, so two 16-bit ops in one loop body
+    round once, while the same ops in two loops, the value stored between
+    them, round twice. Clearing `contract` on the conversions to and from
+    16-bit floats keeps one rounding per op, as a device with 16-bit
+    arithmetic rounds: the step's numbers then do not depend on what
+    fusion puts in one loop (the CUDA target computes a 16-bit producer
+    again in each of its users, the CPU target stores it).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def ZeroAsyncCollectives : Pass<"zero-async-collectives", "ModuleOp"> {
   let summary = "Split each buffer collective into a start and a wait";
   let description = [{
