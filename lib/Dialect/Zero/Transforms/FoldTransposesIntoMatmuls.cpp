@@ -206,29 +206,41 @@ struct FoldTransposedResult : OpRewritePattern<linalg::TransposeOp> {
 // batch dimension innermost stays materialized.
 //===----------------------------------------------------------------------===//
 
-/// Whether `op` is a GEMM on tensors of one float type, with no conversion
-/// in its body: what a multiply-add generic can replace.
+/// Whether `op` is a GEMM on float tensors, A and B of one type and C of
+/// that type or a wider one (a 16-bit GEMM accumulating in f32), with no
+/// other conversion in its body: what a multiply-add generic can replace.
 std::optional<zero::GemmLoops> floatTensorGemm(linalg::LinalgOp op) {
-  if (!op.hasPureTensorSemantics() || op->getAttr("cast"))
+  if (!op.hasPureTensorSemantics() || op->getAttr("cast") ||
+      op.getNumDpsInputs() != 2)
     return std::nullopt;
-  Type element = getElementTypeOrSelf(op->getResult(0).getType());
-  if (!isa<FloatType>(element) ||
-      llvm::any_of(op->getOperandTypes(),
-                   [&](Type t) { return getElementTypeOrSelf(t) != element; }))
+  auto c = dyn_cast<FloatType>(getElementTypeOrSelf(op->getResult(0)));
+  auto a = dyn_cast<FloatType>(getElementTypeOrSelf(op.getDpsInputs()[0]));
+  if (!a || !c || getElementTypeOrSelf(op.getDpsInputs()[1]) != a ||
+      getElementTypeOrSelf(op.getDpsInits()[0]) != c ||
+      a.getWidth() > c.getWidth() ||
+      (a != c && !(a.getWidth() == 16 && c.isF32())))
     return std::nullopt;
   return zero::getGemmLoops(op);
 }
 
-/// `C += A * B` over `maps` and `iterators`, as a `linalg.generic`.
+/// `C += A * B` over `maps` and `iterators`, as a `linalg.generic`; 16-bit
+/// A and B are widened to C's type exactly, as the named op does.
 linalg::GenericOp buildGemm(PatternRewriter &rewriter, linalg::LinalgOp op,
                             Value a, Value b, Value init,
                             ArrayRef<AffineMap> maps,
                             ArrayRef<utils::IteratorType> iterators) {
+  Type cType = getElementTypeOrSelf(init);
   auto generic = linalg::GenericOp::create(
       rewriter, op.getLoc(), TypeRange{init.getType()}, ValueRange{a, b},
       ValueRange{init}, maps, iterators,
-      [](OpBuilder &nb, Location loc, ValueRange args) {
-        Value product = arith::MulFOp::create(nb, loc, args[0], args[1]);
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        auto widen = [&](Value v) -> Value {
+          return v.getType() == cType
+                     ? v
+                     : arith::ExtFOp::create(nb, loc, cType, v).getResult();
+        };
+        Value product =
+            arith::MulFOp::create(nb, loc, widen(args[0]), widen(args[1]));
         Value sum = arith::AddFOp::create(nb, loc, args[2], product);
         linalg::YieldOp::create(nb, loc, sum);
       });
@@ -314,6 +326,52 @@ struct FoldPermutedResult : OpRewritePattern<linalg::TransposeOp> {
     rewriter.replaceOp(transpose,
                        buildGemm(rewriter, op, inputs[0], inputs[1], *init,
                                  maps, op.getIteratorTypesArray()));
+    return success();
+  }
+};
+
+/// A transpose of a GEMM's product through one elementwise op (the
+/// rounding of a 16-bit GEMM's f32 sums): the op runs on the transposed
+/// product instead, so that `FoldPermutedResult` writes it transposed
+/// (attention's heads merged back into the sequence, in bf16).
+struct TransposeBeforeRounding : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
+                                PatternRewriter &rewriter) const override {
+    auto ew = transpose.getInput().getDefiningOp<linalg::GenericOp>();
+    if (!ew || !ew->hasOneUse() || ew.getNumDpsInputs() != 1 ||
+        ew.getNumDpsInits() != 1 || !ew.hasPureTensorSemantics() ||
+        ew.getNumLoops() != ew.getNumParallelLoops() ||
+        !llvm::all_of(ew.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }) ||
+        ew.payloadUsesValueFromOperand(ew.getDpsInitOperand(0)))
+      return failure();
+    Value product = ew.getDpsInputs()[0];
+    auto gemm = product.getDefiningOp<linalg::LinalgOp>();
+    if (!gemm || !product.hasOneUse() || !floatTensorGemm(gemm))
+      return failure();
+    Location loc = transpose.getLoc();
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    auto productType = cast<RankedTensorType>(product.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t p : perm)
+      shape.push_back(productType.getDimSize(p));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, shape,
+                                          productType.getElementType());
+    Value moved =
+        linalg::TransposeOp::create(rewriter, loc, product, empty, perm)
+            ->getResult(0);
+    unsigned rank = shape.size();
+    SmallVector<AffineMap> maps(2, rewriter.getMultiDimIdentityMap(rank));
+    auto rounded = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{transpose.getInit().getType()},
+        ValueRange{moved}, ValueRange{transpose.getInit()}, maps,
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel));
+    rewriter.cloneRegionBefore(ew.getRegion(), rounded.getRegion(),
+                               rounded.getRegion().end());
+    rewriter.replaceOp(transpose, rounded->getResults());
+    rewriter.eraseOp(ew);
     return success();
   }
 };
@@ -443,8 +501,8 @@ struct ZeroFoldTransposesIntoMatmulsPass
                  FoldTransposedResult<linalg::MatmulOp>,
                  FoldTransposedResult<linalg::BatchMatmulOp>>(context,
                                                               /*benefit=*/2);
-    patterns.add<SplitCollapsedBatch, FoldPermutedOperand, FoldPermutedResult>(
-        context);
+    patterns.add<SplitCollapsedBatch, FoldPermutedOperand, FoldPermutedResult,
+                 TransposeBeforeRounding>(context);
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, context);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, context);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

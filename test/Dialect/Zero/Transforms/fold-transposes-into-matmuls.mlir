@@ -201,3 +201,90 @@ func.func @product_used_twice(%a: tensor<1x4x8xf32>, %b: tensor<1x8x6xf32>) -> (
   %ct = linalg.transpose ins(%c : tensor<1x4x6xf32>) outs(%e1 : tensor<1x6x4xf32>) permutation = [0, 2, 1]
   return %ct, %c : tensor<1x6x4xf32>, tensor<1x4x6xf32>
 }
+
+// -----
+
+// The same in bf16, as mixed precision writes it: 16-bit heads multiplied
+// into f32 sums, rounded to bf16 before the heads merge. The GEMMs read
+// the bf16 heads through their maps (widened in the body, as the named op
+// widens them), and the merge moves above the rounding so that the
+// product is written merged: no transpose is left.
+// CHECK-DAG: #[[Q16:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d4)>
+// CHECK-DAG: #[[O16:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d3)>
+// CHECK-LABEL: func.func @attention_heads_bf16
+// CHECK-SAME: (%[[QI:.*]]: tensor<2x5x3x4xbf16>, %[[KI:.*]]: tensor<2x5x3x4xbf16>, %[[VI:.*]]: tensor<2x5x3x4xbf16>)
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic {indexing_maps = [#[[Q16]], {{.*}}} ins(%[[QI]], %[[KI]] : tensor<2x5x3x4xbf16>, tensor<2x5x3x4xbf16>) outs(%{{.*}} : tensor<2x3x5x5xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: bf16, %[[B:.*]]: bf16, %[[C:.*]]: f32):
+// CHECK-NEXT: %[[WA:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK-NEXT: %[[WB:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[WA]], %[[WB]] : f32
+// CHECK-NEXT: arith.addf %[[C]], %[[M]] : f32
+// CHECK: %[[OUT:.*]] = linalg.generic {indexing_maps = [{{.*}}, #[[O16]]], {{.*}}} ins(%{{.*}}, %[[VI]] : tensor<2x3x5x5xbf16>, tensor<2x5x3x4xbf16>) outs(%{{.*}} : tensor<2x5x3x4xf32>)
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[OUT]] : tensor<2x5x3x4xf32>) outs(%{{.*}} : tensor<2x5x3x4xbf16>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.truncf
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[R]]
+func.func @attention_heads_bf16(%q: tensor<2x5x3x4xbf16>, %k: tensor<2x5x3x4xbf16>, %v: tensor<2x5x3x4xbf16>) -> tensor<2x5x3x4xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x5x4xbf16>
+  %qh = linalg.transpose ins(%q : tensor<2x5x3x4xbf16>) outs(%e : tensor<2x3x5x4xbf16>) permutation = [0, 2, 1, 3]
+  %vh = linalg.transpose ins(%v : tensor<2x5x3x4xbf16>) outs(%e : tensor<2x3x5x4xbf16>) permutation = [0, 2, 1, 3]
+  %ek = tensor.empty() : tensor<2x3x4x5xbf16>
+  %kh = linalg.transpose ins(%k : tensor<2x5x3x4xbf16>) outs(%ek : tensor<2x3x4x5xbf16>) permutation = [0, 2, 3, 1]
+  %q3 = tensor.collapse_shape %qh [[0, 1], [2], [3]] : tensor<2x3x5x4xbf16> into tensor<6x5x4xbf16>
+  %k3 = tensor.collapse_shape %kh [[0, 1], [2], [3]] : tensor<2x3x4x5xbf16> into tensor<6x4x5xbf16>
+  %v3 = tensor.collapse_shape %vh [[0, 1], [2], [3]] : tensor<2x3x5x4xbf16> into tensor<6x5x4xbf16>
+  %es = tensor.empty() : tensor<6x5x5xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<6x5x5xf32>) -> tensor<6x5x5xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<6x5x4xbf16>, tensor<6x4x5xbf16>) outs(%fs : tensor<6x5x5xf32>) -> tensor<6x5x5xf32>
+  %ep = tensor.empty() : tensor<6x5x5xbf16>
+  %p = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<6x5x5xf32>) outs(%ep : tensor<6x5x5xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %y = math.exp %x : f32
+    %r = arith.truncf %y : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<6x5x5xbf16>
+  %eo = tensor.empty() : tensor<6x5x4xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<6x5x4xf32>) -> tensor<6x5x4xf32>
+  %o3 = linalg.batch_matmul ins(%p, %v3 : tensor<6x5x5xbf16>, tensor<6x5x4xbf16>) outs(%fo : tensor<6x5x4xf32>) -> tensor<6x5x4xf32>
+  %o4 = tensor.expand_shape %o3 [[0, 1], [2], [3]] output_shape [2, 3, 5, 4] : tensor<6x5x4xf32> into tensor<2x3x5x4xf32>
+  %er = tensor.empty() : tensor<2x3x5x4xbf16>
+  %r4 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%o4 : tensor<2x3x5x4xf32>) outs(%er : tensor<2x3x5x4xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x3x5x4xbf16>
+  %em = tensor.empty() : tensor<2x5x3x4xbf16>
+  %o = linalg.transpose ins(%r4 : tensor<2x3x5x4xbf16>) outs(%em : tensor<2x5x3x4xbf16>) permutation = [0, 2, 1, 3]
+  return %o : tensor<2x5x3x4xbf16>
+}
+
+// -----
+
+// Kept: a rounded product that something else reads too (moving the
+// transpose above it would compute the rounding twice).
+// CHECK-LABEL: func.func @rounded_used_twice
+// CHECK: linalg.batch_matmul
+// CHECK: %[[R:.*]] = linalg.generic
+// CHECK: linalg.transpose ins(%[[R]]
+func.func @rounded_used_twice(%a: tensor<6x5x4xbf16>, %b: tensor<6x4x5xbf16>) -> (tensor<2x5x3x5xbf16>, tensor<2x3x5x5xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<6x5x5xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<6x5x5xf32>) -> tensor<6x5x5xf32>
+  %s = linalg.batch_matmul ins(%a, %b : tensor<6x5x4xbf16>, tensor<6x4x5xbf16>) outs(%fs : tensor<6x5x5xf32>) -> tensor<6x5x5xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [2, 3, 5, 5] : tensor<6x5x5xf32> into tensor<2x3x5x5xf32>
+  %er = tensor.empty() : tensor<2x3x5x5xbf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s4 : tensor<2x3x5x5xf32>) outs(%er : tensor<2x3x5x5xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x3x5x5xbf16>
+  %em = tensor.empty() : tensor<2x5x3x5xbf16>
+  %o = linalg.transpose ins(%r : tensor<2x3x5x5xbf16>) outs(%em : tensor<2x5x3x5xbf16>) permutation = [0, 2, 1, 3]
+  return %o, %r : tensor<2x5x3x5xbf16>, tensor<2x3x5x5xbf16>
+}
