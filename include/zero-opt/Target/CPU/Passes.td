@@ -29,9 +29,10 @@ def ZeroCPUFuseElementwise : Pass<"zero-cpu-fuse-elementwise"> {
     it through an expand_shape that only adds unit dimensions reads the
     source instead), it has at most 4 users and 16 body ops, it reads no
     more bytes at full size (broadcast operands aside) than it writes, so
-    that no user reads more than before, and its result is not a 16-bit
-    float: those are rounded where they are stored, and computed inside a
-    user's loop they would not be (the step's bf16 numerics would move). A softmax's masked scores and
+    that no user reads more than before. A 16-bit result counts too: its
+    ops are 16-bit ops in each user's loop, rounded there as where it was
+    stored, since the lowering keeps every 16-bit op's rounding
+    (`zero-keep-16bit-rounding`). A softmax's masked scores and
     exponentials, feeding its max, its sum and its normalization, are never
     stored: three loops reading the scores instead of five passes writing
     two intermediates. Fusion makes new shared producers, so recomputing

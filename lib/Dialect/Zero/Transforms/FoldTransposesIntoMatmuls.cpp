@@ -293,6 +293,26 @@ struct FoldPermutedOperand : OpInterfaceRewritePattern<linalg::LinalgOp> {
   }
 };
 
+/// The map by which GEMM `op` writes its product permuted by `perm`, when
+/// it can: a float GEMM whose product starts from a fill and whose new
+/// innermost dimension is not a batch loop.
+std::optional<AffineMap> permutedResultMap(linalg::LinalgOp op,
+                                           ArrayRef<int64_t> perm) {
+  std::optional<zero::GemmLoops> loops = floatTensorGemm(op);
+  if (!loops || !op.getDpsInits()[0].getDefiningOp<linalg::FillOp>())
+    return std::nullopt;
+  // Result i of the transpose is result perm[i] of the product.
+  AffineMap product = op.getIndexingMapsArray()[2];
+  SmallVector<AffineExpr> results;
+  for (int64_t p : perm)
+    results.push_back(product.getResult(p));
+  AffineMap map =
+      AffineMap::get(product.getNumDims(), 0, results, op->getContext());
+  if (llvm::is_contained(loops->batch, innermostDim(map)))
+    return std::nullopt;
+  return map;
+}
+
 /// The only use of a GEMM's product is a transpose, and the product starts
 /// from a fill: the GEMM writes the transposed product in place, into a
 /// fresh fill of the transposed shape.
@@ -304,24 +324,17 @@ struct FoldPermutedResult : OpRewritePattern<linalg::TransposeOp> {
     auto op = transpose.getInput().getDefiningOp<linalg::LinalgOp>();
     if (!op || !op->hasOneUse())
       return failure();
-    std::optional<zero::GemmLoops> loops = floatTensorGemm(op);
-    if (!loops)
+    std::optional<AffineMap> map =
+        permutedResultMap(op, transpose.getPermutation());
+    if (!map)
       return failure();
-    // Result i of the transpose is result perm[i] of the product.
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    SmallVector<AffineExpr> results;
-    for (int64_t p : transpose.getPermutation())
-      results.push_back(maps[2].getResult(p));
-    AffineMap map =
-        AffineMap::get(maps[2].getNumDims(), 0, results, op->getContext());
-    if (llvm::is_contained(loops->batch, innermostDim(map)))
-      return failure();
     auto outType = cast<RankedTensorType>(transpose.getInit().getType());
     FailureOr<Value> init =
         refill(rewriter, op.getDpsInits()[0], outType.getShape());
     if (failed(init))
       return failure();
-    maps[2] = map;
+    maps[2] = *map;
     SmallVector<Value> inputs(op.getDpsInputs());
     rewriter.replaceOp(transpose,
                        buildGemm(rewriter, op, inputs[0], inputs[1], *init,
@@ -342,17 +355,20 @@ struct TransposeBeforeRounding : OpRewritePattern<linalg::TransposeOp> {
     auto ew = transpose.getInput().getDefiningOp<linalg::GenericOp>();
     if (!ew || !ew->hasOneUse() || ew.getNumDpsInputs() != 1 ||
         ew.getNumDpsInits() != 1 || !ew.hasPureTensorSemantics() ||
+        ew.hasIndexSemantics() ||
         ew.getNumLoops() != ew.getNumParallelLoops() ||
         !llvm::all_of(ew.getIndexingMapsArray(),
                       [](AffineMap m) { return m.isIdentity(); }) ||
         ew.payloadUsesValueFromOperand(ew.getDpsInitOperand(0)))
       return failure();
+    // Only where the GEMM then writes the product transposed: a transpose
+    // moved onto the f32 product and left there would move twice the bytes.
     Value product = ew.getDpsInputs()[0];
     auto gemm = product.getDefiningOp<linalg::LinalgOp>();
-    if (!gemm || !product.hasOneUse() || !floatTensorGemm(gemm))
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    if (!gemm || !product.hasOneUse() || !permutedResultMap(gemm, perm))
       return failure();
     Location loc = transpose.getLoc();
-    ArrayRef<int64_t> perm = transpose.getPermutation();
     auto productType = cast<RankedTensorType>(product.getType());
     SmallVector<int64_t> shape;
     for (int64_t p : perm)

@@ -73,6 +73,22 @@ Type retyped(Type t, Type element) {
   return cast<RankedTensorType>(t).clone(element);
 }
 
+/// Whether `generic`, its rounding gone, only copies its one input into a
+/// result of the same type: the result is the input (a launch and a pass
+/// over the product less once bufferized).
+bool isIdentityCopy(linalg::GenericOp generic) {
+  if (generic.getNumDpsInputs() != 1 || generic->getNumResults() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      generic.getDpsInputs()[0].getType() != generic->getResult(0).getType() ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  return body.getOperations().size() == 1 &&
+         yield.getValues().front() == body.getArgument(0);
+}
+
 struct ZeroRoundMatmulResultsPass
     : zero::impl::ZeroRoundMatmulResultsBase<ZeroRoundMatmulResultsPass> {
   void runOnOperation() override {
@@ -124,6 +140,15 @@ struct ZeroRoundMatmulResultsPass
       }
       op->getResult(0).replaceAllUsesWith(mm.getResult()[0]);
       op->erase();
+      SetVector<Operation *> copies;
+      for (auto &[generic, arg] : uses.consumers)
+        if (isIdentityCopy(generic))
+          copies.insert(generic);
+      for (Operation *copy : copies) {
+        copy->getResult(0).replaceAllUsesWith(
+            cast<linalg::GenericOp>(copy).getDpsInputs()[0]);
+        copy->erase();
+      }
       if (fill->use_empty())
         fill->erase();
       if (Operation *def = dest.getDefiningOp();

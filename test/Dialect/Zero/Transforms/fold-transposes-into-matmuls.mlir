@@ -288,3 +288,47 @@ func.func @rounded_used_twice(%a: tensor<6x5x4xbf16>, %b: tensor<6x4x5xbf16>) ->
   %o = linalg.transpose ins(%r : tensor<2x3x5x5xbf16>) outs(%em : tensor<2x5x3x5xbf16>) permutation = [0, 2, 1, 3]
   return %o, %r : tensor<2x5x3x5xbf16>, tensor<2x3x5x5xbf16>
 }
+
+// -----
+
+// Kept where the product could not be written transposed: a GEMM that
+// accumulates onto its argument (no fill), whose transpose would only move
+// onto the f32 product; and a rounding whose body reads its indices,
+// which the transpose would permute.
+// CHECK-LABEL: func.func @rounding_kept
+// CHECK: %[[P:.*]] = linalg.batch_matmul
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x3x5x5xf32>)
+// CHECK: linalg.transpose ins(%[[R]]
+// CHECK: %[[I:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x3x5x5xf32>)
+// CHECK: linalg.index
+// CHECK: linalg.transpose ins(%[[I]]
+func.func @rounding_kept(%a: tensor<6x5x4xbf16>, %b: tensor<6x4x5xbf16>, %c: tensor<6x5x5xf32>) -> (tensor<2x5x3x5xbf16>, tensor<2x5x3x5xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %s = linalg.batch_matmul ins(%a, %b : tensor<6x5x4xbf16>, tensor<6x4x5xbf16>) outs(%c : tensor<6x5x5xf32>) -> tensor<6x5x5xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [2, 3, 5, 5] : tensor<6x5x5xf32> into tensor<2x3x5x5xf32>
+  %er = tensor.empty() : tensor<2x3x5x5xbf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s4 : tensor<2x3x5x5xf32>) outs(%er : tensor<2x3x5x5xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x3x5x5xbf16>
+  %em = tensor.empty() : tensor<2x5x3x5xbf16>
+  %o = linalg.transpose ins(%r : tensor<2x3x5x5xbf16>) outs(%em : tensor<2x5x3x5xbf16>) permutation = [0, 2, 1, 3]
+  %es = tensor.empty() : tensor<6x5x5xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<6x5x5xf32>) -> tensor<6x5x5xf32>
+  %t = linalg.batch_matmul ins(%a, %b : tensor<6x5x4xbf16>, tensor<6x4x5xbf16>) outs(%fs : tensor<6x5x5xf32>) -> tensor<6x5x5xf32>
+  %t4 = tensor.expand_shape %t [[0, 1], [2], [3]] output_shape [2, 3, 5, 5] : tensor<6x5x5xf32> into tensor<2x3x5x5xf32>
+  %i = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%t4 : tensor<2x3x5x5xf32>) outs(%er : tensor<2x3x5x5xbf16>) {
+  ^bb0(%x: f32, %o2: bf16):
+    %k = linalg.index 1 : index
+    %k32 = arith.index_cast %k : index to i32
+    %kf = arith.sitofp %k32 : i32 to f32
+    %y = arith.addf %x, %kf : f32
+    %u = arith.truncf %y : f32 to bf16
+    linalg.yield %u : bf16
+  } -> tensor<2x3x5x5xbf16>
+  %o2 = linalg.transpose ins(%i : tensor<2x3x5x5xbf16>) outs(%em : tensor<2x5x3x5xbf16>) permutation = [0, 2, 1, 3]
+  return %o, %o2 : tensor<2x5x3x5xbf16>, tensor<2x5x3x5xbf16>
+}

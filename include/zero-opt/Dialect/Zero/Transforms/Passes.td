@@ -642,7 +642,10 @@ def ZeroRoundMatmulResults
     `linalg.generic` input that the body only rounds to A's type (round to
     nearest even, the default) becomes a `zero.rounded_matmul` into an
     empty 16-bit tensor; the views and the consumers' block arguments take
-    the 16-bit type and the roundings go. The values are the same: both
+    the 16-bit type and the roundings go; a consumer left copying its one
+    input unchanged (it only rounded) goes too, its result replaced by
+    that input, rather than become a launch that copies the product. The
+    values are the same: both
     round the same f32 sum once. A matmul any other op reads in f32 (the
     loss's logits, an accumulation onto a non-zero tensor) stays.
   }];
