@@ -217,7 +217,6 @@ std::optional<zero::GemmLoops> floatTensorGemm(linalg::LinalgOp op) {
   auto a = dyn_cast<FloatType>(getElementTypeOrSelf(op.getDpsInputs()[0]));
   if (!a || !c || getElementTypeOrSelf(op.getDpsInputs()[1]) != a ||
       getElementTypeOrSelf(op.getDpsInits()[0]) != c ||
-      a.getWidth() > c.getWidth() ||
       (a != c && !(a.getWidth() == 16 && c.isF32())))
     return std::nullopt;
   return zero::getGemmLoops(op);

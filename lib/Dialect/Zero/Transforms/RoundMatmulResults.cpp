@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROROUNDMATMULRESULTS
@@ -73,22 +74,6 @@ Type retyped(Type t, Type element) {
   return cast<RankedTensorType>(t).clone(element);
 }
 
-/// Whether `generic`, its rounding gone, only copies its one input into a
-/// result of the same type: the result is the input (a launch and a pass
-/// over the product less once bufferized).
-bool isIdentityCopy(linalg::GenericOp generic) {
-  if (generic.getNumDpsInputs() != 1 || generic->getNumResults() != 1 ||
-      generic.getNumLoops() != generic.getNumParallelLoops() ||
-      generic.getDpsInputs()[0].getType() != generic->getResult(0).getType() ||
-      !llvm::all_of(generic.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }))
-    return false;
-  Block &body = generic.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  return body.getOperations().size() == 1 &&
-         yield.getValues().front() == body.getArgument(0);
-}
-
 struct ZeroRoundMatmulResultsPass
     : zero::impl::ZeroRoundMatmulResultsBase<ZeroRoundMatmulResultsPass> {
   void runOnOperation() override {
@@ -114,6 +99,9 @@ struct ZeroRoundMatmulResultsPass
         gemms.push_back({op, std::move(*uses)});
     });
 
+    // Consumers that only rounded are left copying their input: upstream's
+    // canonicalization replaces such a copy by the input.
+    SetVector<Operation *> consumers;
     for (auto &[op, uses] : gemms) {
       Type t = getElementTypeOrSelf(op->getOperand(0).getType());
       Value init = op.getDpsInits()[0];
@@ -132,6 +120,7 @@ struct ZeroRoundMatmulResultsPass
       for (Value v : uses.views)
         v.setType(retyped(v.getType(), t));
       for (auto &[generic, arg] : uses.consumers) {
+        consumers.insert(generic);
         arg.setType(t);
         for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
           user->getResult(0).replaceAllUsesWith(arg);
@@ -140,21 +129,21 @@ struct ZeroRoundMatmulResultsPass
       }
       op->getResult(0).replaceAllUsesWith(mm.getResult()[0]);
       op->erase();
-      SetVector<Operation *> copies;
-      for (auto &[generic, arg] : uses.consumers)
-        if (isIdentityCopy(generic))
-          copies.insert(generic);
-      for (Operation *copy : copies) {
-        copy->getResult(0).replaceAllUsesWith(
-            cast<linalg::GenericOp>(copy).getDpsInputs()[0]);
-        copy->erase();
-      }
       if (fill->use_empty())
         fill->erase();
       if (Operation *def = dest.getDefiningOp();
           def && def->use_empty() && isa<tensor::EmptyOp>(def))
         def->erase();
     }
+    if (consumers.empty())
+      return;
+    RewritePatternSet patterns(&getContext());
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, &getContext());
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    if (failed(applyOpPatternsGreedily(consumers.takeVector(),
+                                       std::move(patterns), config)))
+      return signalPassFailure();
   }
 };
 } // namespace

@@ -10,6 +10,7 @@
 #include "zero-opt/Target/CUDA/Passes.h"
 
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
+#include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -54,12 +55,12 @@ bool isFillOf(Operation *op, Value buffer, bool zero) {
   auto fill = dyn_cast_or_null<linalg::FillOp>(op);
   if (!fill || fill.getOutputs()[0] != buffer)
     return false;
+  if (zero)
+    return zero::isZeroFill(fill);
   auto c = fill.getInputs()[0].getDefiningOp<arith::ConstantFloatOp>();
   if (!c)
     return false;
   APFloat v = c.value();
-  if (zero)
-    return v.isZero();
   return v.isNegative() && (v.isInfinity() || v.isLargest());
 }
 
