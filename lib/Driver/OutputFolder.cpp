@@ -463,7 +463,8 @@ llvm::Error OutputFolder::commit(ModuleOp lowered, ModuleOp signatures,
                    << " formed, " << count("unique")
                    << " after deduplication";
       if (int64_t launches = count("gpu_launches"))
-        llvm::errs() << ", mapped to " << launches << " GPU launches";
+        llvm::errs() << ", mapped to " << launches << " GPU launches ("
+                     << count("gpu_row_groups") << " row groups)";
       llvm::errs() << "; objects: " << stats.objects
                    << " (" << stats.kernels << " kernels and the step; "
                    << stats.objects - stats.cached << " compiled, "

@@ -146,12 +146,13 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
   if (!hw)
     return planned.emitError(llvm::toString(hw.takeError()));
   // The CUDA target splits full reductions into partials and groups
-  // independent launches before it maps them to threads: its launches are
-  // predicted after the same passes.
+  // launches (rows, independent ones) before it maps them to threads: its
+  // launches are predicted after the same passes.
   if (options.cuda) {
     PassManager pm(planned.getContext());
     pm.addPass(cuda::createZeroGPUSplitReductions());
     pm.addPass(cuda::createZeroGPUOnlineSoftmax());
+    pm.addPass(cuda::createZeroGPURowGroups());
     pm.addPass(cuda::createZeroGPUGroupLaunches());
     if (failed(pm.run(planned)))
       return failure();
@@ -173,6 +174,8 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
           return cuda::gpuThreads(linalgOp, cuda::kDefaultThreadsPerBlock);
         if (auto loop = dyn_cast<scf::ForOp>(op))
           return cuda::gpuLoopThreads(loop, cuda::kDefaultThreadsPerBlock);
+        if (auto group = dyn_cast<RowGroupOp>(op))
+          return cuda::rowGroupThreads(group);
         return 1;
       };
     if (llvm::Error e = hw->check(o.worldSize, o.precision, o.gpu))

@@ -13,7 +13,9 @@ partials) in fp32 at stage 3 on 2 ranks and in bf16 (GEMMs that
 zero-gpu-pad-gemm-dims pads to 512) at stage 0 on 1 rank, 5
 AdamW steps from the same weights on the same data:
 
-- the compile reports GPU launches (the kernels were mapped);
+- the compile reports GPU launches (the kernels were mapped), and row
+  groups for a GPT over 1024 tokens (zero-gpu-row-groups: a softmax's
+  statistics and their users in one launch, a barrier between them);
 - every loss and every saved weight equals the CPU target's within the
   equivalence suite's tolerance in fp32 (losses rtol 1e-5, weights atol
   1e-5) and mixed_precision.py's in bf16 and fp16 (1e-2, 2e-3). The
@@ -55,33 +57,39 @@ def train(bindir, tmp, name, precision, stage, n, simulate, extra=()):
              "-o", out, f"--world-size={n}", f"--stage={stage}",
              f"--precision={precision}", "--optimizer=adamw", "--lr=1e-3",
              "--persistence-threshold=0", "--time-report"] + flags)
-    m = re.search(r"mapped to (\d+) GPU launches", r.stderr)
+    m = re.search(r"mapped to (\d+) GPU launches \((\d+) row groups\)",
+                  r.stderr)
     log, w = out + ".jsonl", out + ".npz"
     cmd = [os.path.join(bindir, "zero-run"), out, "--data",
            os.path.join(tmp, f"{name}.data.npz"), "--steps", str(STEPS),
            "--log", log, "--save-weights", w]
     run(MPIRUN + ["-np", str(n)] + cmd if n > 1 else cmd)
     losses = np.array([json.loads(l)["loss"] for l in open(log)])
-    return losses, np.load(w), int(m.group(1)) if m else 0
+    return losses, np.load(w), (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def check(bindir, tmp, name, precision, stage, n, extra=()):
+def check(bindir, tmp, name, precision, stage, n, extra=(), row_groups=False):
     # Both builds at once: each compile and run is mostly one core's work.
     with ThreadPoolExecutor(2) as pool:
         runs = [pool.submit(train, bindir, tmp, name, precision, stage, n, sim,
                             extra)
                 for sim in (False, True)]
-        (ref_l, ref_w, ref_launches), (l, w, launches) = [r.result() for r in runs]
+        (ref_l, ref_w, (ref_launches, _)), (l, w, (launches, groups)) = [
+            r.result() for r in runs]
     ltol, wtol = TOL[precision]
     rel = float(np.max(np.abs(l - ref_l) / np.abs(ref_l))) if len(l) == len(ref_l) else np.inf
     werr = max(float(np.max(np.abs(w[k].astype(np.float64) - ref_w[k])))
                for k in ref_w.files)
     finite = np.all(np.isfinite(l))
     ok = (len(l) == STEPS and finite and rel <= ltol and werr <= wtol
-          and launches > 0 and ref_launches == 0 and sorted(w.files) == sorted(ref_w.files))
+          and launches > 0 and ref_launches == 0
+          and (groups > 0 if row_groups else True)
+          and sorted(w.files) == sorted(ref_w.files))
     print(f"{'ok  ' if ok else 'FAIL'} {name:8s} {precision} stage {stage} on {n}"
           f"{' ' + ' '.join(extra) if extra else ''}: "
-          f"{launches} GPU launches; loss max rel {rel:.2e} (tol {ltol:g}), "
+          f"{launches} GPU launches, {groups} row groups"
+          f"{' (some expected)' if row_groups else ''}; "
+          f"loss max rel {rel:.2e} (tol {ltol:g}), "
           f"weights max abs {werr:.2e} (tol {wtol:g})")
     return ok
 
@@ -112,6 +120,14 @@ def main():
         # the GPU's kernels read from device memory themselves.
         ok &= check(bindir, tmp, "gpt", "fp16", 2, 2,
                     ("--gradient-clipping=1.0",))
+        # Rows enough for row groups (the attention softmax's, the loss's
+        # statistics with their users in one launch, a barrier between
+        # them): each block's rows through every op in turn, in order on
+        # the CPU.
+        run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
+             tmp, "--only", "gpt_long"])
+        ok &= check(bindir, tmp, "gpt_long", "fp32", 0, 1, row_groups=True)
+        ok &= check(bindir, tmp, "gpt_long", "bf16", 3, 2, row_groups=True)
     print("gpu kernels on the CPU: " + ("all agree" if ok else "FAILED"))
     return 0 if ok else 1
 

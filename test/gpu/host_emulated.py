@@ -13,7 +13,8 @@ models at ZeRO stages 0-3 in fp32 and bf16, on 2 ranks, 2 AdamW steps:
 
 - losses and saved weights equal the CPU target's (TOL below); also for
   the GPT in fp16 with loss scaling and clipping at stage 2, a GPT whose
-  512-token rows are split reductions at stage 3, the GPT at stage 3 with
+  512-token rows are split reductions at stage 3, a GPT over 1024 tokens
+  whose softmaxes run as row groups (bf16, stage 3), the GPT at stage 3 with
   2 accumulated micro-batches, with --remat=blocks (bf16) and
   --remat=sqrt, and the zoo's
   transformer, ViT, SqueezeNet and ResNet-18 (float64, synchronized
@@ -359,6 +360,13 @@ def main():
             # AdamW's normalized steps carry into the weights, as on a GPU:
             # the GPU's tolerances.
             ok &= check_run(r, "gpt_wide", "bf16", 3, tol=gpu_parity.TOL)
+            # Row groups (zero-gpu-row-groups: 4096 attention rows of 1024,
+            # 2048 rows of 1100 logits): launches of several phases with a
+            # barrier between them, whose host copies run each phase for
+            # every thread of a block before the next.
+            gpu_parity.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
+                            tmp, "--only", "gpt_long"])
+            ok &= check_run(r, "gpt_long", "bf16", 3, tol=gpu_parity.TOL)
             # Accumulation buffers over micro-batches; recomputed
             # activations (and their re-gathered parameters at stage 3).
             ok &= check_run(r, "gpt", "fp32", 3, extra=["--gradient-accumulation-steps=2"])

@@ -101,6 +101,7 @@ void cpu::buildCPULowering(OpPassManager &pm,
     pm.addPass(cuda::createZeroGPUScalarCopies());
     pm.addPass(cuda::createZeroGPUSplitReductions());
     pm.addPass(cuda::createZeroGPUOnlineSoftmax());
+    pm.addPass(cuda::createZeroGPURowGroups());
     pm.addPass(cuda::createZeroGPUGroupLaunches());
   }
   pm.addPass(createZeroFormKernels());

@@ -34,6 +34,7 @@ void cuda::buildCUDALowering(OpPassManager &pm,
   pm.addPass(cuda::createZeroGPUScalarCopies());
   pm.addPass(cuda::createZeroGPUSplitReductions());
   pm.addPass(cuda::createZeroGPUOnlineSoftmax());
+  pm.addPass(cuda::createZeroGPURowGroups());
   pm.addPass(cuda::createZeroGPUGroupLaunches());
   pm.addPass(createZeroFormKernels());
   // Launch groups reorder small buffers' lifetimes: the plan reports the

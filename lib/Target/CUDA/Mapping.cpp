@@ -5,6 +5,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
+#include <numeric>
+
 using namespace mlir;
 
 // CUDA's limits on a grid's y and z and on a block's z.
@@ -152,6 +154,85 @@ double mlir::zero::cuda::gpuLoopThreads(scf::ForOp loop,
     if (std::optional<ScatteredRow> row = scatteredRow(v))
       return threads * double(gpuScatterParts(row->rows, threads));
   return threads;
+}
+
+/// Whether `expr` uses loop `d`.
+static bool uses(AffineExpr expr, unsigned d) {
+  return expr.isFunctionOfDim(d);
+}
+
+/// Whether every indexing map of `op` has loop `d` as a whole result of
+/// its own, once at most, or not at all.
+static bool wholeIn(linalg::LinalgOp op, unsigned d) {
+  for (AffineMap map : op.getIndexingMapsArray()) {
+    unsigned found = 0;
+    for (AffineExpr e : map.getResults()) {
+      if (!uses(e, d))
+        continue;
+      if (!isa<AffineDimExpr>(e) || ++found > 1)
+        return false;
+    }
+  }
+  return true;
+}
+
+bool zero::cuda::rowSliceable(linalg::LinalgOp op, int64_t rowDims) {
+  if (op.hasIndexSemantics() || op.getNumLoops() < rowDims)
+    return false;
+  for (int64_t d = 0; d < rowDims; ++d)
+    if (!wholeIn(op, d))
+      return false;
+  return true;
+}
+
+std::optional<unsigned> zero::cuda::rowLane(linalg::LinalgOp op,
+                                            int64_t rowDims) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  for (int64_t d = static_cast<int64_t>(iterators.size()) - 1; d >= rowDims;
+       --d) {
+    if (iterators[d] != utils::IteratorType::parallel)
+      continue;
+    if (ShapedType::isDynamic(extents[d]) || extents[d] % kRowLanes != 0 ||
+        !wholeIn(op, d))
+      return std::nullopt;
+    return static_cast<unsigned>(d);
+  }
+  return std::nullopt;
+}
+
+double zero::cuda::rowGroupThreads(zero::RowGroupOp group) {
+  Block &body = group.getBody().front();
+  if (body.empty())
+    return 0;
+  double rows = 1;
+  for (int64_t e :
+       ArrayRef(cast<linalg::LinalgOp>(body.front()).getStaticLoopRanges())
+           .take_front(group.getRowDims()))
+    rows *= double(e);
+  return rows * double(kRowLanes);
+}
+
+int64_t zero::cuda::rowsPerBlock(int64_t innermostRows,
+                                 int64_t threadsPerBlock) {
+  return std::gcd(innermostRows,
+                  std::max<int64_t>(1, threadsPerBlock / kRowLanes));
+}
+
+FailureOr<SmallVector<scf::ForallOp>>
+zero::cuda::threadForalls(scf::ForallOp blocks) {
+  SmallVector<scf::ForallOp> found;
+  for (Operation &op : blocks.getBody()->without_terminator()) {
+    if (op.getNumRegions() == 0)
+      continue;
+    auto forall = dyn_cast<scf::ForallOp>(op);
+    if (!forall)
+      return failure();
+    found.push_back(forall);
+  }
+  if (found.empty())
+    return failure();
+  return found;
 }
 
 scf::ForallOp zero::cuda::threadForall(scf::ForallOp blocks) {

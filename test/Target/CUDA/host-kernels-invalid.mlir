@@ -1,14 +1,31 @@
 // RUN: zero-opt %s --zero-gpu-host-kernels -split-input-file -verify-diagnostics
 
-// Threads that wait for each other have no serial form.
+// A barrier splits the body into phases, each run for every thread in
+// turn; a value loaded before it and used after it would be one thread's
+// only (the last): no serial form.
 module attributes {gpu.container_module} {
   gpu.module @zero_kernels {
-    // expected-error @below {{kernel uses gpu.barrier, which makes threads depend on each other: it has no host copy}}
+    // expected-error @below {{a value crosses a barrier: it has no host copy}}
     gpu.func @sync(%a: memref<8xf32>) kernel {
       %t = gpu.thread_id x
       %x = memref.load %a[%t] : memref<8xf32>
       gpu.barrier
       memref.store %x, %a[%t] : memref<8xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A barrier inside a branch is one some threads may not reach.
+module attributes {gpu.container_module} {
+  gpu.module @zero_kernels {
+    // expected-error @below {{kernel uses gpu.barrier, which makes threads depend on each other: it has no host copy}}
+    gpu.func @branch(%a: memref<8xf32>, %c: i1) kernel {
+      scf.if %c {
+        gpu.barrier
+      }
       gpu.return
     }
   }

@@ -125,3 +125,41 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A barrier splits the body into phases: each block runs the first phase
+// for every thread (z, y, x), then the second; what the second uses from
+// the first (the row index from the thread id) is computed again in its
+// own thread loop.
+// CHECK-LABEL: func.func @zero_host_kernel_phases(
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for %[[T1:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT: %[[R1:.*]] = arith.addi %[[B]], %[[T1]] : index
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[R1]]]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for %[[T2:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT: %[[R2:.*]] = arith.addi %[[B]], %[[T2]] : index
+// CHECK: memref.load %{{.*}}[%[[R2]]]
+// CHECK-NOT: gpu.barrier
+// CHECK: return
+module attributes {gpu.container_module} {
+  gpu.module @zero_kernels {
+    gpu.func @phases(%a: memref<64xf32>, %b: memref<64xf32>) kernel {
+      %bid = gpu.block_id x
+      %t = gpu.thread_id x
+      %r = arith.addi %bid, %t : index
+      %one = arith.constant 1.0 : f32
+      memref.store %one, %a[%r] : memref<64xf32>
+      gpu.barrier
+      %x = memref.load %a[%r] : memref<64xf32>
+      memref.store %x, %b[%r] : memref<64xf32>
+      gpu.return
+    }
+  }
+}

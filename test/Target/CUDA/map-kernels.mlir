@@ -60,7 +60,7 @@ func.func private @row_sum(%a: memref<4x8xf32>, %c: memref<4xf32>) attributes {z
 
 // Called with buffers that do not overlap, each thread initializes the
 // accumulator elements it reduces into: one launch.
-// CHECK: module attributes {zero.kernels = {gpu_launches = 2 : i64}}
+// CHECK: module attributes {zero.kernels = {gpu_launches = 2 : i64, gpu_row_groups = 0 : i64}}
 // CHECK-LABEL: func.func private @row_sum_fused
 // CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: scf.forall (%{{.*}}) in (4) {
@@ -544,5 +544,66 @@ func.func @calls_group(%a: memref<16x64xf32>, %b: memref<16x64xf32>,
   %c0 = memref.alloc() : memref<16xf32>
   %d0 = memref.alloc() : memref<16xf32>
   func.call @group(%a0, %b0, %c0, %d0, %s) : (memref<16x64xf32>, memref<16x64xf32>, memref<16xf32>, memref<16xf32>, memref<f32>) -> ()
+  return
+}
+
+// -----
+
+// A row group over 4 x 16 rows: blocks of 8 rows (a warp each), a thread
+// forall per op in order. The partials' op takes a lane per partial, the
+// combine a thread per row (x of one), the normalization lane l's columns
+// l, l + 32, ... (a strided view); the fills run in their op's threads.
+// Each thread's row is the block's first row plus its y, delinearized.
+// CHECK-LABEL: func.func private @rows
+// CHECK: scf.forall (%[[B:.*]]) in (8) {
+// CHECK: scf.forall (%[[T:.*]], %[[L:.*]]) in (8, 32) {
+// CHECK: %[[R0:.*]] = arith.muli %[[B]], %[[C8:.*]] : index
+// CHECK: %[[R:.*]] = arith.addi %[[R0]], %[[T]] : index
+// CHECK: %[[I1:.*]] = arith.remui %[[R]], %[[C16:.*]] : index
+// CHECK: %[[I0:.*]] = arith.divui %[[R]], %[[C16]] : index
+// CHECK: memref.subview %arg1[%[[I0]], %[[I1]], 0, %[[L]]] [1, 1, 4, 1] [1, 1, 1, 32]
+// CHECK: %[[P:.*]] = memref.subview %arg0[%[[I0]], %[[I1]], %[[L]]] [1, 1, 1] [1, 1, 32]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%{{.*}} : f32) outs(%[[P]]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// CHECK: } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (8, 1) {
+// CHECK: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+// CHECK: scf.forall (%{{.*}}, %[[L3:.*]]) in (8, 32) {
+// CHECK: memref.subview %arg3[%{{.*}}, %{{.*}}, %[[L3]]] [1, 1, 4] [1, 1, 32]
+// CHECK: } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+// CHECK: } {mapping = [#gpu.block<x>]}
+// CHECK-NOT: zero.row_group
+#x4 = affine_map<(a, b, c, p) -> (a, b, c, p)>
+#p4 = affine_map<(a, b, c, p) -> (a, b, p)>
+#p3 = affine_map<(a, b, p) -> (a, b, p)>
+#r3 = affine_map<(a, b, p) -> (a, b)>
+#e3 = affine_map<(a, b, j) -> (a, b, j)>
+#q3 = affine_map<(a, b, j) -> (a, b)>
+func.func private @rows(%parts: memref<4x16x32xf32>, %x4: memref<4x16x4x32xf32>, %m: memref<4x16xf32>, %x: memref<4x16x128xf32>, %y: memref<4x16x128xf32>) attributes {zero.kernel = "zero.row_group"} {
+  %lowest = arith.constant 0xFF800000 : f32
+  zero.row_group rows(2) {
+    linalg.fill ins(%lowest : f32) outs(%parts : memref<4x16x32xf32>)
+    linalg.generic {indexing_maps = [#x4, #p4], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+        ins(%x4 : memref<4x16x4x32xf32>) outs(%parts : memref<4x16x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %0 = arith.maximumf %in, %out : f32
+      linalg.yield %0 : f32
+    }
+    linalg.fill ins(%lowest : f32) outs(%m : memref<4x16xf32>)
+    linalg.generic {indexing_maps = [#p3, #r3], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%parts : memref<4x16x32xf32>) outs(%m : memref<4x16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %0 = arith.maximumf %in, %out : f32
+      linalg.yield %0 : f32
+    }
+    linalg.generic {indexing_maps = [#e3, #q3, #e3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%x, %m : memref<4x16x128xf32>, memref<4x16xf32>) outs(%y : memref<4x16x128xf32>) {
+    ^bb0(%in: f32, %max: f32, %out: f32):
+      %0 = arith.subf %in, %max : f32
+      %1 = math.exp %0 : f32
+      linalg.yield %1 : f32
+    }
+  }
   return
 }

@@ -165,14 +165,74 @@ func.func @broadcast(%x: memref<256x16xf32>, %w: memref<1x16xf32>, %out: memref<
 
 // -----
 
-// A body that reads its loop indices is left alone.
+// A body that reads its loop indices reads the original loop's. Interleaved
+// (4100 = 41 x 100 partials): iteration i of partial p is i * 100 + p.
 // CHECK-LABEL: func.func @indexed
-// CHECK-NOT: memref.alloc
-// CHECK: linalg.index
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%{{.*}} : memref<41x100xf32>)
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK: %[[P:.*]] = linalg.index 1 : index
+// CHECK: %[[C:.*]] = arith.constant 100 : index
+// CHECK: %[[M:.*]] = arith.muli %[[I]], %[[C]] : index
+// CHECK: %[[K:.*]] = arith.addi %[[M]], %[[P]] : index
+// CHECK: arith.index_cast %[[K]] : index to i32
 #i1 = affine_map<(d0) -> (d0)>
 #i0 = affine_map<(d0) -> ()>
-func.func @indexed(%x: memref<4096xf32>, %out: memref<f32>) attributes {zero.entry} {
-  linalg.generic {indexing_maps = [#i1, #i0], iterator_types = ["reduction"]} ins(%x : memref<4096xf32>) outs(%out : memref<f32>) {
+func.func @indexed(%x: memref<4100xf32>, %out: memref<f32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#i1, #i0], iterator_types = ["reduction"]} ins(%x : memref<4100xf32>) outs(%out : memref<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i32
+    %f = arith.sitofp %c : i32 to f32
+    %m = arith.mulf %a, %f : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Rows that read their indices keep a thread a row, in loop order.
+// CHECK-LABEL: func.func @indexed_rows
+// CHECK-NOT: memref.alloc
+// CHECK: linalg.index 1
+#r2 = affine_map<(d0, d1) -> (d0, d1)>
+#r1 = affine_map<(d0, d1) -> (d0)>
+func.func @indexed_rows(%x: memref<64x4096xf32>, %out: memref<64xf32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#r2, #r1], iterator_types = ["parallel", "reduction"]} ins(%x : memref<64x4096xf32>) outs(%out : memref<64xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %i = linalg.index 1 : index
+    %c = arith.index_cast %i : index to i32
+    %f = arith.sitofp %c : i32 to f32
+    %m = arith.mulf %a, %f : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// In chunks (the rows are no input's innermost dimension, as the loss's
+// sum over tokens): iteration i of partial p is p * 33 + i, and the tail's
+// iterations start at 124 x 33 = 4092.
+// CHECK-LABEL: func.func @indexed_chunks
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.*}} : memref<124x33x1xf32
+// CHECK: %[[I:.*]] = linalg.index 1 : index
+// CHECK: %[[P:.*]] = linalg.index 0 : index
+// CHECK: %[[C:.*]] = arith.constant 33 : index
+// CHECK: %[[M:.*]] = arith.muli %[[P]], %[[C]] : index
+// CHECK: %[[K:.*]] = arith.addi %[[M]], %[[I]] : index
+// CHECK: arith.index_cast %[[K]] : index to i32
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<8x1xf32, strided<[1, 1], offset: 4092>>)
+// CHECK: %[[T:.*]] = linalg.index 0 : index
+// CHECK: %[[O:.*]] = arith.constant 4092 : index
+// CHECK: %[[K2:.*]] = arith.addi %[[T]], %[[O]] : index
+// CHECK: arith.index_cast %[[K2]] : index to i32
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#o = affine_map<(d0, d1) -> (d1)>
+func.func @indexed_chunks(%x: memref<4100x1xf32>, %out: memref<1xf32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#x, #o], iterator_types = ["reduction", "parallel"]} ins(%x : memref<4100x1xf32>) outs(%out : memref<1xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %i = linalg.index 0 : index
     %c = arith.index_cast %i : index to i32

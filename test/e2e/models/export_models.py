@@ -188,6 +188,18 @@ def gpt_wide_spec(gen):
     return GPT(vocab=V, d=64, n_head=2, block_size=T), B, data
 
 
+def gpt_long_spec(gen):
+    """The GPT over 1024 tokens, 2 sequences and a 1100-token vocabulary:
+    4096 attention rows of 1024 scores and 2048 rows of 1100 logits, which
+    the CUDA target splits into a warp of partials a row and runs with
+    their statistics' users as row groups (zero-gpu-row-groups)."""
+    B, T, V = 2, 1024, 1100
+    n = NUM_BATCHES * B
+    data = {"tokens": torch.randint(0, V, (n, T), generator=gen),
+            "targets": torch.randint(0, V, (n, T), generator=gen)}
+    return GPT(vocab=V, d=32, n_head=2, n_layer=1, block_size=T), B, data
+
+
 def gpt_dropout_spec(gen):
     """The GPT with dropout 0.1 on embeddings, attention and residuals."""
     _, B, data = gpt_spec(gen)
@@ -273,7 +285,8 @@ MODELS = {"mlp": mlp_spec, "mlp64": mlp64_spec, "cnn": cnn_spec, "gpt": gpt_spec
 # Exported with --only: their training is random, PyTorch's draws differ.
 RANDOM = {"gpt_dropout": gpt_dropout_spec}
 # Exported with --only: shapes for one test.
-SHAPES = {"chain16": chain16_spec, "gpt_wide": gpt_wide_spec}
+SHAPES = {"chain16": chain16_spec, "gpt_wide": gpt_wide_spec,
+          "gpt_long": gpt_long_spec}
 # Models that PyTorch and torchvision wrote, in small configurations.
 # BatchNorm over 4 samples of 1x1 maps is ill-conditioned: PyTorch's own
 # float32 and float64 runs of resnet18 part by 5% within 5 steps. Those

@@ -7,6 +7,8 @@
 #ifndef ZERO_OPT_TARGET_CUDA_MAPPING_H
 #define ZERO_OPT_TARGET_CUDA_MAPPING_H
 
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -67,9 +69,36 @@ int64_t gpuScatterParts(int64_t rows, double threads);
 /// or a copy after it writes, or 1.
 double gpuLoopThreads(scf::ForOp loop, int64_t threadsPerBlock);
 
+/// Lanes a row group gives each row: a warp.
+constexpr int64_t kRowLanes = 32;
+
+/// Whether a row group can slice `op` row by row over its first `rowDims`
+/// loops: its body reads no loop index, and every operand indexes each of
+/// those loops as a whole result of its own, or not at all.
+bool rowSliceable(linalg::LinalgOp op, int64_t rowDims);
+
+/// The loop of `op`, past its first `rowDims` (a row group's rows), that a
+/// row's kRowLanes lanes split cyclically (lane l takes iterations l,
+/// l + 32, ...: a warp reads adjacent elements): its last parallel loop,
+/// when its extent is a multiple of kRowLanes and every operand indexes it
+/// as a whole result of its own or not at all. None: one thread a row.
+std::optional<unsigned> rowLane(linalg::LinalgOp op, int64_t rowDims);
+
+/// The threads a row group's launch runs on: kRowLanes a row.
+double rowGroupThreads(zero::RowGroupOp group);
+
+/// Rows a block of a row group takes: kRowLanes threads each, at most
+/// `threadsPerBlock` threads, a divisor of the innermost row extent.
+int64_t rowsPerBlock(int64_t innermostRows, int64_t threadsPerBlock);
+
 /// The thread forall of a block forall: the one op of its body that
 /// carries regions; null when there is none or another.
 scf::ForallOp threadForall(scf::ForallOp blocks);
+
+/// The thread foralls of a block forall, in order (a row group's ops, with
+/// a barrier between each two); failure when an op of its body with
+/// regions is no thread forall, or there is none.
+FailureOr<SmallVector<scf::ForallOp>> threadForalls(scf::ForallOp blocks);
 
 /// The mapping id (0 x, 1 y, 2 z) of each loop of `forall`, or failure
 /// when its loops are not all mapped to block ids (`threads` false) or

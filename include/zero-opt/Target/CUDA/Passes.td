@@ -40,6 +40,16 @@ def ZeroGPUMapKernels : Pass<"zero-gpu-map-kernels", "ModuleOp"> {
     in its part, so each element is still one thread's, in loop order, and
     the grid holds parts times as many threads.
 
+    A `zero.row_group` (`zero-gpu-row-groups`) is mapped first, before
+    unit dimensions are dropped: one block forall over its rows,
+    `zero::cuda::rowsPerBlock` at a time, holding a thread forall per op
+    (with the fill that initializes it) in order, y the block's row and x
+    the row's 32 lanes: lane l computes the op on its row and iterations
+    l, l + 32, ... of its lane loop (`zero::cuda::rowLane`, through
+    strided subviews), an op without one on x = 0 alone. The thread
+    foralls run one after another (a barrier between each two on a GPU),
+    and every thread keeps the op's loop order.
+
     Other loops and ops with no parallel dimension (0-d ops, full
     reductions) run in a 1x1 forall pair mapped to `#gpu.block<z>` /
     `#gpu.thread<z>`; statically shaped allocations in them become stack
@@ -56,7 +66,8 @@ def ZeroGPUMapKernels : Pass<"zero-gpu-map-kernels", "ModuleOp"> {
     (zero-opt `--simulate-gpu`), foralls in order, which is the order the
     GPU's barriers between launches give. The number of launches (block
     foralls, over the deduplicated kernels) is added to the module's
-    `zero.kernels` as `gpu_launches`.
+    `zero.kernels` as `gpu_launches`, the row groups among them as
+    `gpu_row_groups`.
   }];
   let options = [
     Option<"threadsPerBlock", "threads-per-block", "int64_t",
@@ -87,8 +98,16 @@ def ZeroGPUOutlineKernels : Pass<"zero-gpu-outline-kernels", "ModuleOp"> {
     module is one cubin: one ptxas run and one module load per step
     instead of one per launch.
 
-    A top-level forall that is not a block forall holding exactly one
-    normalized thread forall with a static count is an error.
+    A block forall holding several thread foralls (a row group's ops, in
+    order) is one launch whose block is, per id, the largest of theirs:
+    each thread forall runs on its own threads (a `tid < count` guard
+    where it has fewer) and is followed by a `gpu.barrier`, the last
+    excepted, so each runs when the one before has finished in the whole
+    block.
+
+    A top-level forall that is not a block forall holding normalized
+    thread foralls with static counts (and, besides them, ops without
+    regions only) is an error.
   }];
   let options = [
     Option<"moduleName", "module-name", "std::string", [{"zero_kernels"}],
@@ -118,10 +137,15 @@ def ZeroGPUHostKernels : Pass<"zero-gpu-host-kernels", "ModuleOp"> {
     declare its memory effects counts as both) and `s` per scalar. The
     gpu.module and the launches are unchanged.
 
-    A kernel whose threads depend on each other (barriers, shuffles,
-    workgroup memory) or whose body has more than one block, has no
-    serial form and is an error, as is an argument type a launch cannot
-    pass.
+    A `gpu.barrier` at the top of the body (a row group's phases) splits
+    it: each block runs every phase in turn for all its threads, which is
+    what the barrier guarantees; a value a phase uses from an earlier
+    phase is computed again in it when its ops are pure (index
+    arithmetic), and is an error otherwise (a loaded value). A kernel
+    whose threads depend on each other otherwise (barriers in branches,
+    shuffles, workgroup memory) or whose body has more than one block,
+    has no serial form and is an error, as is an argument type a launch
+    cannot pass.
   }];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::LLVM::LLVMDialect",
@@ -269,7 +293,12 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     than `min-iterations` iterations, at least `row-threads` rows that are
     short or not contiguous, several outputs, several combining ops, an
     output indexed other than by parallel loops, or a split loop used in
-    an index expression are left alone.
+    an index expression are left alone, and so are reductions over rows
+    whose body reads its loop indices (`linalg.index`). A full reduction
+    that does (the loss's sum over tokens, which gathers each token's
+    target logit) is split, its body reading the original loop's indices:
+    the split loop's rebuilt from the partial and the chunk's iteration,
+    the tail's offset past the partials.
   }];
   let options = [
     Option<"maxPartials", "max-partials", "int64_t", "65536",
@@ -308,6 +337,45 @@ def ZeroGPUOnlineSoftmax : Pass<"zero-gpu-online-softmax", "ModuleOp"> {
     between, or whose output something else uses in between.
   }];
   let dependentDialects = ["mlir::math::MathDialect"];
+}
+
+def ZeroGPURowGroups : Pass<"zero-gpu-row-groups", "ModuleOp"> {
+  let summary = "A row reduction and the ops after it over its rows as one "
+                "launch";
+  let description = [{
+    Runs on the step functions after `zero-gpu-online-softmax` and before
+    `zero-gpu-group-launches`. A softmax or a layer norm is a reduction
+    over rows (split into a warp of partials a row, then combined) and an
+    op that reads the rows again with the statistics: separate launches,
+    the second reading the rows from memory again.
+
+    A group starts at a linalg reduction at the top of a step function
+    whose first R loops are parallel (its rows), whose last parallel loop
+    a warp's 32 lanes can split (`zero::cuda::rowLane`: the split's
+    interleaved partials), and whose rows times 32 are at least
+    `min-threads` (a block takes its rows through every op on a warp a
+    row, so fewer rows would leave the device idle: a column sum's
+    partials, a bias gradient). The ops that follow it over the same rows
+    join it in a `zero.row_group` (with the fills that initialize
+    them): linalg ops on statically shaped buffers, no GEMM, writing only
+    their outputs, whose first R loops are parallel with the same extents
+    and which every operand indexes as whole results or not at all, and
+    whose bodies read no loop index. Views, constants and allocations may
+    lie between them (they stay before the group); deallocations there move
+    after it. An op joins only when every buffer it and an earlier member
+    share, one writing it (`zero::mayOverlap`), is the same value to both,
+    indexed by the rows at its leading dimensions: a block that takes some
+    rows through each op in turn then computes what the launches did.
+    The run stops at the first op that cannot join; a group is formed when
+    some member uses what an earlier one writes. The module's
+    `zero.kernels` gets `row_groups` and `row_grouped` (ops in groups,
+    fills not counted).
+  }];
+  let options = [
+    Option<"minThreads", "min-threads", "int64_t", "65536",
+           "Fewest threads (rows times 32) a row group runs on">
+  ];
+  let dependentDialects = ["mlir::zero::ZeroDialect"];
 }
 
 def ZeroGPUGroupLaunches : Pass<"zero-gpu-group-launches", "ModuleOp"> {

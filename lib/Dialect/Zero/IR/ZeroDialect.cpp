@@ -472,6 +472,38 @@ LogicalResult LaunchGroupOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// RowGroupOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RowGroupOp::verify() {
+  int64_t rows = getRowDims();
+  std::optional<SmallVector<int64_t>> extents;
+  for (Operation &op : getBody().front()) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
+        linalgOp.hasDynamicShape())
+      return op.emitOpError("in a row group: expected a linalg op on "
+                            "statically shaped buffers");
+    SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iterators =
+        linalgOp.getIteratorTypesArray();
+    if (static_cast<int64_t>(ranges.size()) < rows ||
+        llvm::any_of(ArrayRef(iterators).take_front(rows), [](auto it) {
+          return it != utils::IteratorType::parallel;
+        }))
+      return op.emitOpError("in a row group: its first ")
+             << rows << " loops must be parallel";
+    ranges.resize(rows);
+    if (!extents)
+      extents = ranges;
+    else if (*extents != ranges)
+      return op.emitOpError("in a row group: its rows differ from the "
+                            "group's first op's");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // RoundedMatmulOp
 //===----------------------------------------------------------------------===//
 

@@ -707,6 +707,49 @@ private:
       compute(op, e, /*counted=*/true, share);
       return true;
     }
+    // A row group is one launch of all its ops' work that moves each
+    // buffer once: read where the group reads it before writing it, and
+    // written; what one op wrote, a later op reads from the cache.
+    if (auto group = dyn_cast<RowGroupOp>(op)) {
+      Work work;
+      SmallVector<std::pair<Value, double>> read, written;
+      auto first = [](SmallVectorImpl<std::pair<Value, double>> &seen,
+                      Value v) {
+        std::pair<Value, double> key{rootBuffer(v), valueBytes(v)};
+        if (llvm::is_contained(seen, key))
+          return false;
+        seen.push_back(key);
+        return true;
+      };
+      for (Operation &inner : group.getBody().front()) {
+        auto linalgOp = cast<linalg::LinalgOp>(inner);
+        Work w = cost.linalgWork(linalgOp);
+        work.flops += w.flops;
+        work.seconds += w.seconds;
+        for (OpOperand &operand : linalgOp->getOpOperands()) {
+          Value v = operand.get();
+          if (!isa<MemRefType>(v.getType()))
+            continue;
+          bool init = linalgOp.isDpsInit(&operand);
+          bool reads = !init || linalgOp.payloadUsesValueFromOperand(&operand);
+          auto key = std::make_pair(rootBuffer(v), valueBytes(v));
+          if (reads && !llvm::is_contained(written, key) && first(read, v))
+            work.bytes += valueBytes(v);
+          if (init && first(written, v))
+            work.bytes += valueBytes(v);
+        }
+      }
+      // Without the target's mapping: a thread a row.
+      double threads = opt.launchThreads ? opt.launchThreads(op) : 1;
+      if (!opt.launchThreads && !group.getBody().front().empty())
+        for (int64_t e :
+             ArrayRef(cast<linalg::LinalgOp>(group.getBody().front().front())
+                          .getStaticLoopRanges())
+                 .take_front(group.getRowDims()))
+          threads *= double(e);
+      compute(op, cost.launch(work, threads));
+      return true;
+    }
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
       // GEMMs are cuBLAS calls.
       if (getGemmLoops(linalgOp)) {

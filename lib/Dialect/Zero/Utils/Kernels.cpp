@@ -8,6 +8,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 
@@ -26,6 +27,9 @@ bool mlir::zero::isKernelRoot(Operation *op) {
     return llvm::all_of(group.getBody().front(), [](Operation &inner) {
       return isa<BucketPackOp, BucketUnpackOp>(inner) || isComputeOnly(&inner);
     });
+  if (auto group = dyn_cast<RowGroupOp>(op))
+    return llvm::all_of(group.getBody().front(),
+                        [](Operation &inner) { return isComputeOnly(&inner); });
   if (isa<linalg::LinalgOp, memref::CopyOp>(op))
     return isComputeOnly(op);
   if (isa<scf::ForOp, scf::IfOp, scf::WhileOp, scf::ParallelOp, scf::ForallOp>(
@@ -34,6 +38,26 @@ bool mlir::zero::isKernelRoot(Operation *op) {
              return !isa<BaseMemRefType>(t);
            });
   return false;
+}
+
+bool mlir::zero::writesOnlyOutputs(Operation *op) {
+  WalkResult r = op->walk([&](Operation *nested) {
+    return nested != op && hasEffect<MemoryEffects::Write>(nested)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return !r.wasInterrupted();
+}
+
+void mlir::zero::setKernelCounts(
+    Operation *module, ArrayRef<std::pair<StringRef, int64_t>> counts) {
+  NamedAttrList entries;
+  if (auto kernels = module->getAttrOfType<DictionaryAttr>("zero.kernels"))
+    entries.append(kernels.getValue());
+  Builder b(module->getContext());
+  for (auto [name, count] : counts)
+    entries.set(name, b.getI64IntegerAttr(count));
+  module->setAttr("zero.kernels", entries.getDictionary(module->getContext()));
 }
 
 /// What may lie between a fill and the op it initializes: address

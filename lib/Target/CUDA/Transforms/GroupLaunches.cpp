@@ -72,12 +72,7 @@ bool isLaunch(Operation *op) {
   if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
       !zero::isKernelRoot(op) || zero::getGemmLoops(linalgOp))
     return false;
-  WalkResult r = op->walk([&](Operation *nested) {
-    return nested != op && hasEffect<MemoryEffects::Write>(nested)
-               ? WalkResult::interrupt()
-               : WalkResult::advance();
-  });
-  return !r.wasInterrupted();
+  return zero::writesOnlyOutputs(op);
 }
 
 /// What `op` reads and writes.
@@ -382,13 +377,8 @@ void ZeroGPUGroupLaunchesPass::runOnOperation() {
           groupRun(run);
     }
   }
-  NamedAttrList counts;
-  if (auto kernels = module->getAttrOfType<DictionaryAttr>("zero.kernels"))
-    counts.append(kernels.getValue());
-  Builder b(module.getContext());
-  counts.set("launch_groups", b.getI64IntegerAttr(groups));
-  counts.set("grouped_launches", b.getI64IntegerAttr(grouped));
-  module->setAttr("zero.kernels", counts.getDictionary(module.getContext()));
+  zero::setKernelCounts(
+      module, {{"launch_groups", groups}, {"grouped_launches", grouped}});
 }
 
 } // namespace

@@ -44,6 +44,9 @@ std::string noHostForm(gpu::GPUFuncOp kernel) {
             gpu::ReturnOp>(op) ||
         !isa<gpu::GPUDialect>(op->getDialect()))
       return WalkResult::advance();
+    // A barrier every thread reaches splits the body in phases.
+    if (isa<gpu::BarrierOp>(op) && op->getParentOp() == kernel)
+      return WalkResult::advance();
     why = "uses " + op->getName().getStringRef().str() +
           ", which makes threads depend on each other";
     return WalkResult::interrupt();
@@ -99,6 +102,26 @@ std::string argumentSpec(gpu::GPUFuncOp kernel) {
                             : "-");
   }
   return spec;
+}
+
+/// The ids and sizes of a launch as the host copy's loop variables and
+/// arguments, in `root`: grid x, y, z, then block x, y, z.
+void replaceIds(Operation *root, ArrayRef<Value> ids, ArrayRef<Value> sizes) {
+  root->walk([&](Operation *op) {
+    Value id;
+    if (auto o = dyn_cast<gpu::BlockIdOp>(op))
+      id = ids[static_cast<unsigned>(o.getDimension())];
+    else if (auto o = dyn_cast<gpu::ThreadIdOp>(op))
+      id = ids[3 + static_cast<unsigned>(o.getDimension())];
+    else if (auto o = dyn_cast<gpu::GridDimOp>(op))
+      id = sizes[static_cast<unsigned>(o.getDimension())];
+    else if (auto o = dyn_cast<gpu::BlockDimOp>(op))
+      id = sizes[3 + static_cast<unsigned>(o.getDimension())];
+    if (!id)
+      return;
+    op->getResult(0).replaceAllUsesWith(id);
+    op->erase();
+  });
 }
 
 struct ZeroGPUHostKernelsPass
@@ -175,8 +198,10 @@ ZeroGPUHostKernelsPass::hostCopy(gpu::GPUFuncOp kernel) {
     mapping.map(arg, value);
   }
 
-  // Every block and thread in turn, x innermost: no thread depends on
-  // another (checked above), so any order computes the GPU's values.
+  // Every block in turn, and in it each phase (the body between barriers)
+  // for every thread in turn, x innermost: threads depend on each other
+  // only through a barrier (checked above), so this order computes the
+  // GPU's values.
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   SmallVector<Value> sizes; // grid x, y, z, block x, y, z
@@ -184,13 +209,56 @@ ZeroGPUHostKernelsPass::hostCopy(gpu::GPUFuncOp kernel) {
     sizes.push_back(arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                                entry->getArgument(i)));
   SmallVector<Value> ids(6);
-  for (unsigned i : {2u, 1u, 0u, 5u, 4u, 3u}) {
+  for (unsigned i : {2u, 1u, 0u}) {
     auto loop = scf::ForOp::create(b, loc, zero, sizes[i], one);
     ids[i] = loop.getInductionVar();
     b.setInsertionPoint(loop.getBody()->getTerminator());
   }
-  for (Operation &op : kernel.getBody().front().without_terminator())
-    b.clone(op, mapping);
+  SmallVector<SmallVector<Operation *>> phases(1);
+  for (Operation &op : kernel.getBody().front().without_terminator()) {
+    if (isa<gpu::BarrierOp>(op))
+      phases.emplace_back();
+    else
+      phases.back().push_back(&op);
+  }
+  OpBuilder::InsertPoint inBlock = b.saveInsertionPoint();
+  for (ArrayRef<Operation *> phase : phases) {
+    b.restoreInsertionPoint(inBlock);
+    for (unsigned i : {5u, 4u, 3u}) {
+      auto loop = scf::ForOp::create(b, loc, zero, sizes[i], one);
+      ids[i] = loop.getInductionVar();
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+    }
+    // What a phase uses from an earlier one is computed again in it (the
+    // mapping's index arithmetic); anything else has no serial form.
+    IRMapping local = mapping;
+    std::function<LogicalResult(Operation *)> cloneWithDefs =
+        [&](Operation *op) -> LogicalResult {
+      WalkResult r = op->walk([&](Operation *nested) {
+        for (Value v : nested->getOperands()) {
+          Operation *def = v.getDefiningOp();
+          if (!def || local.contains(v) || def->getParentOp() != kernel ||
+              llvm::is_contained(phase, def))
+            continue;
+          if (def->getNumRegions() || !isPure(def) ||
+              failed(cloneWithDefs(def)))
+            return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (r.wasInterrupted())
+        return failure();
+      b.clone(*op, local);
+      return success();
+    };
+    for (Operation *op : phase)
+      if (failed(cloneWithDefs(op))) {
+        fn.erase();
+        return kernel.emitError("a value crosses a barrier: it has no host "
+                                "copy");
+      }
+    replaceIds(b.getInsertionBlock()->getParentOp(), ids, sizes);
+  }
   b.setInsertionPointToEnd(entry);
   func::ReturnOp::create(b, loc);
 
@@ -201,21 +269,6 @@ ZeroGPUHostKernelsPass::hostCopy(gpu::GPUFuncOp kernel) {
       /*isConstant=*/true, LLVM::Linkage::External, name + "_args",
       b.getStringAttr(spec));
 
-  fn.walk([&](Operation *op) {
-    Value id;
-    if (auto o = dyn_cast<gpu::BlockIdOp>(op))
-      id = ids[static_cast<unsigned>(o.getDimension())];
-    else if (auto o = dyn_cast<gpu::ThreadIdOp>(op))
-      id = ids[3 + static_cast<unsigned>(o.getDimension())];
-    else if (auto o = dyn_cast<gpu::GridDimOp>(op))
-      id = sizes[static_cast<unsigned>(o.getDimension())];
-    else if (auto o = dyn_cast<gpu::BlockDimOp>(op))
-      id = sizes[3 + static_cast<unsigned>(o.getDimension())];
-    if (!id)
-      return;
-    op->getResult(0).replaceAllUsesWith(id);
-    op->erase();
-  });
   return fn;
 }
 

@@ -152,6 +152,7 @@ private:
   LogicalResult mapLoop(RewriterBase &rewriter, scf::ForOp loop,
                         linalg::LinalgOp op);
   void mapSerial(RewriterBase &rewriter, Operation *op);
+  LogicalResult mapRowGroup(RewriterBase &rewriter, zero::RowGroupOp group);
 };
 
 /// Whether buffers `a` and `b` of a kernel share no byte at any call.
@@ -543,6 +544,131 @@ LogicalResult initializeInThreads(RewriterBase &rewriter,
   return success();
 }
 
+/// `op`'s operand `v` on one thread of a row group: row `coords` of the
+/// row loops, and lane `lane`'s iterations of loop `laneLoop` (every
+/// kRowLanes-th from `lane`); other dimensions whole.
+Value rowSlice(RewriterBase &rewriter, Location loc, linalg::LinalgOp op,
+               OpOperand &operand, ArrayRef<Value> coords,
+               std::optional<unsigned> laneLoop, Value lane) {
+  auto type = cast<MemRefType>(operand.get().getType());
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  for (auto [k, e] : llvm::enumerate(map.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    unsigned d = dim ? dim.getPosition() : ~0u;
+    if (dim && d < coords.size()) {
+      offsets.push_back(coords[d]);
+      sizes.push_back(rewriter.getIndexAttr(1));
+      strides.push_back(rewriter.getIndexAttr(1));
+    } else if (dim && laneLoop && d == *laneLoop) {
+      offsets.push_back(lane);
+      sizes.push_back(
+          rewriter.getIndexAttr(type.getDimSize(k) / zero::cuda::kRowLanes));
+      strides.push_back(rewriter.getIndexAttr(zero::cuda::kRowLanes));
+    } else {
+      offsets.push_back(rewriter.getIndexAttr(0));
+      sizes.push_back(rewriter.getIndexAttr(type.getDimSize(k)));
+      strides.push_back(rewriter.getIndexAttr(1));
+    }
+  }
+  return memref::SubViewOp::create(rewriter, loc, operand.get(), offsets, sizes,
+                                   strides);
+}
+
+/// A row group as one block forall over its rows, `rowsPerBlock` at a
+/// time, holding a thread forall per op (with its fill) in order: y a row
+/// of the block, x the row's lanes (`rowLane`; one where the op has no
+/// lane loop). A thread computes the op on its row and its lane's
+/// iterations of the lane loop, in the op's loop order; a block's rows
+/// depend on no other block's (the group's verifier and
+/// zero-gpu-row-groups), and the thread foralls run one after another,
+/// a barrier between each two on a GPU, in order on a CPU.
+LogicalResult ZeroGPUMapKernelsPass::mapRowGroup(RewriterBase &rewriter,
+                                                 zero::RowGroupOp group) {
+  MLIRContext *ctx = &getContext();
+  Location loc = group.getLoc();
+  int64_t rowDims = group.getRowDims();
+  Block &body = group.getBody().front();
+  if (body.empty()) {
+    rewriter.eraseOp(group);
+    return success();
+  }
+  SmallVector<int64_t> extents =
+      cast<linalg::LinalgOp>(body.front()).getStaticLoopRanges();
+  extents.resize(rowDims);
+  int64_t rows = 1;
+  for (int64_t e : extents)
+    rows *= e;
+  int64_t perBlock = zero::cuda::rowsPerBlock(extents.back(), threadsPerBlock);
+  // Ops with the fill that initializes each.
+  SmallVector<std::pair<linalg::FillOp, linalg::LinalgOp>> units;
+  for (Operation &op : body) {
+    auto fill = dyn_cast<linalg::FillOp>(op);
+    auto pending = units.empty() ? linalg::FillOp() : units.back().first;
+    if (!fill && pending && !units.back().second &&
+        zero::initializingFill(&op) == pending.getOperation()) {
+      units.back().second = cast<linalg::LinalgOp>(op);
+      continue;
+    }
+    if (fill)
+      units.push_back({fill, nullptr});
+    else
+      units.push_back({nullptr, cast<linalg::LinalgOp>(op)});
+  }
+
+  rewriter.setInsertionPoint(group);
+  auto blocks = scf::ForallOp::create(
+      rewriter, loc, {rewriter.getIndexAttr(rows / perBlock)}, ValueRange{},
+      rewriter.getArrayAttr(
+          {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+  for (auto [fill, op] : units) {
+    // A fill alone is an op of its own.
+    linalg::LinalgOp computed = op ? op : cast<linalg::LinalgOp>(*fill);
+    std::optional<unsigned> laneLoop = zero::cuda::rowLane(computed, rowDims);
+    int64_t lanes = laneLoop ? zero::cuda::kRowLanes : 1;
+    rewriter.setInsertionPoint(blocks.getBody()->getTerminator());
+    auto threads = scf::ForallOp::create(
+        rewriter, loc,
+        {rewriter.getIndexAttr(perBlock), rewriter.getIndexAttr(lanes)},
+        ValueRange{},
+        rewriter.getArrayAttr(
+            {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimY),
+             gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+    rewriter.setInsertionPoint(threads.getBody()->getTerminator());
+    Value row = arith::AddIOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(
+            rewriter, loc, blocks.getInductionVar(0),
+            arith::ConstantIndexOp::create(rewriter, loc, perBlock)),
+        threads.getInductionVar(0));
+    // Row-major: the innermost row loop fastest.
+    SmallVector<Value> coords(rowDims);
+    for (int64_t d = rowDims - 1; d >= 0; --d) {
+      Value extent = arith::ConstantIndexOp::create(rewriter, loc, extents[d]);
+      coords[d] =
+          d == 0
+              ? row
+              : arith::RemUIOp::create(rewriter, loc, row, extent).getResult();
+      if (d != 0)
+        row = arith::DivUIOp::create(rewriter, loc, row, extent);
+    }
+    Value lane = threads.getInductionVar(1);
+    SmallVector<Value> operands;
+    for (OpOperand &operand : computed->getOpOperands())
+      operands.push_back(isa<MemRefType>(operand.get().getType())
+                             ? rowSlice(rewriter, loc, computed, operand,
+                                        coords, laneLoop, lane)
+                             : operand.get());
+    Operation *tiled = rewriter.clone(*computed);
+    tiled->setOperands(operands);
+    rewriter.eraseOp(computed);
+    if (op && fill && failed(initializeInThreads(rewriter, {fill}, tiled)))
+      return failure();
+  }
+  rewriter.eraseOp(group);
+  return success();
+}
+
 /// `linear` as indices into `counts`, the loop mapped to x fastest, then y,
 /// then z (so a warp's threads keep the lanes they had).
 SmallVector<Value> delinearize(RewriterBase &rewriter, Location loc,
@@ -700,7 +826,7 @@ void ZeroGPUMapKernelsPass::runOnOperation() {
   IRRewriter rewriter(&getContext());
   SymbolTableCollection symbols;
   SymbolUserMap users(symbols, getOperation());
-  int64_t launches = 0;
+  int64_t launches = 0, rowGroups = 0;
   for (auto kernel : getOperation().getOps<func::FuncOp>()) {
     if (kernel.isExternal() || !kernel->hasAttr(zero::kKernelAttr))
       continue;
@@ -714,6 +840,14 @@ void ZeroGPUMapKernelsPass::runOnOperation() {
       group = true;
     }
     int64_t before = launches;
+    // Row groups first: unit dimensions dropped would renumber their rows.
+    for (auto g : llvm::make_early_inc_range(
+             kernel.getBody().getOps<zero::RowGroupOp>())) {
+      if (failed(mapRowGroup(rewriter, g)))
+        return signalPassFailure();
+      ++launches;
+      ++rowGroups;
+    }
     SmallVector<bool> noAlias = zero::noAliasArguments(kernel, users);
     llvm::SmallPtrSet<Operation *, 4> fusedFills;
     if (failed(prepare(kernel, noAlias, fusedFills)))
@@ -769,12 +903,8 @@ void ZeroGPUMapKernelsPass::runOnOperation() {
       launches = before + 1;
   }
   // Next to zero-form-kernels' counts, for --time-report.
-  ModuleOp module = getOperation();
-  NamedAttrList counts;
-  if (auto kernels = module->getAttrOfType<DictionaryAttr>("zero.kernels"))
-    counts.append(kernels.getValue());
-  counts.set("gpu_launches", rewriter.getI64IntegerAttr(launches));
-  module->setAttr("zero.kernels", counts.getDictionary(&getContext()));
+  zero::setKernelCounts(getOperation(), {{"gpu_launches", launches},
+                                         {"gpu_row_groups", rowGroups}});
 }
 
 } // namespace

@@ -38,17 +38,28 @@ private:
 FailureOr<gpu::LaunchOp>
 ZeroGPUOutlineKernelsPass::formLaunch(RewriterBase &rewriter,
                                       scf::ForallOp blocks) {
-  scf::ForallOp threads = zero::cuda::threadForall(blocks);
+  FailureOr<SmallVector<scf::ForallOp>> phases =
+      zero::cuda::threadForalls(blocks);
   auto blockIds = zero::cuda::mappedIds(blocks, /*threads=*/false);
-  FailureOr<SmallVector<unsigned>> threadIds = failure();
-  if (threads)
-    threadIds = zero::cuda::mappedIds(threads, /*threads=*/true);
-  if (failed(blockIds) || failed(threadIds) || !threads.isNormalized())
-    return blocks.emitError("is not a block forall holding one normalized "
-                            "thread forall (run zero-gpu-map-kernels)");
-  ArrayRef<int64_t> threadCounts = threads.getStaticUpperBound();
-  if (llvm::any_of(threadCounts, ShapedType::isDynamic))
-    return threads.emitError("has a dynamic number of threads");
+  if (failed(blockIds) || failed(phases))
+    return blocks.emitError("is not a block forall holding normalized "
+                            "thread foralls (run zero-gpu-map-kernels)");
+  // The block: each thread id as far as the phase that goes furthest.
+  SmallVector<SmallVector<unsigned>> threadIds;
+  SmallVector<int64_t> blockSize(3, 1);
+  for (scf::ForallOp threads : *phases) {
+    FailureOr<SmallVector<unsigned>> ids =
+        zero::cuda::mappedIds(threads, /*threads=*/true);
+    if (failed(ids) || !threads.isNormalized())
+      return threads.emitError("is not a normalized forall over thread ids "
+                               "(run zero-gpu-map-kernels)");
+    ArrayRef<int64_t> counts = threads.getStaticUpperBound();
+    if (llvm::any_of(counts, ShapedType::isDynamic))
+      return threads.emitError("has a dynamic number of threads");
+    for (auto [d, id] : llvm::enumerate(*ids))
+      blockSize[id] = std::max(blockSize[id], counts[d]);
+    threadIds.push_back(std::move(*ids));
+  }
 
   Location loc = blocks.getLoc();
   rewriter.setInsertionPoint(blocks);
@@ -60,7 +71,7 @@ ZeroGPUOutlineKernelsPass::formLaunch(RewriterBase &rewriter,
     return c;
   };
   Value one = index(1);
-  SmallVector<Value> grid(3, one), block(3, one);
+  SmallVector<Value> grid(3, one), block;
   SmallVector<Value> lbs = getValueOrCreateConstantIndexOp(
       rewriter, loc, blocks.getMixedLowerBound());
   SmallVector<Value> ubs = getValueOrCreateConstantIndexOp(
@@ -80,8 +91,8 @@ ZeroGPUOutlineKernelsPass::formLaunch(RewriterBase &rewriter,
     Value extent = arith::SubIOp::create(rewriter, loc, ubs[d], lbs[d]);
     grid[id] = arith::CeilDivSIOp::create(rewriter, loc, extent, steps[d]);
   }
-  for (auto [d, id] : llvm::enumerate(*threadIds))
-    block[id] = index(threadCounts[d]);
+  for (int64_t size : blockSize)
+    block.push_back(index(size));
   auto launch = gpu::LaunchOp::create(rewriter, loc, grid[0], grid[1], grid[2],
                                       block[0], block[1], block[2]);
   Block &body = launch.getBody().front();
@@ -99,12 +110,36 @@ ZeroGPUOutlineKernelsPass::formLaunch(RewriterBase &rewriter,
   }
   rewriter.eraseOp(blocks.getBody()->getTerminator());
   rewriter.inlineBlockBefore(blocks.getBody(), terminator, blockIvs);
-  SmallVector<Value> threadIvs;
-  for (unsigned id : *threadIds)
-    threadIvs.push_back(tids[id]);
-  rewriter.eraseOp(threads.getBody()->getTerminator());
-  rewriter.inlineBlockBefore(threads.getBody(), threads, threadIvs);
-  rewriter.eraseOp(threads);
+  // Each phase on the threads it has (the others pass), every thread at
+  // the barrier after it before the next phase starts.
+  for (auto [i, threads] : llvm::enumerate(*phases)) {
+    rewriter.setInsertionPoint(threads);
+    Value active;
+    for (auto [d, id] : llvm::enumerate(threadIds[i])) {
+      int64_t count = threads.getStaticUpperBound()[d];
+      if (count == blockSize[id])
+        continue;
+      Value in = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                       tids[id], index(count));
+      active = active ? arith::AndIOp::create(rewriter, loc, active, in) : in;
+    }
+    Operation *placed = threads;
+    if (active) {
+      auto guard = scf::IfOp::create(rewriter, loc, active);
+      rewriter.moveOpBefore(threads, guard.thenBlock()->getTerminator());
+      placed = guard;
+    }
+    if (i + 1 < phases->size()) {
+      rewriter.setInsertionPointAfter(placed);
+      gpu::BarrierOp::create(rewriter, loc);
+    }
+    SmallVector<Value> threadIvs;
+    for (unsigned id : threadIds[i])
+      threadIvs.push_back(tids[id]);
+    rewriter.eraseOp(threads.getBody()->getTerminator());
+    rewriter.inlineBlockBefore(threads.getBody(), threads, threadIvs);
+    rewriter.eraseOp(threads);
+  }
   rewriter.eraseOp(blocks);
   return launch;
 }

@@ -118,8 +118,10 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
   if (warpPerRow &&
       !(interleaved && outer / kMinChunk >= kWarp && maxPartials >= kWarp))
     return std::nullopt;
-  // A body that reads its indices would see the split loops'.
-  if (!g.getBody()->getOps<linalg::IndexOp>().empty())
+  // A body that reads its indices is split only where it would otherwise
+  // run on one thread (the loss's sum over tokens gathers each token's
+  // target logit); rows keep their threads and their loop order.
+  if (rows > 1 && !g.getBody()->getOps<linalg::IndexOp>().empty())
     return std::nullopt;
   // One combining op with a neutral element (a sum, a maximum, ...).
   SmallVector<Operation *> combiners;
@@ -223,6 +225,21 @@ linalg::GenericOp collapseReductions(linalg::GenericOp g,
     return g;
   rewriter.eraseOp(g);
   return cast<linalg::GenericOp>(collapsed->collapsedOp.getOperation());
+}
+
+/// Gives the `linalg.index` ops of `op`, a body cloned from the split
+/// op, the split op's loop indices: loop k of it is `index(b, loc, k)`
+/// (the loss's gather reads the row of its own iteration).
+void remapIndices(linalg::GenericOp op,
+                  function_ref<Value(OpBuilder &, Location, unsigned)> index) {
+  SmallVector<linalg::IndexOp> old =
+      llvm::to_vector(op.getBody()->getOps<linalg::IndexOp>());
+  for (linalg::IndexOp i : old) {
+    OpBuilder b(i);
+    Value v = index(b, i.getLoc(), i.getDim());
+    i.replaceAllUsesWith(v);
+    i.erase();
+  }
 }
 
 bool isLoop(AffineExpr e, unsigned loop) {
@@ -330,6 +347,21 @@ Stages split(linalg::GenericOp g, const Split &s) {
                                           maps, iterators);
   IRMapping first;
   g.getRegion().cloneInto(&stage1.getRegion(), first);
+  // The split loop's index: i * partials + p interleaved, else
+  // p * chunk + i.
+  remapIndices(stage1, [&](OpBuilder &nb, Location l, unsigned k) -> Value {
+    unsigned at = s.interleaved ? k : k + 1;
+    Value i = linalg::IndexOp::create(nb, l, at);
+    if (k != s.loop)
+      return i;
+    Value p = linalg::IndexOp::create(nb, l, pLoop);
+    auto mul = [&](Value x, int64_t c) -> Value {
+      return arith::MulIOp::create(nb, l, x,
+                                   arith::ConstantIndexOp::create(nb, l, c));
+    };
+    return s.interleaved ? arith::AddIOp::create(nb, l, mul(i, s.partials), p)
+                         : arith::AddIOp::create(nb, l, mul(p, s.chunk), i);
+  });
 
   // Stage 2: the partials combined into the output in order: loops over
   // the output's dimensions (parallel), then over the partials.
@@ -384,6 +416,15 @@ Stages split(linalg::GenericOp g, const Split &s) {
                                      g.getIteratorTypesArray());
     IRMapping again;
     g.getRegion().cloneInto(&tail.getRegion(), again);
+    // The tail starts past the partials' iterations.
+    remapIndices(tail, [&](OpBuilder &nb, Location l, unsigned k) -> Value {
+      Value i = linalg::IndexOp::create(nb, l, k);
+      if (k != s.loop)
+        return i;
+      return arith::AddIOp::create(
+          nb, l, i,
+          arith::ConstantIndexOp::create(nb, l, s.partials * s.chunk));
+    });
   }
   g.erase();
   return {combine, tail};

@@ -176,3 +176,38 @@ module {
     return
   }
 }
+
+// -----
+
+// A row group (zero-gpu-row-groups) is one launch that moves each buffer
+// once: x (32768 B) read by the sum and again by the division, which
+// reads it from the cache; s (256 B) written by the fill, read back by
+// the sum and the division; y (32768 B) written. 65792 B and 16384 FLOP
+// (the sum's addf and the division's divf over 8192 elements) on a
+// thread a row (no target mapping: 64 threads, 1/16 of the arithmetic
+// rate and 2 warps of the bandwidth): max(16.384, 65.792) us x 16 =
+// 1052.672 us, one launch.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: compute_ops = 1 : i64, compute_seconds = {{1\.052672e-03|0\.00105267[0-9]*}} : f64
+// CHECK-SAME: flops = 1.638400e+04 : f64
+#e = affine_map<(r, j) -> (r, j)>
+#row = affine_map<(r, j) -> (r)>
+module {
+  func.func @step(%x: memref<64x128xf32>, %s: memref<64xf32>, %y: memref<64x128xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
+    %z = arith.constant 0.0 : f32
+    zero.row_group rows(1) {
+      linalg.fill ins(%z : f32) outs(%s : memref<64xf32>)
+      linalg.generic {indexing_maps = [#e, #row], iterator_types = ["parallel", "reduction"]} ins(%x : memref<64x128xf32>) outs(%s : memref<64xf32>) {
+      ^bb0(%a: f32, %acc: f32):
+        %0 = arith.addf %a, %acc : f32
+        linalg.yield %0 : f32
+      }
+      linalg.generic {indexing_maps = [#e, #row, #e], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<64x128xf32>, memref<64xf32>) outs(%y : memref<64x128xf32>) {
+      ^bb0(%a: f32, %sum: f32, %o: f32):
+        %0 = arith.divf %a, %sum : f32
+        linalg.yield %0 : f32
+      }
+    }
+    return
+  }
+}

@@ -619,4 +619,35 @@ def Zero_LaunchGroupOp : Zero_Op<"launch_group", [
   let hasVerifier = 1;
 }
 
+def Zero_RowGroupOp : Zero_Op<"row_group", [
+    SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "Kernel roots over the same rows that run as one GPU launch";
+  let description = [{
+    Linalg ops on buffers (each with the fill that initializes it), in
+    program order, whose first `row_dims` loops are parallel loops over
+    the same rows: the same static extents in every op, and every buffer
+    that one op writes and another accesses is indexed by those loops
+    alone at the same leading positions, by both. A row's results depend
+    only on that row's earlier results, so the CUDA target runs the group
+    as one launch whose blocks each take some rows through every op in
+    turn, with a barrier between ops (a vertical fusion: a softmax's or
+    layer norm's partial statistics, their combination and the
+    normalization read the rows from memory once, the second time from
+    the cache).
+
+    ```mlir
+    zero.row_group rows(1) {
+      linalg.fill ins(%zero : f32) outs(%sum : memref<64xf32>)
+      linalg.generic ... ins(%x : memref<64x1024xf32>) outs(%sum : memref<64xf32>)
+      linalg.generic ... ins(%x, %sum : memref<64x1024xf32>, memref<64xf32>)
+                         outs(%y : memref<64x1024xf32>)
+    }
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$row_dims);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`rows` `(` $row_dims `)` $body attr-dict";
+  let hasVerifier = 1;
+}
+
 #endif // ZERO_OPS_TD

@@ -9,6 +9,7 @@
 #define ZERO_OPT_DIALECT_ZERO_UTILS_KERNELS_H
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace mlir::zero {
@@ -22,6 +23,15 @@ bool isComputeOnly(Operation *op);
 /// stays in the step (allocation, views, scalar bookkeeping, calls,
 /// collectives).
 bool isKernelRoot(Operation *op);
+
+/// Whether nothing nested in `op` writes memory: its own outputs are all
+/// it writes (a gather's loads are reads).
+bool writesOnlyOutputs(Operation *op);
+
+/// Sets `counts` in the module's `zero.kernels` dictionary, keeping its
+/// other entries (the counts `--time-report` prints).
+void setKernelCounts(Operation *module,
+                     ArrayRef<std::pair<StringRef, int64_t>> counts);
 
 /// The linalg.fill right before `root` (views and constants in between)
 /// that initializes one of root's outputs, such as a reduction's
