@@ -156,35 +156,6 @@ double mlir::zero::cuda::gpuLoopThreads(scf::ForOp loop,
   return threads;
 }
 
-/// Whether `expr` uses loop `d`.
-static bool uses(AffineExpr expr, unsigned d) {
-  return expr.isFunctionOfDim(d);
-}
-
-/// Whether every indexing map of `op` has loop `d` as a whole result of
-/// its own, once at most, or not at all.
-static bool wholeIn(linalg::LinalgOp op, unsigned d) {
-  for (AffineMap map : op.getIndexingMapsArray()) {
-    unsigned found = 0;
-    for (AffineExpr e : map.getResults()) {
-      if (!uses(e, d))
-        continue;
-      if (!isa<AffineDimExpr>(e) || ++found > 1)
-        return false;
-    }
-  }
-  return true;
-}
-
-bool zero::cuda::rowSliceable(linalg::LinalgOp op, int64_t rowDims) {
-  if (op.hasIndexSemantics() || op.getNumLoops() < rowDims)
-    return false;
-  for (int64_t d = 0; d < rowDims; ++d)
-    if (!wholeIn(op, d))
-      return false;
-  return true;
-}
-
 std::optional<unsigned> zero::cuda::rowLane(linalg::LinalgOp op,
                                             int64_t rowDims) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
@@ -194,7 +165,7 @@ std::optional<unsigned> zero::cuda::rowLane(linalg::LinalgOp op,
     if (iterators[d] != utils::IteratorType::parallel)
       continue;
     if (ShapedType::isDynamic(extents[d]) || extents[d] % kRowLanes != 0 ||
-        !wholeIn(op, d))
+        !zero::indexesLoopWhole(op, d))
       return std::nullopt;
     return static_cast<unsigned>(d);
   }

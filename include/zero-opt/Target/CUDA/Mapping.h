@@ -72,11 +72,6 @@ double gpuLoopThreads(scf::ForOp loop, int64_t threadsPerBlock);
 /// Lanes a row group gives each row: a warp.
 constexpr int64_t kRowLanes = 32;
 
-/// Whether a row group can slice `op` row by row over its first `rowDims`
-/// loops: its body reads no loop index, and every operand indexes each of
-/// those loops as a whole result of its own, or not at all.
-bool rowSliceable(linalg::LinalgOp op, int64_t rowDims);
-
 /// The loop of `op`, past its first `rowDims` (a row group's rows), that a
 /// row's kRowLanes lanes split cyclically (lane l takes iterations l,
 /// l + 32, ...: a warp reads adjacent elements): its last parallel loop,

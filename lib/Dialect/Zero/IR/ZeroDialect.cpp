@@ -475,6 +475,29 @@ LogicalResult LaunchGroupOp::verify() {
 // RowGroupOp
 //===----------------------------------------------------------------------===//
 
+bool mlir::zero::indexesLoopWhole(Operation *op, unsigned loop) {
+  for (AffineMap map : cast<linalg::LinalgOp>(op).getIndexingMapsArray()) {
+    unsigned found = 0;
+    for (AffineExpr e : map.getResults()) {
+      if (!e.isFunctionOfDim(loop))
+        continue;
+      if (!isa<AffineDimExpr>(e) || ++found > 1)
+        return false;
+    }
+  }
+  return true;
+}
+
+bool mlir::zero::isRowSliceable(Operation *op, int64_t rowDims) {
+  auto linalgOp = cast<linalg::LinalgOp>(op);
+  if (linalgOp.hasIndexSemantics() || linalgOp.getNumLoops() < rowDims)
+    return false;
+  for (int64_t d = 0; d < rowDims; ++d)
+    if (!indexesLoopWhole(op, d))
+      return false;
+  return true;
+}
+
 LogicalResult RowGroupOp::verify() {
   int64_t rows = getRowDims();
   std::optional<SmallVector<int64_t>> extents;
@@ -493,6 +516,10 @@ LogicalResult RowGroupOp::verify() {
         }))
       return op.emitOpError("in a row group: its first ")
              << rows << " loops must be parallel";
+    if (!isRowSliceable(&op, rows))
+      return op.emitOpError("in a row group: reads a loop index, or indexes "
+                            "a row loop other than as a whole dimension of "
+                            "its own");
     ranges.resize(rows);
     if (!extents)
       extents = ranges;

@@ -63,7 +63,7 @@ bool isMember(Operation *op, ArrayRef<int64_t> rows) {
       llvm::any_of(
           ArrayRef(iterators).take_front(n),
           [](auto it) { return it != utils::IteratorType::parallel; }) ||
-      !zero::cuda::rowSliceable(linalgOp, n))
+      !zero::isRowSliceable(op, n))
     return false;
   return zero::writesOnlyOutputs(op);
 }

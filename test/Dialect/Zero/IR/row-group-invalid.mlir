@@ -51,3 +51,39 @@ func.func @no_rows(%a: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// A row loop inside an index expression: a row's slice is no dimension.
+#pair = affine_map<(r, j) -> (r floordiv 2, j)>
+#e = affine_map<(r, j) -> (r, j)>
+func.func @compound(%x: memref<32x128xf32>, %y: memref<64x128xf32>) {
+  zero.row_group rows(1) {
+    // expected-error @+1 {{in a row group: reads a loop index, or indexes a row loop other than as a whole dimension of its own}}
+    linalg.generic {indexing_maps = [#pair, #e], iterator_types = ["parallel", "parallel"]}
+        ins(%x : memref<32x128xf32>) outs(%y : memref<64x128xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      linalg.yield %a : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// A body that reads its indices would read the slice's.
+#e = affine_map<(r, j) -> (r, j)>
+func.func @index(%y: memref<64x128xf32>) {
+  zero.row_group rows(1) {
+    // expected-error @+1 {{in a row group: reads a loop index, or indexes a row loop other than as a whole dimension of its own}}
+    linalg.generic {indexing_maps = [#e], iterator_types = ["parallel", "parallel"]}
+        outs(%y : memref<64x128xf32>) {
+    ^bb0(%o: f32):
+      %i = linalg.index 0 : index
+      %c = arith.index_cast %i : index to i32
+      %f = arith.sitofp %c : i32 to f32
+      linalg.yield %f : f32
+    }
+  }
+  return
+}

@@ -91,6 +91,14 @@ std::optional<unsigned>
 findPerReplicaArgument(Value v, FunctionOpInterface fn,
                        llvm::function_ref<bool(Operation *)> stop = {});
 
+/// Whether every indexing map of the linalg op `op` has loop `loop` as a
+/// whole result of its own, once at most, or not at all.
+bool indexesLoopWhole(Operation *op, unsigned loop);
+/// Whether the linalg op `op` can run row by row over its first `rowDims`
+/// loops (a `zero.row_group` member): its body reads no loop index, and
+/// each of those loops is a whole dimension of every operand it indexes.
+bool isRowSliceable(Operation *op, int64_t rowDims);
+
 /// Function attribute: bytes of gradients the backward pass hands to the
 /// optimizer step (set by zero-classify-buffers).
 constexpr llvm::StringLiteral kResidentGradientsAttr =

@@ -625,9 +625,12 @@ def Zero_RowGroupOp : Zero_Op<"row_group", [
   let description = [{
     Linalg ops on buffers (each with the fill that initializes it), in
     program order, whose first `row_dims` loops are parallel loops over
-    the same rows: the same static extents in every op, and every buffer
-    that one op writes and another accesses is indexed by those loops
-    alone at the same leading positions, by both. A row's results depend
+    the same rows: the same static extents in every op, each a whole
+    dimension of every operand it indexes, in bodies that read no loop
+    index (checked: `zero::isRowSliceable`); and every buffer that one op
+    writes and another accesses is the same value to both, indexed by
+    those loops alone at its leading dimensions (the producer's promise,
+    as `zero-gpu-row-groups` checks it). A row's results depend
     only on that row's earlier results, so the CUDA target runs the group
     as one launch whose blocks each take some rows through every op in
     turn, with a barrier between ops (a vertical fusion: a softmax's or
