@@ -173,15 +173,7 @@ std::optional<unsigned> zero::cuda::rowLane(linalg::LinalgOp op,
 }
 
 double zero::cuda::rowGroupThreads(zero::RowGroupOp group) {
-  Block &body = group.getBody().front();
-  if (body.empty())
-    return 0;
-  double rows = 1;
-  for (int64_t e :
-       ArrayRef(cast<linalg::LinalgOp>(body.front()).getStaticLoopRanges())
-           .take_front(group.getRowDims()))
-    rows *= double(e);
-  return rows * double(kRowLanes);
+  return double(group.getNumRows()) * double(kRowLanes);
 }
 
 int64_t zero::cuda::rowsPerBlock(int64_t innermostRows,

@@ -42,3 +42,28 @@ func.func private @rows(%parts: memref<64x32xf32>, %m: memref<64xf32>, %y: memre
   } {mapping = [#gpu.block<x>]}
   return
 }
+
+// A phase that maps no y runs on the block's first row of threads only
+// (tid.y < 1), not once per row.
+// CHECK-LABEL: gpu.func @mixed_0
+// CHECK-DAG: %[[MY:.*]] = gpu.thread_id y
+// CHECK: gpu.barrier
+// CHECK-NEXT: %[[Y0:.*]] = arith.cmpi ult, %[[MY]], %{{.*}} : index
+// CHECK-NEXT: scf.if %[[Y0]] {
+// CHECK: memref.store
+// CHECK: }
+// CHECK-NEXT: gpu.return
+func.func private @mixed(%a: memref<8x32xf32>, %b: memref<32xf32>) attributes {zero.kernel = "zero.row_group"} {
+  %one = arith.constant 1.0 : f32
+  scf.forall (%blk) in (1) {
+    scf.forall (%t, %l) in (8, 32) {
+      memref.store %one, %a[%t, %l] : memref<8x32xf32>
+    } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+    scf.forall (%l) in (32) {
+      %c0 = arith.constant 0 : index
+      %x = memref.load %a[%c0, %l] : memref<8x32xf32>
+      memref.store %x, %b[%l] : memref<32xf32>
+    } {mapping = [#gpu.thread<x>]}
+  } {mapping = [#gpu.block<x>]}
+  return
+}

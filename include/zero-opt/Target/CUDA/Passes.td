@@ -101,7 +101,8 @@ def ZeroGPUOutlineKernels : Pass<"zero-gpu-outline-kernels", "ModuleOp"> {
     A block forall holding several thread foralls (a row group's ops, in
     order) is one launch whose block is, per id, the largest of theirs:
     each thread forall runs on its own threads (a `tid < count` guard
-    where it has fewer) and is followed by a `gpu.barrier`, the last
+    where it has fewer, a count of 1 for an id it does not map) and is
+    followed by a `gpu.barrier`, the last
     excepted, so each runs when the one before has finished in the whole
     block.
 
@@ -373,7 +374,8 @@ def ZeroGPURowGroups : Pass<"zero-gpu-row-groups", "ModuleOp"> {
   }];
   let options = [
     Option<"minThreads", "min-threads", "int64_t", "65536",
-           "Fewest threads (rows times 32) a row group runs on">
+           "Fewest threads (rows times 32) a row group runs on (0: no "
+           "minimum)">
   ];
   let dependentDialects = ["mlir::zero::ZeroDialect"];
 }

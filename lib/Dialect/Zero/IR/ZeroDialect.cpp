@@ -498,6 +498,23 @@ bool mlir::zero::isRowSliceable(Operation *op, int64_t rowDims) {
   return true;
 }
 
+SmallVector<int64_t> RowGroupOp::getRowExtents() {
+  Block &body = getBody().front();
+  if (body.empty())
+    return {};
+  SmallVector<int64_t> extents =
+      cast<linalg::LinalgOp>(body.front()).getStaticLoopRanges();
+  extents.resize(getRowDims());
+  return extents;
+}
+
+int64_t RowGroupOp::getNumRows() {
+  int64_t rows = 1;
+  for (int64_t e : getRowExtents())
+    rows *= e;
+  return rows;
+}
+
 LogicalResult RowGroupOp::verify() {
   int64_t rows = getRowDims();
   std::optional<SmallVector<int64_t>> extents;

@@ -740,13 +740,8 @@ private:
         }
       }
       // Without the target's mapping: a thread a row.
-      double threads = opt.launchThreads ? opt.launchThreads(op) : 1;
-      if (!opt.launchThreads && !group.getBody().front().empty())
-        for (int64_t e :
-             ArrayRef(cast<linalg::LinalgOp>(group.getBody().front().front())
-                          .getStaticLoopRanges())
-                 .take_front(group.getRowDims()))
-          threads *= double(e);
+      double threads = opt.launchThreads ? opt.launchThreads(op)
+                                         : double(group.getNumRows());
       compute(op, cost.launch(work, threads));
       return true;
     }

@@ -215,14 +215,17 @@ ZeroGPUHostKernelsPass::hostCopy(gpu::GPUFuncOp kernel) {
     b.setInsertionPoint(loop.getBody()->getTerminator());
   }
   SmallVector<SmallVector<Operation *>> phases(1);
+  DenseMap<Operation *, unsigned> phaseOf;
   for (Operation &op : kernel.getBody().front().without_terminator()) {
-    if (isa<gpu::BarrierOp>(op))
+    if (isa<gpu::BarrierOp>(op)) {
       phases.emplace_back();
-    else
-      phases.back().push_back(&op);
+      continue;
+    }
+    phases.back().push_back(&op);
+    phaseOf[&op] = phases.size() - 1;
   }
   OpBuilder::InsertPoint inBlock = b.saveInsertionPoint();
-  for (ArrayRef<Operation *> phase : phases) {
+  for (auto [current, phase] : llvm::enumerate(phases)) {
     b.restoreInsertionPoint(inBlock);
     for (unsigned i : {5u, 4u, 3u}) {
       auto loop = scf::ForOp::create(b, loc, zero, sizes[i], one);
@@ -238,7 +241,7 @@ ZeroGPUHostKernelsPass::hostCopy(gpu::GPUFuncOp kernel) {
         for (Value v : nested->getOperands()) {
           Operation *def = v.getDefiningOp();
           if (!def || local.contains(v) || def->getParentOp() != kernel ||
-              llvm::is_contained(phase, def))
+              phaseOf.lookup(def) == current)
             continue;
           if (def->getNumRegions() || !isPure(def) ||
               failed(cloneWithDefs(def)))

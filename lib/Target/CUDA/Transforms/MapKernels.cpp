@@ -593,12 +593,8 @@ LogicalResult ZeroGPUMapKernelsPass::mapRowGroup(RewriterBase &rewriter,
     rewriter.eraseOp(group);
     return success();
   }
-  SmallVector<int64_t> extents =
-      cast<linalg::LinalgOp>(body.front()).getStaticLoopRanges();
-  extents.resize(rowDims);
-  int64_t rows = 1;
-  for (int64_t e : extents)
-    rows *= e;
+  SmallVector<int64_t> extents = group.getRowExtents();
+  int64_t rows = group.getNumRows();
   int64_t perBlock = zero::cuda::rowsPerBlock(extents.back(), threadsPerBlock);
   // Ops with the fill that initializes each.
   SmallVector<std::pair<linalg::FillOp, linalg::LinalgOp>> units;

@@ -114,9 +114,12 @@ ZeroGPUOutlineKernelsPass::formLaunch(RewriterBase &rewriter,
   // the barrier after it before the next phase starts.
   for (auto [i, threads] : llvm::enumerate(*phases)) {
     rewriter.setInsertionPoint(threads);
+    // Its count per id: 1 where it maps none.
+    SmallVector<int64_t> counts(3, 1);
+    for (auto [d, id] : llvm::enumerate(threadIds[i]))
+      counts[id] = threads.getStaticUpperBound()[d];
     Value active;
-    for (auto [d, id] : llvm::enumerate(threadIds[i])) {
-      int64_t count = threads.getStaticUpperBound()[d];
+    for (auto [id, count] : llvm::enumerate(counts)) {
       if (count == blockSize[id])
         continue;
       Value in = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,

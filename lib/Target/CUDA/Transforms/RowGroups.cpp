@@ -215,6 +215,12 @@ void ZeroGPURowGroupsPass::groupFrom(Operation *start) {
 
 void ZeroGPURowGroupsPass::runOnOperation() {
   ModuleOp module = getOperation();
+  if (minThreads < 0) {
+    module.emitError() << "zero-gpu-row-groups: min-threads "
+                       << static_cast<int64_t>(minThreads)
+                       << " must be at least 0";
+    return signalPassFailure();
+  }
   for (auto fn : module.getOps<func::FuncOp>()) {
     if (fn.isExternal() || fn->hasAttr(zero::kKernelAttr))
       continue;

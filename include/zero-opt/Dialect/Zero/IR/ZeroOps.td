@@ -651,6 +651,13 @@ def Zero_RowGroupOp : Zero_Op<"row_group", [
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "`rows` `(` $row_dims `)` $body attr-dict";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The extents of the rows (the first op's first `row_dims` loops);
+    /// empty for an empty group.
+    SmallVector<int64_t> getRowExtents();
+    /// The number of rows: the product of the extents.
+    int64_t getNumRows();
+  }];
 }
 
 #endif // ZERO_OPS_TD
