@@ -515,35 +515,41 @@ int64_t RowGroupOp::getNumRows() {
   return rows;
 }
 
+std::string mlir::zero::rowGroupMemberError(Operation *op,
+                                            ArrayRef<int64_t> rows) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
+      linalgOp.hasDynamicShape())
+    return "expected a linalg op on statically shaped buffers";
+  int64_t n = static_cast<int64_t>(rows.size());
+  SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
+  if (static_cast<int64_t>(ranges.size()) < n ||
+      llvm::any_of(ArrayRef(iterators).take_front(n),
+                   [](auto it) { return it != utils::IteratorType::parallel; }))
+    return ("its first " + Twine(n) + " loops must be parallel").str();
+  if (!isRowSliceable(op, n))
+    return "reads a loop index, or indexes a row loop other than as a "
+           "whole dimension of its own";
+  if (ArrayRef(ranges).take_front(n) != rows)
+    return "its rows differ from the group's first op's";
+  return "";
+}
+
 LogicalResult RowGroupOp::verify() {
-  int64_t rows = getRowDims();
-  std::optional<SmallVector<int64_t>> extents;
-  for (Operation &op : getBody().front()) {
-    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-    if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
-        linalgOp.hasDynamicShape())
-      return op.emitOpError("in a row group: expected a linalg op on "
-                            "statically shaped buffers");
-    SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
-    SmallVector<utils::IteratorType> iterators =
-        linalgOp.getIteratorTypesArray();
-    if (static_cast<int64_t>(ranges.size()) < rows ||
-        llvm::any_of(ArrayRef(iterators).take_front(rows), [](auto it) {
-          return it != utils::IteratorType::parallel;
-        }))
-      return op.emitOpError("in a row group: its first ")
-             << rows << " loops must be parallel";
-    if (!isRowSliceable(&op, rows))
-      return op.emitOpError("in a row group: reads a loop index, or indexes "
-                            "a row loop other than as a whole dimension of "
-                            "its own");
-    ranges.resize(rows);
-    if (!extents)
-      extents = ranges;
-    else if (*extents != ranges)
-      return op.emitOpError("in a row group: its rows differ from the "
-                            "group's first op's");
-  }
+  Block &body = getBody().front();
+  if (body.empty())
+    return success();
+  // The first op's extents (unknown where it is no static linalg op,
+  // which its own check then reports).
+  SmallVector<int64_t> rows(getRowDims(), ShapedType::kDynamic);
+  auto first = dyn_cast<linalg::LinalgOp>(body.front());
+  if (first && first.hasPureBufferSemantics() && !first.hasDynamicShape() &&
+      first.getNumLoops() >= static_cast<unsigned>(getRowDims()))
+    rows = getRowExtents();
+  for (Operation &op : body)
+    if (std::string why = rowGroupMemberError(&op, rows); !why.empty())
+      return op.emitOpError("in a row group: ") << why;
   return success();
 }
 

@@ -712,10 +712,10 @@ private:
     // written; what one op wrote, a later op reads from the cache.
     if (auto group = dyn_cast<RowGroupOp>(op)) {
       Work work;
-      SmallVector<std::pair<Value, double>> read, written;
-      auto first = [](SmallVectorImpl<std::pair<Value, double>> &seen,
-                      Value v) {
-        std::pair<Value, double> key{rootBuffer(v), valueBytes(v)};
+      // A buffer: its root and its bytes (views of one buffer's whole).
+      using Key = std::pair<Value, double>;
+      SmallVector<Key> read, written;
+      auto first = [](SmallVectorImpl<Key> &seen, Key key) {
         if (llvm::is_contained(seen, key))
           return false;
         seen.push_back(key);
@@ -732,11 +732,11 @@ private:
             continue;
           bool init = linalgOp.isDpsInit(&operand);
           bool reads = !init || linalgOp.payloadUsesValueFromOperand(&operand);
-          auto key = std::make_pair(rootBuffer(v), valueBytes(v));
-          if (reads && !llvm::is_contained(written, key) && first(read, v))
-            work.bytes += valueBytes(v);
-          if (init && first(written, v))
-            work.bytes += valueBytes(v);
+          Key key{rootBuffer(v), valueBytes(v)};
+          if (reads && !llvm::is_contained(written, key) && first(read, key))
+            work.bytes += key.second;
+          if (init && first(written, key))
+            work.bytes += key.second;
         }
       }
       // Without the target's mapping: a thread a row.

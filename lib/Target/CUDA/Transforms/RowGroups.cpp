@@ -50,22 +50,10 @@ bool leadingRows(AffineMap map, int64_t rows) {
 /// buffers (no GEMM: cuBLAS runs those) that writes only its outputs, over
 /// `rows` (the group's row extents) as its first loops, sliceable by row.
 bool isMember(Operation *op, ArrayRef<int64_t> rows) {
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
-      linalgOp.hasDynamicShape() || !zero::isKernelRoot(op) ||
-      zero::getGemmLoops(linalgOp))
-    return false;
-  int64_t n = static_cast<int64_t>(rows.size());
-  SmallVector<int64_t> extents = linalgOp.getStaticLoopRanges();
-  SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
-  if (static_cast<int64_t>(extents.size()) < n ||
-      ArrayRef(extents).take_front(n) != rows ||
-      llvm::any_of(
-          ArrayRef(iterators).take_front(n),
-          [](auto it) { return it != utils::IteratorType::parallel; }) ||
-      !zero::isRowSliceable(op, n))
-    return false;
-  return zero::writesOnlyOutputs(op);
+  return zero::rowGroupMemberError(op, rows).empty() &&
+         zero::isKernelRoot(op) &&
+         !zero::getGemmLoops(cast<linalg::LinalgOp>(op)) &&
+         zero::writesOnlyOutputs(op);
 }
 
 /// What `op` uses: its operands, and buffers its body reads (a gather's

@@ -98,6 +98,11 @@ bool indexesLoopWhole(Operation *op, unsigned loop);
 /// loops (a `zero.row_group` member): its body reads no loop index, and
 /// each of those loops is a whole dimension of every operand it indexes.
 bool isRowSliceable(Operation *op, int64_t rowDims);
+/// Why `op` cannot be an op of a `zero.row_group` whose rows have extents
+/// `rows`, or empty: it must be a linalg op on statically shaped buffers
+/// whose first loops are parallel over `rows` and which runs row by row
+/// (`isRowSliceable`).
+std::string rowGroupMemberError(Operation *op, ArrayRef<int64_t> rows);
 
 /// Function attribute: bytes of gradients the backward pass hands to the
 /// optimizer step (set by zero-classify-buffers).
