@@ -157,3 +157,172 @@ func.func @alone(%x: memref<64x1024xf32>) -> memref<64x1024xf32> {
   memref.dealloc %s : memref<64xf32>
   return %y : memref<64x1024xf32>
 }
+
+// -----
+
+// A layer norm's backward as it reaches the pass: statistics, an
+// elementwise op over [1, 64, 1024, 1] (unit loops around the rows), a
+// second sum that reads its output through views, and the final op. The
+// unit loops are dropped (a rank-reducing subview of the output), and the
+// views put each row where the op wrote it: all of it is one group.
+
+#x = affine_map<(r, c, p) -> (r, c, p)>
+#part = affine_map<(r, c, p) -> (r, p)>
+#p2 = affine_map<(r, p) -> (r, p)>
+#row2 = affine_map<(r, p) -> (r)>
+#u_in = affine_map<(a, r, j, b) -> (r, j)>
+#u_row = affine_map<(a, r, j, b) -> (r)>
+#u_out = affine_map<(a, r, j, b) -> (a, r, j, b)>
+#e = affine_map<(r, j) -> (r, j)>
+#row = affine_map<(r, j) -> (r)>
+
+// CHECK-LABEL: func.func @unit_loops_and_views
+// CHECK: %[[T:.*]] = memref.subview %{{.*}}[0, 0, 0, 0] [1, 64, 1024, 1] [1, 1, 1, 1] : memref<1x64x1024x1xf32> to memref<64x1024xf32, strided<[1024, 1]>>
+// CHECK: zero.row_group rows(1) {
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]{{.*}} outs(%[[T]]
+// CHECK: linalg.fill
+// CHECK-NEXT: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NOT: zero.row_group
+// CHECK: return
+func.func @unit_loops_and_views(%x: memref<64x1024xf32>) -> memref<64x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<64x1024xf32>
+  %m = memref.alloc() : memref<64xf32>
+  %s = memref.alloc() : memref<64xf32>
+  %parts = memref.alloc() : memref<64x32xf32>
+  %parts2 = memref.alloc() : memref<64x32xf32>
+  %t = memref.alloc() : memref<1x64x1024x1xf32>
+  %xe = memref.expand_shape %x [[0], [1, 2]] output_shape [64, 32, 32] : memref<64x1024xf32> into memref<64x32x32xf32>
+  linalg.fill ins(%zero : f32) outs(%parts : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [#x, #part],
+                  iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%xe : memref<64x32x32xf32>) outs(%parts : memref<64x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%m : memref<64xf32>)
+  linalg.generic {indexing_maps = [#p2, #row2],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%parts : memref<64x32xf32>) outs(%m : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#u_in, #u_row, #u_out],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %m : memref<64x1024xf32>, memref<64xf32>) outs(%t : memref<1x64x1024x1xf32>) {
+  ^bb0(%in: f32, %mean: f32, %out: f32):
+    %0 = arith.subf %in, %mean : f32
+    linalg.yield %0 : f32
+  }
+  %tc = memref.collapse_shape %t [[0, 1], [2, 3]] : memref<1x64x1024x1xf32> into memref<64x1024xf32>
+  %te = memref.expand_shape %tc [[0], [1, 2]] output_shape [64, 32, 32] : memref<64x1024xf32> into memref<64x32x32xf32>
+  linalg.fill ins(%zero : f32) outs(%parts2 : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [#x, #part],
+                  iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%te : memref<64x32x32xf32>) outs(%parts2 : memref<64x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %in : f32
+    %1 = arith.addf %0, %out : f32
+    linalg.yield %1 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%s : memref<64xf32>)
+  linalg.generic {indexing_maps = [#p2, #row2],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%parts2 : memref<64x32xf32>) outs(%s : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#e, #row, #e],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tc, %s : memref<64x1024xf32>, memref<64xf32>) outs(%y : memref<64x1024xf32>) {
+  ^bb0(%in: f32, %sq: f32, %out: f32):
+    %0 = arith.mulf %in, %sq : f32
+    linalg.yield %0 : f32
+  }
+  return %y : memref<64x1024xf32>
+}
+
+// -----
+
+// The second sum reads the statistics' user's output one row further on
+// (a view at another offset): that is another row's data, so the user
+// joins the statistics' group and the second sum does not.
+
+#x = affine_map<(r, c, p) -> (r, c, p)>
+#part = affine_map<(r, c, p) -> (r, p)>
+#p2 = affine_map<(r, p) -> (r, p)>
+#row2 = affine_map<(r, p) -> (r)>
+#e = affine_map<(r, j) -> (r, j)>
+#row = affine_map<(r, j) -> (r)>
+
+// CHECK-LABEL: func.func @other_rows_view
+// CHECK: zero.row_group rows(1) {
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK: memref.subview
+// CHECK: zero.row_group rows(1) {
+// CHECK-NEXT: linalg.fill
+// CHECK-NEXT: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: return
+func.func @other_rows_view(%x: memref<64x1024xf32>, %s: memref<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %m = memref.alloc() : memref<64xf32>
+  %parts = memref.alloc() : memref<64x32xf32>
+  %parts2 = memref.alloc() : memref<64x32xf32>
+  %big = memref.alloc() : memref<65x1024xf32>
+  %t = memref.subview %big[0, 0] [64, 1024] [1, 1] : memref<65x1024xf32> to memref<64x1024xf32, strided<[1024, 1]>>
+  %xe = memref.expand_shape %x [[0], [1, 2]] output_shape [64, 32, 32] : memref<64x1024xf32> into memref<64x32x32xf32>
+  linalg.fill ins(%zero : f32) outs(%parts : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [#x, #part],
+                  iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%xe : memref<64x32x32xf32>) outs(%parts : memref<64x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%m : memref<64xf32>)
+  linalg.generic {indexing_maps = [#p2, #row2],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%parts : memref<64x32xf32>) outs(%m : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#e, #row, #e],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : memref<64x1024xf32>, memref<64xf32>) outs(%t : memref<64x1024xf32, strided<[1024, 1]>>) {
+  ^bb0(%in: f32, %mean: f32, %out: f32):
+    %0 = arith.subf %in, %mean : f32
+    linalg.yield %0 : f32
+  }
+  %next = memref.subview %big[1, 0] [64, 1024] [1, 1] : memref<65x1024xf32> to memref<64x1024xf32, strided<[1024, 1], offset: 1024>>
+  %te = memref.expand_shape %next [[0], [1, 2]] output_shape [64, 32, 32] : memref<64x1024xf32, strided<[1024, 1], offset: 1024>> into memref<64x32x32xf32, strided<[1024, 32, 1], offset: 1024>>
+  linalg.fill ins(%zero : f32) outs(%parts2 : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [#x, #part],
+                  iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%te : memref<64x32x32xf32, strided<[1024, 32, 1], offset: 1024>>) outs(%parts2 : memref<64x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%s : memref<64xf32>)
+  linalg.generic {indexing_maps = [#p2, #row2],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%parts2 : memref<64x32xf32>) outs(%s : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  return
+}

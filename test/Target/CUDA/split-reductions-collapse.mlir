@@ -56,11 +56,15 @@ func.func @kept_dim(%x: memref<1600x1x6400xf32>, %out: memref<1600xf32>) attribu
 // -----
 
 // Rows 8192 elements apart with 4096 used are not one loop in memory: no
-// collapse (a collapse_shape of them would be invalid); the outer loop is
-// split into contiguous chunks as before.
+// collapse (a collapse_shape of them would be invalid). The inner loop
+// allows more partials than the 64 rows: 4096 interleaved partials, each
+// adding its column of the 64 rows, then their sum in two levels.
 // CHECK-LABEL: func.func @strided
 // CHECK-NOT: memref.collapse_shape
-// CHECK: memref.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [64, 1, 4096]
+// CHECK: memref.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [64, 1, 4096]
+// CHECK: memref.alloc() : memref<4096xf32>
+// CHECK: iterator_types = ["reduction", "reduction", "parallel"]
+// CHECK: memref.alloc() : memref<128xf32>
 // CHECK: return
 #s2 = affine_map<(d0, d1) -> (d0, d1)>
 #s0 = affine_map<(d0, d1) -> ()>

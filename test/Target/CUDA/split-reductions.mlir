@@ -3,6 +3,8 @@
 // BAD: max-partials 0 must be at least 2
 // RUN: not zero-opt %s --zero-gpu-split-reductions=row-threads=0 -split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWS
 // BADROWS: row-threads 0 must be at least 1
+// RUN: not zero-opt %s --zero-gpu-split-reductions=column-threads=0 -split-input-file 2>&1 | FileCheck %s --check-prefix=BADCOLS
+// BADCOLS: column-threads 0 must be at least 1
 
 // A sum of squares over 300x40: the two loops are one in memory, so one
 // loop of 12000, cut into 125 interleaved partials of 96 (128 would leave a
@@ -248,8 +250,9 @@ func.func @indexed_chunks(%x: memref<4100x1xf32>, %out: memref<1xf32>) attribute
 
 // A linalg.reduce (a bias gradient: 4096 rows summed per feature) is a
 // generic with a reduction loop: 64 features x 128 partials of 32 rows,
-// the feature loop innermost (coalesced), then 128 partials per feature
-// added in order.
+// the feature loop innermost (coalesced). A feature's 128 partials would
+// be added on one thread: that combine is split again, into 16 partials of
+// 8, then added into the output in order.
 // CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[PART:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-LABEL: func.func @bias_grad
@@ -257,7 +260,10 @@ func.func @indexed_chunks(%x: memref<4100x1xf32>, %out: memref<1xf32>) attribute
 // CHECK: %[[E:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [128, 32, 64]
 // CHECK: %[[P:.*]] = memref.alloc() : memref<128x64xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[PART]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[E]] : {{.*}}) outs(%[[P]] : memref<128x64xf32>)
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P]] : memref<128x64xf32>) outs(%arg1 : memref<64xf32>)
+// CHECK: %[[E2:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [16, 8, 64]
+// CHECK: %[[P2:.*]] = memref.alloc() : memref<16x64xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[E2]] : {{.*}}) outs(%[[P2]] : memref<16x64xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P2]] : memref<16x64xf32>) outs(%arg1 : memref<64xf32>)
 // CHECK-NOT: linalg.reduce
 func.func @bias_grad(%dy: memref<4096x64xf32>, %db: memref<64xf32>) attributes {zero.entry} {
   linalg.reduce ins(%dy : memref<4096x64xf32>) outs(%db : memref<64xf32>) dimensions = [0]
@@ -363,5 +369,36 @@ func.func @fill_stays() attributes {zero.entry} {
     linalg.yield %r : f32
   }
   memref.dealloc %buf : memref<16388xf32>
+  return
+}
+
+// -----
+
+// A sum over [8, 1024] tokens for each of 64 features whose loops do not
+// collapse (the second input is broadcast over the 8): the 1024 is split,
+// not the 8. 262144 column threads want 4096 partials a feature, at most
+// 128 (max-partials) of 64 iterations (8 x 8 tokens): 128 partials, whose
+// combine (128 a feature, on one thread each) is split again into 16 of 8.
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+// CHECK-LABEL: func.func @columns
+// CHECK: %[[XE:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0], [1, 2], [3]] output_shape [8, 128, 8, 64]
+// CHECK: %[[WE:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [128, 8, 64]
+// CHECK: %[[PART:.*]] = memref.alloc() : memref<128x64xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[P]]], iterator_types = ["parallel", "reduction", "reduction", "parallel"]} ins(%[[XE]], %[[WE]] : {{.*}}) outs(%[[PART]] : memref<128x64xf32>)
+// CHECK: %[[PART2:.*]] = memref.alloc() : memref<16x64xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[PART2]] : memref<16x64xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[PART2]] : memref<16x64xf32>) outs(%arg2 : memref<64xf32>)
+#x = affine_map<(b, t, e) -> (b, t, e)>
+#w = affine_map<(b, t, e) -> (t, e)>
+#o = affine_map<(b, t, e) -> (e)>
+func.func @columns(%x: memref<8x1024x64xf32>, %w: memref<1024x64xf32>, %out: memref<64xf32>) attributes {zero.entry} {
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["reduction", "reduction", "parallel"]} ins(%x, %w : memref<8x1024x64xf32>, memref<1024x64xf32>) outs(%out : memref<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
   return
 }

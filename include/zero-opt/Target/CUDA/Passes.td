@@ -255,11 +255,14 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     10,240,000 iterations, and rows over a kept unit dimension and E
     features one loop of E. The iterations keep their order.
 
-    Its outermost reduction loop of more than one iteration, of extent E,
-    is cut into P partials, W wanted: `min(max-partials, T / 32)` for a
-    full reduction of T iterations and, for R > 1,
+    The reduction loop that allows the most partials (its extent E, and
+    at most its reduction's iterations over 32; the outermost of those
+    that allow as many) is cut into P partials, W wanted: `min(max-partials,
+    T / 32)` for a full reduction of T iterations and, for R > 1,
     `min(max-partials, ceil(row-threads / R), E / 32)` (enough partials
-    for `row-threads` threads, each reducing at least 32 iterations).
+    for `row-threads` threads, each reducing at least 32 iterations). A
+    sum over [8, 1024] tokens whose loops do not collapse (an input
+    broadcast over the 8) splits the 1024.
 
     When that loop walks the contiguous (innermost, unit-stride) dimension
     of every input it indexes, the partials are interleaved: P = W
@@ -270,9 +273,16 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     elements; the inputs are expanded to [E / P, P] along that dimension,
     the loop over P comes last (x on a GPU) and the partials go to an
     [output shape, P] buffer. Otherwise (column reductions, whose rows are
-    x already) P = E / ceil(E / W) contiguous chunks: a loop over P in
-    front of the op's loops, inputs expanded to [P, chunk], a [P, output
-    shape] buffer. A reduction with `row-threads` rows or more fills the
+    x already: bias and layer-norm parameter gradients, sums over tokens
+    for each feature) W is `min(max-partials, ceil(column-threads / R))`,
+    at most the iterations over 32: P is the fewest partials from W up to
+    that bound that divide E, else E / ceil(E / W), in contiguous chunks:
+    a loop over P in front of the op's loops, inputs expanded to [P,
+    chunk], a [P, output shape] buffer. A column's combine reads its
+    partials on one thread: at 64 partials or more it is split again, in
+    chunks of the power of two nearest below the square root of their
+    count (a sum over 8192 tokens of 1600 features: 256 partials, then 16
+    of 16, then the output). A reduction with `row-threads` rows or more fills the
     GPU with a thread per row, but each thread then reads a row of its
     own; where its rows are contiguous and E >= 1024 it takes a warp of 32
     interleaved partials per row, so a warp reads 32 adjacent elements
@@ -309,7 +319,10 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     Option<"rowThreads", "row-threads", "int64_t", "65536",
            "Threads a split row reduction aims for; reductions with at "
            "least this many rows split only into a warp per long "
-           "contiguous row">
+           "contiguous row">,
+    Option<"columnThreads", "column-threads", "int64_t", "262144",
+           "Threads a split column reduction (partials not interleaved) "
+           "aims for">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect",

@@ -166,7 +166,8 @@ HardwareModel::fromJSON(const llvm::json::Value &v, StringRef path) {
          d.rates("transcendental_flops", hw.transcendentalFlops) &&
          d.number("op_overhead", hw.opOverhead, false, true) &&
          d.number("alloc_overhead", hw.allocOverhead, false, true) &&
-         d.integer("threads", hw.deviceThreads);
+         d.integer("threads", hw.deviceThreads) &&
+         d.number("cache_bytes", hw.cacheBytes, false, true);
   }
   if (!hw.loopFlops)
     hw.loopFlops = hw.peakFlops.lookup("fp32");
@@ -709,9 +710,13 @@ private:
     }
     // A row group is one launch of all its ops' work that moves each
     // buffer once: read where the group reads it before writing it, and
-    // written; what one op wrote, a later op reads from the cache.
+    // written. What one op wrote or read, a later op reads from the cache
+    // while the rows in flight (the device's resident threads' share of
+    // the launch) touch no more than it holds; beyond, that share of the
+    // reads goes to memory again.
     if (auto group = dyn_cast<RowGroupOp>(op)) {
       Work work;
+      double again = 0;
       // A buffer: its root and its bytes (views of one buffer's whole).
       using Key = std::pair<Value, double>;
       SmallVector<Key> read, written;
@@ -733,8 +738,12 @@ private:
           bool init = linalgOp.isDpsInit(&operand);
           bool reads = !init || linalgOp.payloadUsesValueFromOperand(&operand);
           Key key{rootBuffer(v), valueBytes(v)};
-          if (reads && !llvm::is_contained(written, key) && first(read, key))
-            work.bytes += key.second;
+          if (reads) {
+            if (!llvm::is_contained(written, key) && first(read, key))
+              work.bytes += key.second;
+            else
+              again += key.second;
+          }
           if (init && first(written, key))
             work.bytes += key.second;
         }
@@ -742,6 +751,12 @@ private:
       // Without the target's mapping: a thread a row.
       double threads = opt.launchThreads ? opt.launchThreads(op)
                                          : double(group.getNumRows());
+      double inFlight = hw.deviceThreads > 0 && threads > 0
+                            ? std::min(1.0, double(hw.deviceThreads) / threads)
+                            : 1;
+      double touched = work.bytes * inFlight;
+      double hit = touched <= hw.cacheBytes ? 1 : hw.cacheBytes / touched;
+      work.bytes += (1 - hit) * again;
       compute(op, cost.launch(work, threads));
       return true;
     }

@@ -150,15 +150,41 @@ Value TosaBuilder::transpose(Value v, ArrayRef<int32_t> perm) {
 }
 
 Value TosaBuilder::reduceSum(Value v, ArrayRef<int64_t> axes) {
-  for (int64_t a : axes) {
-    SmallVector<int64_t> s(shapeOf(v));
-    if (s[a] == 1)
+  // Adjacent summed axes (with unit ones between them) are one dimension of
+  // a reshape and one reduction: a bias gradient over [B, T, E] is one sum
+  // over B * T rows, read once and rounded once, not a sum over B then T.
+  SmallVector<int64_t> shape(shapeOf(v));
+  SmallVector<bool> summed(shape.size(), false);
+  for (int64_t a : axes)
+    summed[a] = shape[a] != 1;
+  SmallVector<int64_t> collapsed, sumAt, kept(shape);
+  for (size_t i = 0; i < shape.size();) {
+    if (!summed[i]) {
+      collapsed.push_back(shape[i++]);
       continue;
+    }
+    int64_t extent = 1;
+    size_t end = i;
+    for (size_t j = i; j < shape.size() && (summed[j] || shape[j] == 1); ++j)
+      if (summed[j])
+        end = j + 1;
+    for (; i < end; ++i) {
+      extent *= shape[i];
+      kept[i] = 1;
+    }
+    sumAt.push_back(collapsed.size());
+    collapsed.push_back(extent);
+  }
+  if (sumAt.empty())
+    return v;
+  v = reshape(v, collapsed);
+  for (int64_t a : sumAt) {
+    SmallVector<int64_t> s(shapeOf(v));
     s[a] = 1;
     v = tosa::ReduceSumOp::create(b, loc, typeOf(v).clone(s), v,
                                   b.getI32IntegerAttr(a));
   }
-  return v;
+  return reshape(v, kept);
 }
 
 Value TosaBuilder::unbroadcast(Value g, ArrayRef<int64_t> shape) {

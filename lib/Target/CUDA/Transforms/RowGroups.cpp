@@ -16,9 +16,11 @@
 #include "zero-opt/Target/CUDA/Mapping.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 
 namespace mlir::zero::cuda {
 #define GEN_PASS_DEF_ZEROGPUROWGROUPS
@@ -29,11 +31,55 @@ using namespace mlir;
 
 namespace {
 
+/// Where a view puts its rows: the buffer it views, its offset, the
+/// strides of its row dimensions (0 for unit ones) and its element type.
+struct RowPlace {
+  Value root;
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  Type element;
+  bool operator==(const RowPlace &o) const {
+    return root == o.root && offset == o.offset && strides == o.strides &&
+           element == o.element;
+  }
+};
+
+/// Where `v`'s first `rows` dimensions put its rows, if each row lies in a
+/// slab of its own: the rest of a row spans at most the innermost row
+/// stride, and each row dimension's stride spans the dimensions inside it.
+std::optional<RowPlace> rowPlace(Value v, int64_t rows) {
+  auto t = cast<MemRefType>(v.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!t.hasStaticShape() || failed(t.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  ArrayRef<int64_t> shape = t.getShape();
+  int64_t span = 1;
+  for (int64_t d = rows; d < t.getRank(); ++d)
+    span += (shape[d] - 1) * std::abs(strides[d]);
+  for (int64_t d = rows - 1; d >= 0; --d) {
+    if (shape[d] == 1) {
+      strides[d] = 0;
+      continue;
+    }
+    if (strides[d] < span)
+      return std::nullopt;
+    span += (shape[d] - 1) * strides[d];
+  }
+  strides.resize(rows);
+  return RowPlace{zero::rootBuffer(v), offset, std::move(strides),
+                  t.getElementType()};
+}
+
 /// A buffer an op uses: written (an output) or read, and whether the op
-/// indexes it by the rows alone at its leading dimensions.
+/// indexes it by the rows alone at its leading dimensions (and then where
+/// those rows lie, if known).
 struct Use {
   Value buffer;
   bool written, byRow;
+  std::optional<RowPlace> place;
 };
 
 /// Whether `map` indexes loops [0, rows) as its first results, in order.
@@ -60,32 +106,68 @@ bool isMember(Operation *op, ArrayRef<int64_t> rows) {
 /// table), which are indexed by no row.
 SmallVector<Use> usesOf(linalg::LinalgOp op, int64_t rows) {
   SmallVector<Use> uses;
-  for (OpOperand &operand : op->getOpOperands())
-    if (isa<MemRefType>(operand.get().getType()))
-      uses.push_back({operand.get(), op.isDpsInit(&operand),
-                      leadingRows(op.getMatchingIndexingMap(&operand), rows)});
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType()))
+      continue;
+    bool byRow = leadingRows(op.getMatchingIndexingMap(&operand), rows);
+    uses.push_back({operand.get(), op.isDpsInit(&operand), byRow,
+                    byRow ? rowPlace(operand.get(), rows) : std::nullopt});
+  }
   op->walk([&](Operation *nested) {
     if (nested == op.getOperation())
       return;
     for (Value v : nested->getOperands())
       if (isa<BaseMemRefType>(v.getType()))
-        uses.push_back({v, false, false});
+        uses.push_back({v, false, false, std::nullopt});
   });
   return uses;
 }
 
 /// Whether a block that takes some rows through `a` then `b` (or `b` then
 /// `a`) computes what the two launches did: every buffer one writes and
-/// the other uses is the same value to both, indexed by the rows alone.
+/// the other uses is indexed by the rows alone, and is the same value to
+/// both or views of one buffer that put each row in the same place (a
+/// layer norm's backward writes a [1, B, 1, T, E, 1] buffer that the next
+/// sum reads as [B, T, E / 32, 32]).
 bool rowLocal(ArrayRef<Use> a, ArrayRef<Use> b) {
   for (const Use &x : a)
     for (const Use &y : b) {
       if ((!x.written && !y.written) || !zero::mayOverlap(x.buffer, y.buffer))
         continue;
-      if (x.buffer != y.buffer || !x.byRow || !y.byRow)
+      if (!x.byRow || !y.byRow)
+        return false;
+      if (x.buffer != y.buffer &&
+          (!x.place || !y.place || !(*x.place == *y.place)))
         return false;
     }
   return true;
+}
+
+/// `op` without its unit loops (upstream's `dropUnitDims`, through
+/// rank-reducing subviews) where that makes `rows` its first loops; null
+/// otherwise (an elementwise op of a layer norm's backward over
+/// [1, B, 1, T, E, 1] becomes one over [B, T, E]).
+Operation *withoutUnitLoops(Operation *op, ArrayRef<int64_t> rows) {
+  auto g = dyn_cast<linalg::GenericOp>(op);
+  if (!g || !g.hasPureBufferSemantics() || g.hasDynamicShape())
+    return nullptr;
+  SmallVector<int64_t> ranges = g.getStaticLoopRanges();
+  SmallVector<int64_t> kept =
+      llvm::filter_to_vector(ranges, [](int64_t r) { return r != 1; });
+  if (kept.size() == ranges.size() || kept.size() < rows.size() ||
+      ArrayRef(kept).take_front(rows.size()) != rows)
+    return nullptr;
+  IRRewriter rewriter(op->getContext());
+  rewriter.setInsertionPoint(op);
+  linalg::ControlDropUnitDims control;
+  control.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  FailureOr<linalg::DropUnitDimsResult> dropped =
+      linalg::dropUnitDims(rewriter, g, control);
+  if (failed(dropped))
+    return nullptr;
+  rewriter.eraseOp(g);
+  return dropped->resultOp;
 }
 
 /// Whether `b` reads or writes what `a` writes.
@@ -170,6 +252,9 @@ void ZeroGPURowGroupsPass::groupFrom(Operation *start) {
       if (!next || zero::initializingFill(next) != fill)
         break;
     }
+    if (!fill && !isMember(next, extents))
+      if (Operation *reshaped = withoutUnitLoops(next, extents))
+        next = reshaped;
     if (!isMember(next, extents) || (fill && !isMember(fill, extents)))
       break;
     size_t before = members.size();
@@ -189,8 +274,10 @@ void ZeroGPURowGroupsPass::groupFrom(Operation *start) {
   llvm::erase_if(deallocs,
                  [&](memref::DeallocOp d) { return last->isBeforeInBlock(d); });
 
+  // Named after the reduction it grows from (the last member may be a
+  // gradient's sum that no ONNX node names).
   OpBuilder b(last);
-  auto group = zero::RowGroupOp::create(b, last->getLoc(), rows);
+  auto group = zero::RowGroupOp::create(b, start->getLoc(), rows);
   Block *body = &group.getBody().emplaceBlock();
   for (Operation *op : members)
     op->moveBefore(body, body->end());

@@ -44,6 +44,9 @@ struct Split {
   unsigned loop;
   int64_t partials, chunk, tail;
   bool interleaved;
+  /// A reduction over rows whose partials are not interleaved (a sum over
+  /// a gradient's tokens, for each feature).
+  bool columns;
   Operation *combiner;
   TypedAttr neutral;
 
@@ -60,11 +63,12 @@ constexpr int64_t kWarp = 32;
 /// Iterations each partial reduces at least.
 constexpr int64_t kMinChunk = 32;
 
-/// The split of `g`, if it is a reduction worth splitting whose outermost
+/// The split of `g`, if it is a reduction worth splitting whose split
 /// reduction loop each input indexes directly (or not at all), and whose
 /// output is indexed by its parallel loops alone.
 std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
-                               int64_t minIterations, int64_t rowThreads) {
+                               int64_t minIterations, int64_t rowThreads,
+                               int64_t columnThreads, int64_t minChunk) {
   if (g.getNumDpsInits() != 1 || g.getNumReductionLoops() == 0 ||
       !g.hasPureBufferSemantics())
     return std::nullopt;
@@ -81,15 +85,22 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
     if (it == utils::IteratorType::parallel)
       rows *= r;
   }
-  // The outermost reduction loop of more than one iteration: a unit one
-  // (a kept dimension of a reduction over [rows, 1, E]) splits nothing.
-  unsigned loop = 0;
-  while (
-      loop < iterators.size() &&
-      (iterators[loop] != utils::IteratorType::reduction || ranges[loop] == 1))
-    ++loop;
-  if (loop == iterators.size())
+  int64_t reduced = total / rows;
+  // The reduction loop that allows the most partials of `minChunk`
+  // iterations or more (the outermost of those that allow as many): a
+  // gradient's sum over [8, 1024] tokens whose loops do not collapse (an
+  // input broadcast over the 8) splits its 1024, not its 8.
+  auto capOf = [&](unsigned l) {
+    return std::min<int64_t>(ranges[l], reduced / minChunk);
+  };
+  std::optional<unsigned> best;
+  for (unsigned l = 0; l < iterators.size(); ++l)
+    if (iterators[l] == utils::IteratorType::reduction && ranges[l] > 1 &&
+        (!best || capOf(l) > capOf(*best)))
+      best = l;
+  if (!best)
     return std::nullopt;
+  unsigned loop = *best;
   int64_t outer = ranges[loop];
   if (total < minIterations || outer < 2)
     return std::nullopt;
@@ -133,9 +144,14 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
     return std::nullopt;
   // Each partial reduces at least kMinChunk iterations: a full reduction
   // takes as many partials as that allows, rows enough to give the launch
-  // `rowThreads` threads.
+  // `rowThreads` threads, columns (rows that are x already) enough for
+  // `columnThreads`: their partials read adjacent columns, and their
+  // combines are split again.
+  bool columns = rows > 1 && !interleaved;
+  int64_t cap = std::min(maxPartials, capOf(loop));
   int64_t want =
       warpPerRow ? kWarp
+      : columns  ? std::min(cap, llvm::divideCeilSigned(columnThreads, rows))
       : rows > 1 ? std::min<int64_t>({maxPartials,
                                       llvm::divideCeilSigned(rowThreads, rows),
                                       outer / kMinChunk})
@@ -164,11 +180,20 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
   } else {
     chunk = llvm::divideCeilSigned(outer, want);
     partials = outer / chunk;
+    // Columns: the fewest partials from `want` up to the cap that divide
+    // E, so that no tail is left.
+    for (int64_t p = want; columns && p <= cap; ++p) {
+      if (outer % p == 0) {
+        partials = p;
+        chunk = outer / p;
+        break;
+      }
+    }
   }
   if (partials < 2)
     return std::nullopt;
-  return Split{loop,        partials,     chunk,   outer - partials * chunk,
-               interleaved, combiners[0], *neutral};
+  return Split{loop,        partials, chunk,        outer - partials * chunk,
+               interleaved, columns,  combiners[0], *neutral};
 }
 
 /// `g` with its reduction loops collapsed into one where they are
@@ -441,10 +466,12 @@ struct ZeroGPUSplitReductionsPass
           << maxPartials.getValue() << " must be at least 2";
       return signalPassFailure();
     }
-    if (rowThreads < 1) {
-      getOperation().emitError()
-          << "zero-gpu-split-reductions: row-threads " << rowThreads.getValue()
-          << " must be at least 1";
+    for (auto [name, value] : {std::pair{"row-threads", rowThreads.getValue()},
+                               {"column-threads", columnThreads.getValue()}}) {
+      if (value >= 1)
+        continue;
+      getOperation().emitError() << "zero-gpu-split-reductions: " << name << " "
+                                 << value << " must be at least 1";
       return signalPassFailure();
     }
     SmallVector<std::pair<linalg::GenericOp, Split>> work;
@@ -480,9 +507,16 @@ struct ZeroGPUSplitReductionsPass
       if (stages.tail)
         if (auto again = plan(stages.tail, rewriter))
           work.push_back(*again);
-      if (s.partials < minIterations)
+      // Columns' combines read their partials a column to a thread: at
+      // 2 * kMinChunk partials or more, they are split again, into chunks
+      // of about the square root of their count (256 partials: 16 of 16),
+      // so that neither level is long on its one thread a column.
+      bool columns = s.columns && s.partials >= 2 * kMinChunk;
+      if (s.partials < minIterations && !columns)
         continue;
-      if (auto again = plan(stages.combine, rewriter))
+      int64_t chunk =
+          columns ? int64_t(1) << (llvm::Log2_64(s.partials) / 2) : kMinChunk;
+      if (auto again = plan(stages.combine, rewriter, chunk))
         work.push_back(*again);
     }
   }
@@ -490,7 +524,8 @@ struct ZeroGPUSplitReductionsPass
   /// The split of `g`, its reduction loops collapsed first where they can
   /// be, if it is worth splitting.
   std::optional<std::pair<linalg::GenericOp, Split>>
-  plan(linalg::GenericOp g, RewriterBase &rewriter) {
+  plan(linalg::GenericOp g, RewriterBase &rewriter,
+       int64_t minChunk = kMinChunk) {
     if (g.getNumReductionLoops() == 0 || !g.hasPureBufferSemantics())
       return std::nullopt;
     int64_t total = 1;
@@ -499,7 +534,8 @@ struct ZeroGPUSplitReductionsPass
     if (total < minIterations)
       return std::nullopt;
     g = collapseReductions(g, rewriter);
-    if (auto s = planSplit(g, maxPartials, minIterations, rowThreads))
+    if (auto s = planSplit(g, maxPartials, minIterations, rowThreads,
+                           columnThreads, minChunk))
       return std::make_pair(g, *s);
     return std::nullopt;
   }

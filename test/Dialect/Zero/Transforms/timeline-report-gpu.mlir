@@ -1,5 +1,6 @@
 // RUN: zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu.json gpu=true" | FileCheck %s
 // RUN: zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu.json" | FileCheck %s --check-prefix=OPS
+// RUN: zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu-small-cache.json gpu=true" | FileCheck %s --check-prefix=SMALL
 // RUN: not zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-machine.json gpu=true" 2>&1 | FileCheck %s --check-prefix=NOGPU
 
 // The CUDA target's launches on the unit GPU: 1 GFLOP/s, 1 GB/s, 1024
@@ -186,9 +187,13 @@ module {
 // (the sum's addf and the division's divf over 8192 elements) on a
 // thread a row (no target mapping: 64 threads, 1/16 of the arithmetic
 // rate and 2 warps of the bandwidth): max(16.384, 65.792) us x 16 =
-// 1052.672 us, one launch.
+// 1052.672 us, one launch. With a cache of 32896 B (half of the 65792 B
+// the rows in flight touch: 64 threads, all resident), half the 33280 B
+// read again (x by the division, s by the sum and the division) goes to
+// memory: 82432 B, 1318.912 us.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: compute_ops = 1 : i64, compute_seconds = {{1\.052672e-03|0\.00105267[0-9]*}} : f64
+// SMALL: compute_ops = 1 : i64, compute_seconds = {{1\.318912e-03|0\.00131891[0-9]*}} : f64
 // CHECK-SAME: flops = 1.638400e+04 : f64
 #e = affine_map<(r, j) -> (r, j)>
 #row = affine_map<(r, j) -> (r)>

@@ -55,6 +55,9 @@ struct HardwareModel {
   /// 0 for a CPU). A launch of fewer threads gets their share of the
   /// loop FLOP rate, and of the bandwidth by warps of 32.
   int64_t deviceThreads = 0;
+  /// A GPU's last-level (L2) cache in bytes: what a row group reads again
+  /// hits it while the rows in flight touch no more (0: no reuse).
+  double cacheBytes = 0;
   /// Links: per device and direction.
   double intraBandwidth = 0, intraLatency = 0;
   double interBandwidth = 0, interLatency = 0;

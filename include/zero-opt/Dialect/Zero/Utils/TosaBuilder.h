@@ -71,6 +71,7 @@ public:
   Value reshape(Value v, ArrayRef<int64_t> shape);
   Value transpose(Value v, ArrayRef<int32_t> perm);
   /// Sums over `axes`, keeping them as size 1; axes of size 1 build nothing.
+  /// Adjacent axes are summed as one.
   Value reduceSum(Value v, ArrayRef<int64_t> axes);
   /// Sums `g` down to `shape` (same rank) over the dimensions where `shape`
   /// has 1: the adjoint of TOSA's broadcasting.
