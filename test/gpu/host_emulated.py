@@ -367,6 +367,12 @@ def main():
             gpu_parity.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
                             tmp, "--only", "gpt_long"])
             ok &= check_run(r, "gpt_long", "bf16", 3, tol=gpu_parity.TOL)
+            # A layer norm's backward as one row group of six phases (its
+            # two row sums, the ops between and after them), its weight
+            # gradients as column partials split twice.
+            gpu_parity.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
+                            tmp, "--only", "norm_long"])
+            ok &= check_run(r, "norm_long", "bf16", 3, tol=gpu_parity.TOL)
             # Accumulation buffers over micro-batches; recomputed
             # activations (and their re-gathered parameters at stage 3).
             ok &= check_run(r, "gpt", "fp32", 3, extra=["--gradient-accumulation-steps=2"])

@@ -285,8 +285,39 @@ MODELS = {"mlp": mlp_spec, "mlp64": mlp64_spec, "cnn": cnn_spec, "gpt": gpt_spec
 # Exported with --only: their training is random, PyTorch's draws differ.
 RANDOM = {"gpt_dropout": gpt_dropout_spec}
 # Exported with --only: shapes for one test.
+class NormNet(nn.Module):
+    """Token embeddings, a projection, a layer norm and a head: a GPT's
+    layer norm with its input in a buffer of its own (not a gather)."""
+
+    def __init__(self, vocab, d):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.proj = nn.Linear(d, d)
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, tokens, targets):
+        logits = self.head(self.ln(self.proj(self.wte(tokens))))
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                               targets.reshape(-1))
+        return loss, logits
+
+
+def norm_long_spec(gen):
+    """A layer norm over 8 x 256 tokens of 1024 features: 2048 rows whose
+    statistics and backward the CUDA target runs as row groups (the
+    backward's two row sums and the ops between them one group, reading
+    buffers through views), and whose weight and the projection's bias
+    gradients are sums over the tokens split into column partials."""
+    B, T, V = 8, 256, 128
+    n = NUM_BATCHES * B
+    data = {"tokens": torch.randint(0, V, (n, T), generator=gen),
+            "targets": torch.randint(0, V, (n, T), generator=gen)}
+    return NormNet(V, 1024), B, data
+
+
 SHAPES = {"chain16": chain16_spec, "gpt_wide": gpt_wide_spec,
-          "gpt_long": gpt_long_spec}
+          "gpt_long": gpt_long_spec, "norm_long": norm_long_spec}
 # Models that PyTorch and torchvision wrote, in small configurations.
 # BatchNorm over 4 samples of 1x1 maps is ill-conditioned: PyTorch's own
 # float32 and float64 runs of resnet18 part by 5% within 5 steps. Those
