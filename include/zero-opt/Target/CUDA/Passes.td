@@ -282,8 +282,8 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     partials on one thread: at 64 partials or more it is split again, in
     chunks of the power of two nearest below the square root of their
     count (a sum over 8192 tokens of 1600 features: 256 partials, then 16
-    of 16, then the output). A reduction with `row-threads` rows or more fills the
-    GPU with a thread per row, but each thread then reads a row of its
+    of 16, then the output). A reduction with `row-threads` rows or more
+    fills the GPU with a thread per row, but each thread then reads a row of its
     own; where its rows are contiguous and E >= 1024 it takes a warp of 32
     interleaved partials per row, so a warp reads 32 adjacent elements
     (the attention softmax's 204,800 rows of 1024 in GPT-2 XL).

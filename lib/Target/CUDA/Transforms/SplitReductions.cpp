@@ -4,12 +4,15 @@
 // squares for the global norm) would run in one GPU thread, and one with
 // few rows (a cross-entropy over a large vocabulary, softmax and layer-norm
 // statistics of a small batch) in one thread per row, each reading a whole
-// row. Splitting its outermost reduction loop (its reduction loops
-// collapsed into one first where memory allows) gives one partial result
-// per chunk (and row), computed in parallel, and a short second stage that
-// combines the partials in order: deterministic, and the same on the CPU
-// (--simulate-gpu) as on the GPU. Many long contiguous rows take a warp of
-// partials each, so that a warp's loads are adjacent.
+// row. Splitting a reduction loop (the one that allows the most partials,
+// its reduction loops collapsed into one first where memory allows) gives
+// one partial result per chunk (and row), computed in parallel, and a
+// short second stage that combines the partials in order: deterministic,
+// and the same on the CPU (--simulate-gpu) as on the GPU. Many long
+// contiguous rows take a warp of partials each, so that a warp's loads are
+// adjacent; columns (a bias gradient's sum over the tokens for each
+// feature) take partials enough for the device, and a second split of
+// their combine.
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Target/CUDA/Passes.h"
