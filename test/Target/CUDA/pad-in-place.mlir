@@ -110,3 +110,54 @@ func.func @kept(%w: tensor<5x4xf32>, %a: tensor<5x4xf32>) -> (tensor<8x4xf32>, t
   } : tensor<5x4xf32> to tensor<8x4xf32>
   return %p0, %p1, %g, %p2, %p3 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<5x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
 }
+
+// -----
+
+// A concat as tosa-to-tensor leaves it (insert_slice ops into an empty
+// tensor), of two fresh results, produced in the other order and one seen
+// through a reshape, and an argument. The empty tensor moves before the
+// first producer; each producer writes an extract_slice of the chain so
+// far, its insert right after it; the argument's insert comes last.
+// Bufferized: one buffer, the argument's copy alone.
+// CHECK-LABEL: func.func @concat
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x12xf32>
+// CHECK: %[[S1:.*]] = tensor.extract_slice %[[E]][0, 4] [4, 4] [1, 1]
+// CHECK: %[[X1:.*]] = tensor.expand_shape %[[S1]] {{\[\[}}0], [1, 2]] output_shape [4, 2, 2]
+// CHECK: %[[G1:.*]] = linalg.generic {{.*}} outs(%[[X1]] : tensor<4x2x2xf32>)
+// CHECK: %[[C1:.*]] = tensor.collapse_shape %[[G1]]
+// CHECK: %[[I1:.*]] = tensor.insert_slice %[[C1]] into %[[E]][0, 4] [4, 4] [1, 1]
+// CHECK: %[[S0:.*]] = tensor.extract_slice %[[I1]][0, 0] [4, 4] [1, 1]
+// CHECK: %[[G0:.*]] = linalg.generic {{.*}} outs(%[[S0]] : tensor<4x4xf32>)
+// CHECK: %[[I0:.*]] = tensor.insert_slice %[[G0]] into %[[I1]][0, 0] [4, 4] [1, 1]
+// CHECK: %[[I2:.*]] = tensor.insert_slice %arg1 into %[[I0]][0, 8] [4, 4] [1, 1]
+// CHECK: return %[[I2]]
+// BUF-LABEL: func.func @concat
+// BUF: memref.alloc() {{.*}} : memref<4x12xf32>
+// BUF-NOT: memref.alloc
+// BUF: memref.copy %arg1
+// BUF-NOT: memref.copy
+// BUF: return
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @concat(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x2x2xf32>) -> tensor<4x12xf32> {
+  %e1 = tensor.empty() : tensor<4x2x2xf32>
+  %g1 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%c : tensor<4x2x2xf32>) outs(%e1 : tensor<4x2x2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<4x2x2xf32>
+  %c1 = tensor.collapse_shape %g1 [[0], [1, 2]] : tensor<4x2x2xf32> into tensor<4x4xf32>
+  %e0 = tensor.empty() : tensor<4x4xf32>
+  %g0 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x4xf32>) outs(%e0 : tensor<4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<4x4xf32>
+  %e = tensor.empty() : tensor<4x12xf32>
+  %i0 = tensor.insert_slice %g0 into %e[0, 0] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x12xf32>
+  %i1 = tensor.insert_slice %c1 into %i0[0, 4] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x12xf32>
+  %i2 = tensor.insert_slice %b into %i1[0, 8] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x12xf32>
+  return %i2 : tensor<4x12xf32>
+}

@@ -1,14 +1,18 @@
-//===- PadInPlace.cpp - padded operands written where they go ----*- C++
-//-*-===//
+//===- PadInPlace.cpp - padded and joined operands written where they go
+//-*- C++ -*-===//
 //
 // A tensor.pad bufferizes to a fill of the whole padded buffer and a copy
 // of the source into it: the logits' gradient padded for its GEMMs was
 // 823 MB filled, written, copied and held twice at the step's peak. When
 // the source is an op's fresh result, the op can write into the padded
-// buffer's interior instead, and only the border is filled.
+// buffer's interior instead, and only the border is filled. A concat (the
+// Q, K and V gradients joined for the QKV weight's GEMMs) is slices
+// inserted into one buffer: each fresh operand is written in its slice.
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Target/CUDA/Passes.h"
+
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -28,7 +32,8 @@ namespace {
 /// The op whose fresh result `v` views, through reshapes that each have one
 /// use, with those reshapes (the last one nearest `v`); null when `v` is
 /// not such a result.
-std::pair<linalg::LinalgOp, SmallVector<Operation *>> freshProducer(Value v) {
+std::pair<DestinationStyleOpInterface, SmallVector<Operation *>>
+freshProducer(Value v) {
   SmallVector<Operation *> views;
   while (Operation *def = v.getDefiningOp()) {
     if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
@@ -38,19 +43,89 @@ std::pair<linalg::LinalgOp, SmallVector<Operation *>> freshProducer(Value v) {
     views.push_back(def);
     v = def->getOperand(0);
   }
-  // A linalg op writes any strided view; a collective's destination, say,
-  // must be contiguous.
-  auto op = v.getDefiningOp<linalg::LinalgOp>();
-  if (!op || op->getNumResults() != 1 || !op.hasPureTensorSemantics() ||
+  // A linalg op writes any strided view, and a GEMM one whose rows and
+  // batches are strided; a collective's destination, say, must be
+  // contiguous.
+  Operation *def = v.getDefiningOp();
+  auto op = dyn_cast_or_null<DestinationStyleOpInterface>(def);
+  if (!op || !isa<linalg::LinalgOp, zero::RoundedMatmulOp>(def) ||
+      def->getNumResults() != 1 || !op.hasPureTensorSemantics() ||
       !v.hasOneUse())
     return {};
   OpOperand *init = op.getDpsInitOperand(0);
   auto empty = init->get().getDefiningOp<tensor::EmptyOp>();
-  // The op must not read its destination, and nothing else may write it.
-  if (!empty || !empty->hasOneUse() || op.payloadUsesValueFromOperand(init))
+  // The op must not read its destination (a rounded matmul never does),
+  // and nothing else may write it.
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
+  if (!empty || !empty->hasOneUse() ||
+      (linalgOp && linalgOp.payloadUsesValueFromOperand(init)))
     return {};
   std::reverse(views.begin(), views.end());
   return {op, views};
+}
+
+/// `dest` seen through the inverse of `views` (the reshapes from a
+/// producer's result to the value written into `dest`).
+Value throughInverse(RewriterBase &rewriter, Location loc, Value dest,
+                     ArrayRef<Operation *> views) {
+  for (Operation *view : llvm::reverse(views)) {
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(view))
+      dest = tensor::ExpandShapeOp::create(rewriter, loc, collapse.getSrcType(),
+                                           dest,
+                                           collapse.getReassociationIndices());
+    else
+      dest = tensor::CollapseShapeOp::create(
+          rewriter, loc, dest,
+          cast<tensor::ExpandShapeOp>(view).getReassociationIndices());
+  }
+  return dest;
+}
+
+/// Lets `producer` write `dest` (seen through the inverse `views`) instead
+/// of its own empty destination.
+void writeInto(RewriterBase &rewriter, DestinationStyleOpInterface producer,
+               ArrayRef<Operation *> views, Value dest) {
+  dest = throughInverse(rewriter, producer->getLoc(), dest, views);
+  OpOperand *init = producer.getDpsInitOperand(0);
+  Operation *empty = init->get().getDefiningOp();
+  rewriter.modifyOpInPlace(producer, [&] { init->set(dest); });
+  rewriter.eraseOp(empty);
+}
+
+/// A chain of insert_slice ops into an empty tensor (tosa-to-tensor's
+/// concat) that ends at `last`: its inserts from the first, when each but
+/// the last is used once by the next and all are static, unit-stride and
+/// disjoint (so they may come in any order); empty otherwise.
+SmallVector<tensor::InsertSliceOp> insertChain(tensor::InsertSliceOp last) {
+  SmallVector<tensor::InsertSliceOp> chain = {last};
+  while (auto prev =
+             chain.back().getDest().getDefiningOp<tensor::InsertSliceOp>()) {
+    if (!prev->hasOneUse())
+      return {};
+    chain.push_back(prev);
+  }
+  if (!chain.back().getDest().getDefiningOp<tensor::EmptyOp>() ||
+      chain.size() < 2)
+    return {};
+  std::reverse(chain.begin(), chain.end());
+  for (tensor::InsertSliceOp insert : chain)
+    if (!insert.hasUnitStride() || !insert.getResultType().hasStaticShape() ||
+        ShapedType::isDynamicShape(insert.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(insert.getStaticSizes()) ||
+        insert->getBlock() != last->getBlock())
+      return {};
+  // Disjoint: any two differ in some dimension by a whole extent.
+  for (auto [i, x] : llvm::enumerate(chain))
+    for (tensor::InsertSliceOp y : ArrayRef(chain).drop_front(i + 1)) {
+      bool apart = false;
+      for (auto [xo, xs, yo, ys] :
+           llvm::zip(x.getStaticOffsets(), x.getStaticSizes(),
+                     y.getStaticOffsets(), y.getStaticSizes()))
+        apart |= xo + xs <= yo || yo + ys <= xo;
+      if (!apart)
+        return {};
+    }
+  return chain;
 }
 
 struct ZeroGPUPadInPlacePass
@@ -102,23 +177,77 @@ struct ZeroGPUPadInPlacePass
           getAsIndexOpFoldResult(&getContext(), srcType.getShape());
       Value dest = tensor::ExtractSliceOp::create(rewriter, loc, padded, zeros,
                                                   interior, ones);
-      for (Operation *view : llvm::reverse(views)) {
-        if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(view))
-          dest = tensor::ExpandShapeOp::create(
-              rewriter, loc, collapse.getSrcType(), dest,
-              collapse.getReassociationIndices());
-        else
-          dest = tensor::CollapseShapeOp::create(
-              rewriter, loc, dest,
-              cast<tensor::ExpandShapeOp>(view).getReassociationIndices());
-      }
-      OpOperand *init = producer.getDpsInitOperand(0);
-      Operation *empty = init->get().getDefiningOp();
-      rewriter.modifyOpInPlace(producer, [&] { init->set(dest); });
-      rewriter.eraseOp(empty);
+      writeInto(rewriter, producer, views, dest);
       rewriter.setInsertionPoint(pad);
       rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
           pad, pad.getSource(), padded, zeros, interior, ones);
+    }
+
+    // A concat (tosa-to-tensor's chain of insert_slice ops into an empty
+    // tensor) copies each operand into its slice. The chain is rebuilt with
+    // each fresh operand's insert right after its producer (and its
+    // reshapes), the producer writing an extract_slice of the chain so far,
+    // which bufferizes in place; the other operands' inserts follow where
+    // the chain ended. Its slices are disjoint, so their order is free.
+    SmallVector<tensor::InsertSliceOp> lasts;
+    getOperation()->walk([&](tensor::InsertSliceOp insert) {
+      if (!insert->hasOneUse() ||
+          !isa<tensor::InsertSliceOp>(*insert->user_begin()))
+        lasts.push_back(insert);
+    });
+    for (tensor::InsertSliceOp last : lasts) {
+      SmallVector<tensor::InsertSliceOp> chain = insertChain(last);
+      if (chain.empty())
+        continue;
+      using Fresh =
+          std::pair<DestinationStyleOpInterface, SmallVector<Operation *>>;
+      SmallVector<std::pair<tensor::InsertSliceOp, Fresh>> fresh;
+      SmallVector<tensor::InsertSliceOp> others;
+      for (tensor::InsertSliceOp insert : chain) {
+        Fresh f = freshProducer(insert.getSource());
+        if (f.first && f.first->getBlock() == last->getBlock())
+          fresh.push_back({insert, f});
+        else
+          others.push_back(insert);
+      }
+      if (fresh.empty())
+        continue;
+      llvm::sort(fresh, [](const auto &a, const auto &b) {
+        return a.second.first->isBeforeInBlock(b.second.first);
+      });
+      Operation *root = chain.front().getDest().getDefiningOp();
+      if (fresh.front().second.first->isBeforeInBlock(root))
+        root->moveBefore(fresh.front().second.first);
+      Value sofar = root->getResult(0);
+      for (auto &[insert, f] : fresh) {
+        auto [producer, views] = f;
+        rewriter.setInsertionPoint(producer);
+        Value dest = tensor::ExtractSliceOp::create(
+            rewriter, insert.getLoc(), insert.getSourceType(), sofar,
+            insert.getMixedOffsets(), insert.getMixedSizes(),
+            insert.getMixedStrides());
+        writeInto(rewriter, producer, views, dest);
+        // The reshapes (each used once, by the next) follow the producer.
+        Operation *after = producer;
+        for (Operation *view : views) {
+          view->moveAfter(after);
+          after = view;
+        }
+        rewriter.setInsertionPointAfter(after);
+        sofar = tensor::InsertSliceOp::create(
+            rewriter, insert.getLoc(), insert.getSource(), sofar,
+            insert.getMixedOffsets(), insert.getMixedSizes(),
+            insert.getMixedStrides());
+      }
+      rewriter.setInsertionPoint(last);
+      for (tensor::InsertSliceOp insert : others)
+        sofar = tensor::InsertSliceOp::create(
+            rewriter, insert.getLoc(), insert.getSource(), sofar,
+            insert.getMixedOffsets(), insert.getMixedSizes(),
+            insert.getMixedStrides());
+      rewriter.replaceAllUsesWith(last.getResult(), sofar);
+      for (tensor::InsertSliceOp insert : llvm::reverse(chain))
+        rewriter.eraseOp(insert);
     }
   }
 };
