@@ -161,3 +161,34 @@ func.func @concat(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x2x2xf32
   %i2 = tensor.insert_slice %b into %i1[0, 8] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x12xf32>
   return %i2 : tensor<4x12xf32>
 }
+
+// -----
+
+// The chain in a branch, its empty tensor outside: the tensor stays where
+// it is (it dominates the producer), the producer writes its slice.
+// CHECK-LABEL: func.func @concat_in_branch
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK: scf.if
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[E]][0, 0] [4, 4] [1, 1]
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} outs(%[[S]] : tensor<4x4xf32>)
+// CHECK: %[[I:.*]] = tensor.insert_slice %[[G]] into %[[E]][0, 0] [4, 4] [1, 1]
+// CHECK: tensor.insert_slice %{{.*}} into %[[I]][0, 4] [4, 4] [1, 1]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @concat_in_branch(%a: tensor<4x4xf32>, %init: tensor<4x8xf32>, %c: i1) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = scf.if %c -> (tensor<4x8xf32>) {
+    %e0 = tensor.empty() : tensor<4x4xf32>
+    %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%a : tensor<4x4xf32>) outs(%e0 : tensor<4x4xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %s = arith.negf %x : f32
+      linalg.yield %s : f32
+    } -> tensor<4x4xf32>
+    %i0 = tensor.insert_slice %g into %e[0, 0] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x8xf32>
+    %i1 = tensor.insert_slice %a into %i0[0, 4] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x8xf32>
+    scf.yield %i1 : tensor<4x8xf32>
+  } else {
+    scf.yield %init : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}

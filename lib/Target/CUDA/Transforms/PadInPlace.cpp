@@ -215,9 +215,12 @@ struct ZeroGPUPadInPlacePass
       llvm::sort(fresh, [](const auto &a, const auto &b) {
         return a.second.first->isBeforeInBlock(b.second.first);
       });
+      // An empty tensor in an enclosing block (the chain in a loop body)
+      // dominates the producers already.
       Operation *root = chain.front().getDest().getDefiningOp();
-      if (fresh.front().second.first->isBeforeInBlock(root))
-        root->moveBefore(fresh.front().second.first);
+      Operation *first = fresh.front().second.first;
+      if (root->getBlock() == first->getBlock() && first->isBeforeInBlock(root))
+        root->moveBefore(first);
       Value sofar = root->getResult(0);
       for (auto &[insert, f] : fresh) {
         auto [producer, views] = f;
