@@ -222,14 +222,23 @@ struct ZeroGPUPadInPlacePass
       if (root->getBlock() == first->getBlock() && first->isBeforeInBlock(root))
         root->moveBefore(first);
       Value sofar = root->getResult(0);
-      for (auto &[insert, f] : fresh) {
-        auto [producer, views] = f;
-        rewriter.setInsertionPoint(producer);
-        Value dest = tensor::ExtractSliceOp::create(
+      // `insert`'s slice of the chain so far, and its source put there.
+      auto slice = [&](tensor::InsertSliceOp insert) -> Value {
+        return tensor::ExtractSliceOp::create(
             rewriter, insert.getLoc(), insert.getSourceType(), sofar,
             insert.getMixedOffsets(), insert.getMixedSizes(),
             insert.getMixedStrides());
-        writeInto(rewriter, producer, views, dest);
+      };
+      auto reinsert = [&](tensor::InsertSliceOp insert) {
+        sofar = tensor::InsertSliceOp::create(
+            rewriter, insert.getLoc(), insert.getSource(), sofar,
+            insert.getMixedOffsets(), insert.getMixedSizes(),
+            insert.getMixedStrides());
+      };
+      for (auto &[insert, f] : fresh) {
+        auto [producer, views] = f;
+        rewriter.setInsertionPoint(producer);
+        writeInto(rewriter, producer, views, slice(insert));
         // The reshapes (each used once, by the next) follow the producer.
         Operation *after = producer;
         for (Operation *view : views) {
@@ -237,17 +246,11 @@ struct ZeroGPUPadInPlacePass
           after = view;
         }
         rewriter.setInsertionPointAfter(after);
-        sofar = tensor::InsertSliceOp::create(
-            rewriter, insert.getLoc(), insert.getSource(), sofar,
-            insert.getMixedOffsets(), insert.getMixedSizes(),
-            insert.getMixedStrides());
+        reinsert(insert);
       }
       rewriter.setInsertionPoint(last);
       for (tensor::InsertSliceOp insert : others)
-        sofar = tensor::InsertSliceOp::create(
-            rewriter, insert.getLoc(), insert.getSource(), sofar,
-            insert.getMixedOffsets(), insert.getMixedSizes(),
-            insert.getMixedStrides());
+        reinsert(insert);
       rewriter.replaceAllUsesWith(last.getResult(), sofar);
       for (tensor::InsertSliceOp insert : llvm::reverse(chain))
         rewriter.eraseOp(insert);
