@@ -551,3 +551,139 @@ func.func @one_hot_gradient(%labels: tensor<4x1xi64>, %g: tensor<4x5x1xf32>) -> 
   } -> tensor<4x5x1xf32>
   return %sum, %use : tensor<4xf32>, tensor<4x5x1xf32>
 }
+
+// -----
+
+// A bias added to a bf16 GEMM's product that both the GELU and a later use
+// (its backward) read: the add reads the f32 product only to round it, and
+// the GEMM will write it rounded (zero-round-matmul-results), so the add
+// reads as many bytes as it writes and is computed in each user, which
+// reads the product. With an accumulating GEMM (no zero fill) the product
+// stays f32 in memory: the add is written once.
+#gb = affine_map<(d0, d1) -> (d0, d1)>
+#gbias = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @gemm_bias_recomputed
+// CHECK: %[[M:.*]] = linalg.matmul
+// CHECK: linalg.generic {{.*}} ins(%[[M]], %arg2 :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: math.erf
+// CHECK: linalg.generic {{.*}} ins(%[[M]], %arg2, %arg3 :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: arith.mulf
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// OFF-LABEL: func.func @gemm_bias_recomputed
+// OFF: %[[M:.*]] = linalg.matmul
+// OFF: %[[H:.*]] = linalg.generic {{.*}} ins(%[[M]], %arg2 :
+// OFF: linalg.generic {{.*}} ins(%[[H]] :
+// OFF: linalg.generic {{.*}} ins(%[[H]], %arg3 :
+func.func @gemm_bias_recomputed(%a: tensor<8x16xbf16>, %b: tensor<16x32xbf16>, %bias: tensor<32xbf16>, %g: tensor<8x32xbf16>) -> (tensor<8x32xbf16>, tensor<8x32xbf16>) {
+  %z = arith.constant 0.0 : f32
+  %e32 = tensor.empty() : tensor<8x32xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e32 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<8x16xbf16>, tensor<16x32xbf16>) outs(%f : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e = tensor.empty() : tensor<8x32xbf16>
+  %h = linalg.generic {indexing_maps = [#gb, #gbias, #gb], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %bias : tensor<8x32xf32>, tensor<32xbf16>) outs(%e : tensor<8x32xbf16>) {
+  ^bb0(%x: f32, %y: bf16, %o: bf16):
+    %r = arith.truncf %x : f32 to bf16
+    %t = arith.addf %r, %y : bf16
+    linalg.yield %t : bf16
+  } -> tensor<8x32xbf16>
+  %gelu = linalg.generic {indexing_maps = [#gb, #gb], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<8x32xbf16>) outs(%e : tensor<8x32xbf16>) {
+  ^bb0(%x: bf16, %o: bf16):
+    %t = math.erf %x : bf16
+    linalg.yield %t : bf16
+  } -> tensor<8x32xbf16>
+  %back = linalg.generic {indexing_maps = [#gb, #gb, #gb], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %g : tensor<8x32xbf16>, tensor<8x32xbf16>) outs(%e : tensor<8x32xbf16>) {
+  ^bb0(%x: bf16, %y: bf16, %o: bf16):
+    %t = arith.mulf %x, %y : bf16
+    linalg.yield %t : bf16
+  } -> tensor<8x32xbf16>
+  return %gelu, %back : tensor<8x32xbf16>, tensor<8x32xbf16>
+}
+
+// -----
+
+#ga = affine_map<(d0, d1) -> (d0, d1)>
+#gabias = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @accumulating_gemm_bias_kept
+// CHECK: %[[M:.*]] = linalg.matmul
+// CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%[[M]], %arg3 :
+// CHECK: linalg.generic {{.*}} ins(%[[H]] :
+// CHECK: linalg.generic {{.*}} ins(%[[H]], %arg4 :
+func.func @accumulating_gemm_bias_kept(%a: tensor<8x16xbf16>, %b: tensor<16x32xbf16>, %acc: tensor<8x32xf32>, %bias: tensor<32xbf16>, %g: tensor<8x32xbf16>) -> (tensor<8x32xbf16>, tensor<8x32xbf16>) {
+  %m = linalg.matmul ins(%a, %b : tensor<8x16xbf16>, tensor<16x32xbf16>) outs(%acc : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e = tensor.empty() : tensor<8x32xbf16>
+  %h = linalg.generic {indexing_maps = [#ga, #gabias, #ga], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %bias : tensor<8x32xf32>, tensor<32xbf16>) outs(%e : tensor<8x32xbf16>) {
+  ^bb0(%x: f32, %y: bf16, %o: bf16):
+    %r = arith.truncf %x : f32 to bf16
+    %t = arith.addf %r, %y : bf16
+    linalg.yield %t : bf16
+  } -> tensor<8x32xbf16>
+  %gelu = linalg.generic {indexing_maps = [#ga, #ga], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<8x32xbf16>) outs(%e : tensor<8x32xbf16>) {
+  ^bb0(%x: bf16, %o: bf16):
+    %t = math.erf %x : bf16
+    linalg.yield %t : bf16
+  } -> tensor<8x32xbf16>
+  %back = linalg.generic {indexing_maps = [#ga, #ga, #ga], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %g : tensor<8x32xbf16>, tensor<8x32xbf16>) outs(%e : tensor<8x32xbf16>) {
+  ^bb0(%x: bf16, %y: bf16, %o: bf16):
+    %t = arith.mulf %x, %y : bf16
+    linalg.yield %t : bf16
+  } -> tensor<8x32xbf16>
+  return %gelu, %back : tensor<8x32xbf16>, tensor<8x32xbf16>
+}
+
+// -----
+
+// The GEMM's product is also read in f32 (the loss's logits): it stays f32
+// in memory, and the bias add is written once.
+#gf = affine_map<(d0, d1) -> (d0, d1)>
+#gfbias = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @gemm_read_in_f32_bias_kept
+// CHECK: %[[M:.*]] = linalg.matmul
+// CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%[[M]], %arg2 :
+// CHECK: linalg.generic {{.*}} ins(%[[H]] :
+// CHECK: linalg.generic {{.*}} ins(%[[H]], %arg3 :
+func.func @gemm_read_in_f32_bias_kept(%a: tensor<8x16xbf16>, %b: tensor<16x32xbf16>, %bias: tensor<32xbf16>, %g: tensor<8x32xbf16>) -> (tensor<8x32xbf16>, tensor<8x32xbf16>, tensor<8x32xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e32 = tensor.empty() : tensor<8x32xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e32 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<8x16xbf16>, tensor<16x32xbf16>) outs(%f : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e = tensor.empty() : tensor<8x32xbf16>
+  %h = linalg.generic {indexing_maps = [#gf, #gfbias, #gf], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %bias : tensor<8x32xf32>, tensor<32xbf16>) outs(%e : tensor<8x32xbf16>) {
+  ^bb0(%x: f32, %y: bf16, %o: bf16):
+    %r = arith.truncf %x : f32 to bf16
+    %t = arith.addf %r, %y : bf16
+    linalg.yield %t : bf16
+  } -> tensor<8x32xbf16>
+  %gelu = linalg.generic {indexing_maps = [#gf, #gf], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<8x32xbf16>) outs(%e : tensor<8x32xbf16>) {
+  ^bb0(%x: bf16, %o: bf16):
+    %t = math.erf %x : bf16
+    linalg.yield %t : bf16
+  } -> tensor<8x32xbf16>
+  %back = linalg.generic {indexing_maps = [#gf, #gf, #gf], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %g : tensor<8x32xbf16>, tensor<8x32xbf16>) outs(%e : tensor<8x32xbf16>) {
+  ^bb0(%x: bf16, %y: bf16, %o: bf16):
+    %t = arith.mulf %x, %y : bf16
+    linalg.yield %t : bf16
+  } -> tensor<8x32xbf16>
+  %wide = linalg.generic {indexing_maps = [#gf, #gf], iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<8x32xf32>) outs(%e32 : tensor<8x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = math.exp %x : f32
+    linalg.yield %t : f32
+  } -> tensor<8x32xf32>
+  return %gelu, %back, %wide : tensor<8x32xbf16>, tensor<8x32xbf16>, tensor<8x32xf32>
+}

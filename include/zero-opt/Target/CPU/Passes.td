@@ -29,7 +29,12 @@ def ZeroCPUFuseElementwise : Pass<"zero-cpu-fuse-elementwise"> {
     it through an expand_shape that only adds unit dimensions reads the
     source instead), it has at most 4 users and 16 body ops, it reads no
     more bytes at full size (broadcast operands aside) than it writes, so
-    that no user reads more than before. A 16-bit result counts too: its
+    that no user reads more than before. A bf16 or f16 GEMM's f32 product
+    from a zero fill that the producer only rounds to the GEMM's input type
+    counts at 16 bits: `zero-round-matmul-results`, later, lets the GEMM
+    write it rounded when every user only rounds it, as every user the
+    producer is computed in does (an MLP's bias add, read by its GELU and
+    by the GELU's backward). A 16-bit result counts too: its
     ops are 16-bit ops in each user's loop, rounded there as where it was
     stored, since the lowering keeps every 16-bit op's rounding
     (`zero-keep-16bit-rounding`). A softmax's masked scores and

@@ -10,7 +10,6 @@
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -24,52 +23,6 @@ using namespace mlir;
 
 namespace {
 
-/// What a GEMM's f32 result reaches: views that keep its values (their
-/// results retyped), and consumer inputs whose block argument is only
-/// rounded.
-struct Uses {
-  SmallVector<Value> views;
-  SmallVector<std::pair<linalg::GenericOp, BlockArgument>> consumers;
-};
-
-/// Whether `arg` is only rounded to `type`, to nearest even.
-bool onlyRounded(BlockArgument arg, Type type) {
-  return llvm::all_of(arg.getUsers(), [&](Operation *user) {
-    auto trunc = dyn_cast<arith::TruncFOp>(user);
-    return trunc && trunc.getType() == type && !trunc.getRoundingmodeAttr();
-  });
-}
-
-/// The uses of `result` when every one ends in a rounding to `type`.
-std::optional<Uses> roundedUses(Value result, Type type) {
-  Uses uses;
-  SmallVector<Value> worklist = {result};
-  while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
-    for (OpOperand &use : v.getUses()) {
-      Operation *user = use.getOwner();
-      if (isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
-              tensor::ExpandShapeOp>(user) &&
-          use.getOperandNumber() == 0) {
-        uses.views.push_back(user->getResult(0));
-        worklist.push_back(user->getResult(0));
-        continue;
-      }
-      auto generic = dyn_cast<linalg::GenericOp>(user);
-      if (!generic || !generic.hasPureTensorSemantics() ||
-          !generic.isDpsInput(&use))
-        return std::nullopt;
-      BlockArgument arg = generic.getMatchingBlockArgument(&use);
-      if (!onlyRounded(arg, type))
-        return std::nullopt;
-      uses.consumers.push_back({generic, arg});
-    }
-  }
-  if (uses.consumers.empty())
-    return std::nullopt;
-  return uses;
-}
-
 Type retyped(Type t, Type element) {
   return cast<RankedTensorType>(t).clone(element);
 }
@@ -77,25 +30,9 @@ Type retyped(Type t, Type element) {
 struct ZeroRoundMatmulResultsPass
     : zero::impl::ZeroRoundMatmulResultsBase<ZeroRoundMatmulResultsPass> {
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::LinalgOp, Uses>> gemms;
+    SmallVector<std::pair<linalg::LinalgOp, zero::RoundedUses>> gemms;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (!op.hasPureTensorSemantics() || !zero::getGemmLoops(op))
-        return;
-      auto types = llvm::map_to_vector(op->getOperands(), [](Value v) {
-        return dyn_cast<RankedTensorType>(v.getType());
-      });
-      if (llvm::any_of(types, [](RankedTensorType t) {
-            return !t || !t.hasStaticShape();
-          }))
-        return;
-      Type t = types[0].getElementType();
-      // The GEMM's sums start from nothing.
-      auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
-      if (!(t.isBF16() || t.isF16()) || types[1].getElementType() != t ||
-          !types[2].getElementType().isF32() || !fill ||
-          !zero::isZeroFill(fill))
-        return;
-      if (std::optional<Uses> uses = roundedUses(op->getResult(0), t))
+      if (std::optional<zero::RoundedUses> uses = zero::getRoundedUses(op))
         gemms.push_back({op, std::move(*uses)});
     });
 

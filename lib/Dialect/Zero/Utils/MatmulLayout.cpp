@@ -146,3 +146,55 @@ std::optional<AffineMap> zero::readThroughUnitReshape(Operation *reshape,
   }
   return AffineMap::get(map.getNumDims(), 0, results, ctx);
 }
+
+/// Whether `arg` is only rounded to `type`, to nearest even.
+static bool onlyRounded(BlockArgument arg, Type type) {
+  return llvm::all_of(arg.getUsers(), [&](Operation *user) {
+    auto trunc = dyn_cast<arith::TruncFOp>(user);
+    return trunc && trunc.getType() == type && !trunc.getRoundingmodeAttr();
+  });
+}
+
+std::optional<zero::RoundedUses> zero::getRoundedUses(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || !getGemmLoops(op))
+    return std::nullopt;
+  auto types = llvm::map_to_vector(op->getOperands(), [](Value v) {
+    return dyn_cast<RankedTensorType>(v.getType());
+  });
+  if (types.size() != 3 || llvm::any_of(types, [](RankedTensorType t) {
+        return !t || !t.hasStaticShape();
+      }))
+    return std::nullopt;
+  Type t = types[0].getElementType();
+  // The GEMM's sums start from nothing.
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!(t.isBF16() || t.isF16()) || types[1].getElementType() != t ||
+      !types[2].getElementType().isF32() || !fill || !isZeroFill(fill))
+    return std::nullopt;
+  RoundedUses uses;
+  SmallVector<Value> worklist = {op->getResult(0)};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
+              tensor::ExpandShapeOp>(user) &&
+          use.getOperandNumber() == 0) {
+        uses.views.push_back(user->getResult(0));
+        worklist.push_back(user->getResult(0));
+        continue;
+      }
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (!generic || !generic.hasPureTensorSemantics() ||
+          !generic.isDpsInput(&use))
+        return std::nullopt;
+      BlockArgument arg = generic.getMatchingBlockArgument(&use);
+      if (!onlyRounded(arg, t))
+        return std::nullopt;
+      uses.consumers.push_back({generic, arg});
+    }
+  }
+  if (uses.consumers.empty())
+    return std::nullopt;
+  return uses;
+}

@@ -62,11 +62,29 @@ static void readThroughUnitExpands(linalg::GenericOp producer) {
   }
 }
 
+/// The element width `producer` reads `in` at once 16-bit GEMMs write
+/// their rounded sums (`zero-round-matmul-results`, later): a bf16 GEMM's
+/// f32 product that every user, this one included, only rounds is read as
+/// bf16 (an MLP's bias add before its GELU).
+static unsigned readWidth(OpOperand *in) {
+  Value v = in->get();
+  unsigned width = getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth();
+  while (isa_and_present<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+      v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  auto gemm = v.getDefiningOp<linalg::LinalgOp>();
+  if (!gemm || !zero::getRoundedUses(gemm))
+    return width;
+  return getElementTypeOrSelf(gemm->getOperand(0).getType())
+      .getIntOrFloatBitWidth();
+}
+
 /// A producer worth computing again in each of its users' loops: one
 /// elementwise result with a short body, reading no
 /// more bytes at full size than it writes, so that each user reads what it
 /// read before (a softmax's masked scores and exponentials, a
-/// normalization's centred input) and the result is never written.
+/// normalization's centred input, a bias added to a GEMM's product) and
+/// the result is never written.
 static bool recomputable(linalg::GenericOp producer) {
   constexpr unsigned kMaxBody = 16;
   if (producer->getNumResults() != 1 || !producer.hasPureTensorSemantics() ||
@@ -95,10 +113,10 @@ static bool recomputable(linalg::GenericOp producer) {
   for (OpOperand *in : producer.getDpsInputOperands()) {
     if (!producer.getMatchingIndexingMap(in).isPermutation())
       continue;
-    std::optional<int64_t> b = bits(in->get());
-    if (!b)
+    auto t = dyn_cast<RankedTensorType>(in->get().getType());
+    if (!t || !t.hasStaticShape())
       return false;
-    read += *b;
+    read += t.getNumElements() * int64_t(readWidth(in));
   }
   return read <= *written;
 }

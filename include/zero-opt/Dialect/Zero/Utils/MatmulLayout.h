@@ -65,6 +65,21 @@ linalg::FillOp zeroFillBefore(Operation *op, Value c);
 /// erases it).
 bool isGemmZeroFill(linalg::FillOp fill);
 
+/// What a 16-bit GEMM's f32 product reaches when every use only rounds it:
+/// views that keep its values (`tensor.extract_slice`, `collapse_shape`,
+/// `expand_shape`) and the block arguments of the consumers that round.
+struct RoundedUses {
+  SmallVector<Value> views;
+  SmallVector<std::pair<linalg::GenericOp, BlockArgument>> consumers;
+};
+
+/// For a GEMM on static tensors whose A and B are bf16 (or f16), whose f32
+/// sums start from a zero fill, and whose every use, through views, is a
+/// `linalg.generic` input that the body only rounds to A's type (to
+/// nearest even): those uses. Such a GEMM may write its sums rounded
+/// (`zero-round-matmul-results`).
+std::optional<RoundedUses> getRoundedUses(linalg::LinalgOp op);
+
 } // namespace mlir::zero
 
 #endif // ZERO_OPT_DIALECT_ZERO_UTILS_MATMULLAYOUT_H
