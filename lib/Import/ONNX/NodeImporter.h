@@ -134,9 +134,6 @@ public:
   /// TosaBuilder::mul after numpy broadcasting.
   FailureOr<Value> mul(Value lhs, Value rhs);
   FailureOr<Value> div(Value lhs, Value rhs);
-  /// Reduction over `axes` keeping them as size 1. Unlike
-  /// TosaBuilder::reduceSum it reduces axes of size 1 too.
-  template <typename OpTy> Value reduce(Value v, ArrayRef<int64_t> axes);
   /// Sum over `axes` times 1/count.
   Value reduceMean(Value v, ArrayRef<int64_t> axes);
   /// Batched matmul of rank-3 f32/f16 tensors.
@@ -164,17 +161,6 @@ FailureOr<Value> NodeImporter::binary(Value lhs, Value rhs, Type resultElt) {
   return OpTy::create(b, loc, RankedTensorType::get(*shape, resultElt), lhs,
                       rhs)
       .getResult();
-}
-
-template <typename OpTy>
-Value NodeImporter::reduce(Value v, ArrayRef<int64_t> axes) {
-  for (int64_t axis : axes) {
-    SmallVector<int64_t> shape(shapeOf(v));
-    shape[axis] = 1;
-    v = OpTy::create(b, loc, withShape(v, shape), v, b.getI32IntegerAttr(axis))
-            .getResult();
-  }
-  return v;
 }
 
 /// A node lowering. Returns failure after emitting an error.

@@ -149,43 +149,49 @@ Value TosaBuilder::transpose(Value v, ArrayRef<int32_t> perm) {
                                    b.getDenseI32ArrayAttr(perm));
 }
 
-Value TosaBuilder::reduceSum(Value v, ArrayRef<int64_t> axes) {
-  // Adjacent summed axes (with unit ones between them) are one dimension of
+template <typename OpTy>
+Value TosaBuilder::reduce(Value v, ArrayRef<int64_t> axes) {
+  // Adjacent reduced axes (with unit ones between them) are one dimension of
   // a reshape and one reduction: a bias gradient over [B, T, E] is one sum
   // over B * T rows, read once and rounded once, not a sum over B then T.
   SmallVector<int64_t> shape(shapeOf(v));
-  SmallVector<bool> summed(shape.size(), false);
+  SmallVector<bool> reduced(shape.size(), false);
   for (int64_t a : axes)
-    summed[a] = shape[a] != 1;
-  SmallVector<int64_t> collapsed, sumAt, kept(shape);
+    reduced[a] = shape[a] != 1;
+  SmallVector<int64_t> collapsed, reduceAt, kept(shape);
   for (size_t i = 0; i < shape.size();) {
-    if (!summed[i]) {
+    if (!reduced[i]) {
       collapsed.push_back(shape[i++]);
       continue;
     }
     int64_t extent = 1;
     size_t end = i;
-    for (size_t j = i; j < shape.size() && (summed[j] || shape[j] == 1); ++j)
-      if (summed[j])
+    for (size_t j = i; j < shape.size() && (reduced[j] || shape[j] == 1); ++j)
+      if (reduced[j])
         end = j + 1;
     for (; i < end; ++i) {
       extent *= shape[i];
       kept[i] = 1;
     }
-    sumAt.push_back(collapsed.size());
+    reduceAt.push_back(collapsed.size());
     collapsed.push_back(extent);
   }
-  if (sumAt.empty())
+  if (reduceAt.empty())
     return v;
   v = reshape(v, collapsed);
-  for (int64_t a : sumAt) {
+  for (int64_t a : reduceAt) {
     SmallVector<int64_t> s(shapeOf(v));
     s[a] = 1;
-    v = tosa::ReduceSumOp::create(b, loc, typeOf(v).clone(s), v,
-                                  b.getI32IntegerAttr(a));
+    v = OpTy::create(b, loc, typeOf(v).clone(s), v, b.getI32IntegerAttr(a));
   }
   return reshape(v, kept);
 }
+
+template Value TosaBuilder::reduce<tosa::ReduceSumOp>(Value, ArrayRef<int64_t>);
+template Value TosaBuilder::reduce<tosa::ReduceMaxOp>(Value, ArrayRef<int64_t>);
+template Value TosaBuilder::reduce<tosa::ReduceMinOp>(Value, ArrayRef<int64_t>);
+template Value TosaBuilder::reduce<tosa::ReduceProductOp>(Value,
+                                                          ArrayRef<int64_t>);
 
 Value TosaBuilder::unbroadcast(Value g, ArrayRef<int64_t> shape) {
   SmallVector<int64_t> axes;

@@ -70,9 +70,14 @@ public:
   /// `v` itself when it has `shape` already.
   Value reshape(Value v, ArrayRef<int64_t> shape);
   Value transpose(Value v, ArrayRef<int32_t> perm);
-  /// Sums over `axes`, keeping them as size 1; axes of size 1 build nothing.
-  /// Adjacent axes are summed as one.
-  Value reduceSum(Value v, ArrayRef<int64_t> axes);
+  /// Reduces `v` over `axes` with `OpTy` (tosa.reduce_sum, _max, _min or
+  /// _product), keeping them as size 1; axes of size 1 build nothing.
+  /// Adjacent axes (unit ones between them included) are one dimension of a
+  /// reshape and one reduction.
+  template <typename OpTy> Value reduce(Value v, ArrayRef<int64_t> axes);
+  Value reduceSum(Value v, ArrayRef<int64_t> axes) {
+    return reduce<tosa::ReduceSumOp>(v, axes);
+  }
   /// Sums `g` down to `shape` (same rank) over the dimensions where `shape`
   /// has 1: the adjoint of TOSA's broadcasting.
   Value unbroadcast(Value g, ArrayRef<int64_t> shape);
