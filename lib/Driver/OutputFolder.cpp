@@ -464,7 +464,8 @@ llvm::Error OutputFolder::commit(ModuleOp lowered, ModuleOp signatures,
                    << " after deduplication";
       if (int64_t launches = count("gpu_launches"))
         llvm::errs() << ", mapped to " << launches << " GPU launches ("
-                     << count("gpu_row_groups") << " row groups)";
+                     << count("gpu_row_groups") << " row groups, "
+                     << count("gpu_guarded_selects") << " guarded selects)";
       llvm::errs() << "; objects: " << stats.objects
                    << " (" << stats.kernels << " kernels and the step; "
                    << stats.objects - stats.cached << " compiled, "

@@ -57,15 +57,16 @@ def train(bindir, tmp, name, precision, stage, n, simulate, extra=()):
              "-o", out, f"--world-size={n}", f"--stage={stage}",
              f"--precision={precision}", "--optimizer=adamw", "--lr=1e-3",
              "--persistence-threshold=0", "--time-report"] + flags)
-    m = re.search(r"mapped to (\d+) GPU launches \((\d+) row groups\)",
-                  r.stderr)
+    m = re.search(r"mapped to (\d+) GPU launches \((\d+) row groups, "
+                  r"(\d+) guarded selects\)", r.stderr)
     log, w = out + ".jsonl", out + ".npz"
     cmd = [os.path.join(bindir, "zero-run"), out, "--data",
            os.path.join(tmp, f"{name}.data.npz"), "--steps", str(STEPS),
            "--log", log, "--save-weights", w]
     run(MPIRUN + ["-np", str(n)] + cmd if n > 1 else cmd)
     losses = np.array([json.loads(l)["loss"] for l in open(log)])
-    return losses, np.load(w), (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    return (losses, np.load(w),
+            tuple(int(g) for g in m.groups()) if m else (0, 0, 0))
 
 
 def check(bindir, tmp, name, precision, stage, n, extra=(), row_groups=False):
@@ -74,7 +75,8 @@ def check(bindir, tmp, name, precision, stage, n, extra=(), row_groups=False):
         runs = [pool.submit(train, bindir, tmp, name, precision, stage, n, sim,
                             extra)
                 for sim in (False, True)]
-        (ref_l, ref_w, (ref_launches, _)), (l, w, (launches, groups)) = [
+        (ref_l, ref_w, (ref_launches, _, _)), (l, w, (launches, groups,
+                                                      guarded)) = [
             r.result() for r in runs]
     ltol, wtol = TOL[precision]
     rel = float(np.max(np.abs(l - ref_l) / np.abs(ref_l))) if len(l) == len(ref_l) else np.inf
@@ -84,11 +86,14 @@ def check(bindir, tmp, name, precision, stage, n, extra=(), row_groups=False):
     ok = (len(l) == STEPS and finite and rel <= ltol and werr <= wtol
           and launches > 0 and ref_launches == 0
           and (groups > 0 if row_groups else True)
+          # A causal mask guards the scores' loads (zero-gpu-guard-loads).
+          and (guarded > 0 if name.startswith("gpt") else True)
           and sorted(w.files) == sorted(ref_w.files))
     print(f"{'ok  ' if ok else 'FAIL'} {name:9s} {precision} stage {stage} on {n}"
           f"{' ' + ' '.join(extra) if extra else ''}: "
           f"{launches} GPU launches, {groups} row groups"
-          f"{' (some expected)' if row_groups else ''}; "
+          f"{' (some expected)' if row_groups else ''}, "
+          f"{guarded} guarded selects; "
           f"loss max rel {rel:.2e} (tol {ltol:g}), "
           f"weights max abs {werr:.2e} (tol {wtol:g})")
     return ok

@@ -28,6 +28,7 @@ void cuda::buildGPUKernelLowering(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createZeroGPUGuardLoads());
   pm.addPass(createZeroGPUOutlineKernels());
   if (options.hostKernels)
     pm.addPass(createZeroGPUHostKernels());

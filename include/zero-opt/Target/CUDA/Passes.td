@@ -406,6 +406,32 @@ def ZeroGPURowGroups : Pass<"zero-gpu-row-groups", "ModuleOp"> {
   let dependentDialects = ["mlir::zero::ZeroDialect"];
 }
 
+def ZeroGPUGuardLoads : Pass<"zero-gpu-guard-loads", "ModuleOp"> {
+  let summary = "Load only what the side a select picks needs";
+  let description = [{
+    Runs on the kernels' loops (after `convert-linalg-to-loops`, before
+    `zero-gpu-outline-kernels`; on the CPU with `--simulate-gpu` too). A
+    loop body lowered from a linalg op loads every input before its
+    computation, and a select then drops one side: a causal attention's
+    masked scores are `select(mask, s * scale, -inf)`, so a thread whose
+    mask element is false loads a score it never uses, and the launch
+    reads the whole upper triangle of the scores for nothing.
+
+    For each `arith.select` on an i1 condition, the ops of its block that
+    compute one side and nothing else (pure ops and loads, no regions,
+    `zero::exclusiveSelectSlice`) move into an `scf.if` on the condition
+    that yields that side, when they load something and nothing between
+    the first of them and the select writes memory. The values are the
+    same; a warp whose condition is false for every lane issues no load.
+    The timeline prices the reads this saves: an input whose block
+    argument feeds one side of a select whose condition is a constant
+    mask's element is read in the mask's true (or false) share
+    (`zero::guardedReadShare`). The module's `zero.kernels` gets
+    `gpu_guarded_selects` (`--time-report` prints it).
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect"];
+}
+
 def ZeroGPUGroupLaunches : Pass<"zero-gpu-group-launches", "ModuleOp"> {
   let summary = "Independent kernel roots as one launch each wave";
   let description = [{

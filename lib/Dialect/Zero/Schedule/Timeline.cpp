@@ -2,6 +2,7 @@
 #include "zero-opt/Dialect/Zero/Schedule/Timeline.h"
 
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
+#include "zero-opt/Dialect/Zero/Utils/GuardedReads.h"
 #include "zero-opt/Dialect/Zero/Utils/Kernels.h"
 #include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
@@ -410,11 +411,18 @@ struct CostModel {
       seconds += scalarSeconds(inner, flops);
     double bytes = 0;
     for (OpOperand *in : op.getDpsInputOperands())
-      bytes += valueBytes(in->get());
+      bytes += valueBytes(in->get()) * readShare(op, in);
     for (OpOperand &init : op.getDpsInitsMutable())
       bytes += valueBytes(init.get()) *
                (op.payloadUsesValueFromOperand(&init) ? 2 : 1);
     return {iterations * flops, iterations * seconds, bytes};
+  }
+
+  /// The share of `in` a launch of `op` reads: a GPU thread loads what
+  /// one side of a select needs under its condition (a causal mask's upper
+  /// triangle of scores is not read).
+  double readShare(linalg::LinalgOp op, OpOperand *in) const {
+    return gpu ? guardedReadShare(op, in) : 1;
   }
 
   /// The work of `op` run by one thread: a loop by its trip count, a
@@ -719,7 +727,9 @@ private:
       double again = 0;
       // A buffer: its root and its bytes (views of one buffer's whole).
       using Key = std::pair<Value, double>;
-      SmallVector<Key> read, written;
+      SmallVector<Key> written;
+      // The share of each buffer read so far (guarded reads read part).
+      SmallVector<std::pair<Key, double>> read;
       auto first = [](SmallVectorImpl<Key> &seen, Key key) {
         if (llvm::is_contained(seen, key))
           return false;
@@ -739,10 +749,22 @@ private:
           bool reads = !init || linalgOp.payloadUsesValueFromOperand(&operand);
           Key key{rootBuffer(v), valueBytes(v)};
           if (reads) {
-            if (!llvm::is_contained(written, key) && first(read, key))
-              work.bytes += key.second;
-            else
-              again += key.second;
+            double share = init ? 1 : cost.readShare(linalgOp, &operand);
+            if (llvm::is_contained(written, key)) {
+              again += share * key.second;
+            } else {
+              auto *seen = llvm::find_if(
+                  read, [&](const auto &entry) { return entry.first == key; });
+              double before = 0;
+              if (seen == read.end())
+                read.push_back({key, share});
+              else
+                before =
+                    std::exchange(seen->second, std::max(seen->second, share));
+              // What no earlier op read comes from memory.
+              work.bytes += std::max(0.0, share - before) * key.second;
+              again += std::min(share, before) * key.second;
+            }
           }
           if (init && first(written, key))
             work.bytes += key.second;
