@@ -101,9 +101,18 @@ double zero::guardedReadShare(linalg::LinalgOp op, OpOperand *input) {
     auto cond = dyn_cast<BlockArgument>(select.getCondition());
     if (!cond || cond == arg || cond.getOwner() != arg.getOwner())
       return;
+    // The mask read whole, each element as often as any other: loops or
+    // zeros on unit dimensions index it.
     OpOperand *mask = op.getMatchingOpOperand(cond);
     if (!op.isDpsInput(mask))
       return;
+    AffineMap map = op.getMatchingIndexingMap(mask);
+    auto maskType = dyn_cast<ShapedType>(mask->get().getType());
+    if (!maskType || !map.isProjectedPermutation(/*allowZeroInResults=*/true))
+      return;
+    for (auto [expr, size] : llvm::zip(map.getResults(), maskType.getShape()))
+      if (isa<AffineConstantExpr>(expr) && size != 1)
+        return;
     std::optional<double> trueShare = constantTrueFraction(mask->get());
     if (!trueShare)
       return;

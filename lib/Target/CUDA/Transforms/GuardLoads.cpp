@@ -53,6 +53,8 @@ struct ZeroGPUGuardLoadsPass
       if (select.getCondition().getType().isInteger(1))
         selects.push_back(select);
     });
+    // In block order: a select inside a later one's slice is guarded (an
+    // scf.if, which stays) or left before that one moves it.
     for (arith::SelectOp select : selects) {
       SetVector<Operation *> onTrue = movedSlice(select, 1);
       SetVector<Operation *> onFalse = movedSlice(select, 2);
@@ -68,11 +70,10 @@ struct ZeroGPUGuardLoadsPass
         };
       };
       OpBuilder b(select);
-      auto guarded =
-          scf::IfOp::create(b, select.getLoc(), select.getCondition(),
-                            side(onTrue, select.getTrueValue()),
-                            side(onFalse, select.getFalseValue()));
-      select.replaceAllUsesWith(guarded.getResult(0));
+      auto guard = scf::IfOp::create(b, select.getLoc(), select.getCondition(),
+                                     side(onTrue, select.getTrueValue()),
+                                     side(onFalse, select.getFalseValue()));
+      select.replaceAllUsesWith(guard.getResult(0));
       select.erase();
       for (const SetVector<Operation *> *slice : {&onTrue, &onFalse})
         for (Operation *op : llvm::reverse(*slice))
