@@ -749,7 +749,7 @@ private:
           bool reads = !init || linalgOp.payloadUsesValueFromOperand(&operand);
           Key key{rootBuffer(v), valueBytes(v)};
           if (reads) {
-            double share = init ? 1 : cost.readShare(linalgOp, &operand);
+            double share = cost.readShare(linalgOp, &operand);
             if (llvm::is_contained(written, key)) {
               again += share * key.second;
             } else {

@@ -8,14 +8,23 @@
 
 using namespace mlir;
 
-/// Whether `op` may move next to the select: it computes, or only reads.
-static bool movable(Operation *op) {
-  if (op->getNumRegions() != 0)
-    return false;
-  if (isMemoryEffectFree(op))
-    return true;
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  return effects && effects.onlyHasEffect<MemoryEffects::Read>();
+bool zero::onlyReads(Operation *op) {
+  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+      getEffectsRecursively(op);
+  return effects && llvm::all_of(*effects, [](const auto &effect) {
+           return isa<MemoryEffects::Read>(effect.getEffect());
+         });
+}
+
+/// Whether every use of `v` is an op of `slice` or `select`'s operand
+/// `index`.
+static bool feedsOnly(Value v, const SetVector<Operation *> &slice,
+                      arith::SelectOp select, unsigned index) {
+  return llvm::all_of(v.getUses(), [&](OpOperand &use) {
+    return slice.contains(use.getOwner()) ||
+           (use.getOwner() == select.getOperation() &&
+            use.getOperandNumber() == index);
+  });
 }
 
 SetVector<Operation *> zero::exclusiveSelectSlice(arith::SelectOp select,
@@ -29,24 +38,20 @@ SetVector<Operation *> zero::exclusiveSelectSlice(arith::SelectOp select,
     worklist.push_back(def);
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
-    if (!movable(op) || !slice.insert(op))
+    // Pure ops and loads without regions move next to the select.
+    if (op->getNumRegions() != 0 || !onlyReads(op) || !slice.insert(op))
       continue;
     for (Value v : op->getOperands())
       if (Operation *def = v.getDefiningOp(); def && def->getBlock() == block)
         worklist.push_back(def);
   }
   // Drop what feeds anything else, until nothing does.
-  auto feedsOnly = [&](Operation *op) {
-    return llvm::all_of(op->getUses(), [&](OpOperand &use) {
-      return slice.contains(use.getOwner()) ||
-             (use.getOwner() == select.getOperation() &&
-              use.getOperandNumber() == index);
-    });
-  };
   for (bool changed = true; changed;) {
     changed = false;
     for (Operation *op : llvm::to_vector(slice))
-      if (!feedsOnly(op)) {
+      if (!llvm::all_of(op->getResults(), [&](Value r) {
+            return feedsOnly(r, slice, select, index);
+          })) {
         slice.remove(op);
         changed = true;
       }
@@ -113,18 +118,12 @@ double zero::guardedReadShare(linalg::LinalgOp op, OpOperand *input) {
     for (auto [expr, size] : llvm::zip(map.getResults(), maskType.getShape()))
       if (isa<AffineConstantExpr>(expr) && size != 1)
         return;
-    std::optional<double> trueShare = constantTrueFraction(mask->get());
-    if (!trueShare)
-      return;
     for (unsigned index : {1u, 2u}) {
-      SetVector<Operation *> slice = exclusiveSelectSlice(select, index);
-      bool only =
-          !arg.use_empty() && llvm::all_of(arg.getUses(), [&](OpOperand &use) {
-            return slice.contains(use.getOwner()) ||
-                   (use.getOwner() == select.getOperation() &&
-                    use.getOperandNumber() == index);
-          });
-      if (only)
+      // The mask's bits are counted only for a guarded input.
+      if (arg.use_empty() ||
+          !feedsOnly(arg, exclusiveSelectSlice(select, index), select, index))
+        continue;
+      if (std::optional<double> trueShare = constantTrueFraction(mask->get()))
         share = std::min(share, index == 1 ? *trueShare : 1 - *trueShare);
     }
   });

@@ -34,13 +34,9 @@ SetVector<Operation *> movedSlice(arith::SelectOp select, unsigned index) {
   if (llvm::all_of(slice, [](Operation *op) { return isMemoryEffectFree(op); }))
     return {};
   for (Operation *op = slice.front(); op != select.getOperation();
-       op = op->getNextNode()) {
-    if (slice.contains(op) || isMemoryEffectFree(op))
-      continue;
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects || !effects.onlyHasEffect<MemoryEffects::Read>())
+       op = op->getNextNode())
+    if (!zero::onlyReads(op))
       return {};
-  }
   return slice;
 }
 

@@ -18,6 +18,10 @@
 
 namespace mlir::zero {
 
+/// Whether `op`, with what it holds, writes no memory: it computes, or
+/// only reads (effects known, upstream's `getEffectsRecursively`).
+bool onlyReads(Operation *op);
+
 /// The ops of the select's block that compute its operand `index` (1: the
 /// true value, 2: the false one) and nothing else: pure ops and loads,
 /// without regions, each result used only by such ops or as that operand.
