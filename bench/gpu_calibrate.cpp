@@ -6,8 +6,10 @@
 // calls it (8192^3, and a GPT-2 XL layer's 8192 x 6400 x 1600), device
 // memory bandwidth (a device-to-device copy, bytes read plus written) and
 // the interval between back-to-back kernel launches on one stream (an
-// empty kernel, loaded from PTX). Prints the fragment as JSON, the GEMM
-// rates at the layer's shape. Median of 5 timed repetitions after 2.
+// empty kernel, loaded from PTX), with the device's memory, resident
+// threads and L2 cache as the driver reports them. Prints the fragment as
+// JSON, the GEMM rates at the layer's shape. Median of 5 timed
+// repetitions after 2.
 //
 //   build/bin/zero-gpu-calibrate
 //
@@ -120,7 +122,10 @@ int main() {
   std::printf("{\"peak_flops\": {");
   for (size_t i = 0; i < layer.size(); ++i)
     std::printf("%s\"%s\": %.4g", i ? ", " : "", types[i].name, layer[i]);
-  std::printf("}, \"memory_bandwidth\": %.4g, \"op_overhead\": %.3g}\n",
-              bandwidth, launchMs * 1e-3 / launches);
+  std::printf("}, \"memory_bandwidth\": %.4g, \"op_overhead\": %.3g, "
+              "\"memory_bytes\": %zu, \"threads\": %d, \"cache_bytes\": %d}\n",
+              bandwidth, launchMs * 1e-3 / launches, prop.totalGlobalMem,
+              prop.multiProcessorCount * prop.maxThreadsPerMultiProcessor,
+              prop.l2CacheSize);
   return 0;
 }

@@ -465,7 +465,9 @@ llvm::Error OutputFolder::commit(ModuleOp lowered, ModuleOp signatures,
       if (int64_t launches = count("gpu_launches"))
         llvm::errs() << ", mapped to " << launches << " GPU launches ("
                      << count("gpu_row_groups") << " row groups, "
-                     << count("gpu_guarded_selects") << " guarded selects)";
+                     << count("gpu_guarded_selects") << " guarded selects, "
+                     << count("gpu_coarsened")
+                     << " with several outputs a thread)";
       llvm::errs() << "; objects: " << stats.objects
                    << " (" << stats.kernels << " kernels and the step; "
                    << stats.objects - stats.cached << " compiled, "

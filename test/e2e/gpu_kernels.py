@@ -13,9 +13,10 @@ partials) in fp32 at stage 3 on 2 ranks and in bf16 (GEMMs that
 zero-gpu-pad-gemm-dims pads to 512) at stage 0 on 1 rank, 5
 AdamW steps from the same weights on the same data:
 
-- the compile reports GPU launches (the kernels were mapped), and row
-  groups for a GPT over 1024 tokens (zero-gpu-row-groups: a softmax's
-  statistics and their users in one launch, a barrier between them);
+- the compile reports GPU launches (the kernels were mapped), row groups
+  for a GPT over 1024 tokens (zero-gpu-row-groups: a softmax's statistics
+  and their users in one launch, a barrier between them), and ops whose
+  threads take several rows for an MLP over 4096 samples (mlp_wide);
 - every loss and every saved weight equals the CPU target's within the
   equivalence suite's tolerance in fp32 (losses rtol 1e-5, weights atol
   1e-5) and mixed_precision.py's in bf16 and fp16 (1e-2, 2e-3). The
@@ -58,7 +59,8 @@ def train(bindir, tmp, name, precision, stage, n, simulate, extra=()):
              f"--precision={precision}", "--optimizer=adamw", "--lr=1e-3",
              "--persistence-threshold=0", "--time-report"] + flags)
     m = re.search(r"mapped to (\d+) GPU launches \((\d+) row groups, "
-                  r"(\d+) guarded selects\)", r.stderr)
+                  r"(\d+) guarded selects, (\d+) with several outputs a "
+                  r"thread\)", r.stderr)
     log, w = out + ".jsonl", out + ".npz"
     cmd = [os.path.join(bindir, "zero-run"), out, "--data",
            os.path.join(tmp, f"{name}.data.npz"), "--steps", str(STEPS),
@@ -66,17 +68,18 @@ def train(bindir, tmp, name, precision, stage, n, simulate, extra=()):
     run(MPIRUN + ["-np", str(n)] + cmd if n > 1 else cmd)
     losses = np.array([json.loads(l)["loss"] for l in open(log)])
     return (losses, np.load(w),
-            tuple(int(g) for g in m.groups()) if m else (0, 0, 0))
+            tuple(int(g) for g in m.groups()) if m else (0, 0, 0, 0))
 
 
-def check(bindir, tmp, name, precision, stage, n, extra=(), row_groups=False):
+def check(bindir, tmp, name, precision, stage, n, extra=(), row_groups=False,
+          coarsened=False):
     # Both builds at once: each compile and run is mostly one core's work.
     with ThreadPoolExecutor(2) as pool:
         runs = [pool.submit(train, bindir, tmp, name, precision, stage, n, sim,
                             extra)
                 for sim in (False, True)]
-        (ref_l, ref_w, (ref_launches, _, _)), (l, w, (launches, groups,
-                                                      guarded)) = [
+        (ref_l, ref_w, (ref_launches, *_)), (l, w, (launches, groups, guarded,
+                                                    several)) = [
             r.result() for r in runs]
     ltol, wtol = TOL[precision]
     rel = float(np.max(np.abs(l - ref_l) / np.abs(ref_l))) if len(l) == len(ref_l) else np.inf
@@ -86,6 +89,7 @@ def check(bindir, tmp, name, precision, stage, n, extra=(), row_groups=False):
     ok = (len(l) == STEPS and finite and rel <= ltol and werr <= wtol
           and launches > 0 and ref_launches == 0
           and (groups > 0 if row_groups else True)
+          and (several > 0 if coarsened else True)
           # A causal mask guards the scores' loads (zero-gpu-guard-loads).
           and (guarded > 0 if name.startswith("gpt") else True)
           and sorted(w.files) == sorted(ref_w.files))
@@ -93,7 +97,8 @@ def check(bindir, tmp, name, precision, stage, n, extra=(), row_groups=False):
           f"{' ' + ' '.join(extra) if extra else ''}: "
           f"{launches} GPU launches, {groups} row groups"
           f"{' (some expected)' if row_groups else ''}, "
-          f"{guarded} guarded selects; "
+          f"{guarded} guarded selects, {several} with several outputs a thread"
+          f"{' (some expected)' if coarsened else ''}; "
           f"loss max rel {rel:.2e} (tol {ltol:g}), "
           f"weights max abs {werr:.2e} (tol {wtol:g})")
     return ok
@@ -145,6 +150,11 @@ def main():
         ok &= check(bindir, tmp, "norm_long", "fp32", 0, 1,
                     ("--optimizer=sgd",), row_groups=True)
         ok &= check(bindir, tmp, "norm_long", "bf16", 3, 2, row_groups=True)
+        # [4096, 1024] elementwise ops: each thread takes several rows.
+        run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
+             tmp, "--only", "mlp_wide"])
+        ok &= check(bindir, tmp, "mlp_wide", "fp32", 0, 1, coarsened=True)
+        ok &= check(bindir, tmp, "mlp_wide", "bf16", 3, 2, coarsened=True)
     print("gpu kernels on the CPU: " + ("all agree" if ok else "FAILED"))
     return 0 if ok else 1
 

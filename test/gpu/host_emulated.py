@@ -14,7 +14,9 @@ models at ZeRO stages 0-3 in fp32 and bf16, on 2 ranks, 2 AdamW steps:
 - losses and saved weights equal the CPU target's (TOL below); also for
   the GPT in fp16 with loss scaling and clipping at stage 2, a GPT whose
   512-token rows are split reductions at stage 3, a GPT over 1024 tokens
-  whose softmaxes run as row groups (bf16, stage 3), the GPT at stage 3 with
+  whose softmaxes run as row groups (bf16, stage 3), an MLP whose
+  [4096, 1024] ops take several rows a thread (bf16, stage 3), the GPT at
+  stage 3 with
   2 accumulated micro-batches, with --remat=blocks (bf16) and
   --remat=sqrt, and the zoo's
   transformer, ViT, SqueezeNet and ResNet-18 (float64, synchronized
@@ -373,6 +375,10 @@ def main():
             gpu_parity.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
                             tmp, "--only", "norm_long"])
             ok &= check_run(r, "norm_long", "bf16", 3, tol=gpu_parity.TOL)
+            # Elementwise ops whose threads take several rows each.
+            gpu_parity.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
+                            tmp, "--only", "mlp_wide"])
+            ok &= check_run(r, "mlp_wide", "bf16", 3, tol=gpu_parity.TOL)
             # Accumulation buffers over micro-batches; recomputed
             # activations (and their re-gathered parameters at stage 3).
             ok &= check_run(r, "gpt", "fp32", 3, extra=["--gradient-accumulation-steps=2"])

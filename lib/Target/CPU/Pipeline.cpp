@@ -138,7 +138,7 @@ void cpu::buildCPULowering(OpPassManager &pm,
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertToLLVMPass());
-  pm.addPass(createZeroCPUApplyNoAlias());
+  pm.addPass(createZeroApplyNoAlias());
   pm.addPass(createZeroCPUBF16MemoryAsBits());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

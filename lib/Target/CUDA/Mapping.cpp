@@ -13,8 +13,10 @@ using namespace mlir;
 static constexpr int64_t kMaxGridYZ = 65535;
 static constexpr int64_t kMaxBlockZ = 64;
 
-SmallVector<int64_t> mlir::zero::cuda::gpuBlockTiles(linalg::LinalgOp op,
-                                                     int64_t threadsPerBlock) {
+/// The threads of a block along each loop of `op` (0: the loop stays in a
+/// thread).
+static SmallVector<int64_t> threadTiles(linalg::LinalgOp op,
+                                        int64_t threadsPerBlock) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
   // Unit dimensions left (upstream folds none on dynamic-offset views)
@@ -52,19 +54,74 @@ SmallVector<int64_t> mlir::zero::cuda::gpuBlockTiles(linalg::LinalgOp op,
   return tiles;
 }
 
+/// The y loop of `op` under `threads` and the outputs a thread computes
+/// along it (1: none). A thread holds one load per operand in flight until
+/// its value is used; a GPU's memory keeps about 16 bytes a thread in
+/// flight at full bandwidth, so each thread of an op without reductions
+/// takes that many bytes of its narrowest operand along y, with warps still
+/// reading adjacent x, as long as the grid keeps kMinCoarsenedThreads.
+static std::pair<unsigned, int64_t> coarsening(linalg::LinalgOp op,
+                                               ArrayRef<int64_t> threads) {
+  if (op.getNumReductionLoops() != 0)
+    return {0, 1};
+  SmallVector<unsigned> distributed;
+  for (unsigned d = threads.size(); d-- > 0;)
+    if (threads[d])
+      distributed.push_back(d);
+  if (distributed.size() < 2)
+    return {0, 1};
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  double total = 1;
+  for (unsigned d : distributed) {
+    if (ShapedType::isDynamic(extents[d]))
+      return {0, 1};
+    total *= double(extents[d]);
+  }
+  int64_t width = zero::cuda::kCoarsenedBytes;
+  for (Value v : op->getOperands())
+    if (auto shaped = dyn_cast<ShapedType>(v.getType()))
+      if (shaped.getElementType().isIntOrFloat())
+        width = std::min<int64_t>(
+            width, std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8));
+  unsigned y = distributed[1];
+  int64_t outputs = zero::cuda::kCoarsenedBytes / width;
+  while (outputs > 1 &&
+         (threads[y] * outputs > extents[y] ||
+          total / double(outputs) < zero::cuda::kMinCoarsenedThreads))
+    outputs /= 2;
+  return {y, outputs};
+}
+
+SmallVector<int64_t>
+mlir::zero::cuda::gpuBlockThreads(linalg::LinalgOp op,
+                                  int64_t threadsPerBlock) {
+  return threadTiles(op, threadsPerBlock);
+}
+
+SmallVector<int64_t> mlir::zero::cuda::gpuBlockTiles(linalg::LinalgOp op,
+                                                     int64_t threadsPerBlock) {
+  SmallVector<int64_t> tiles = threadTiles(op, threadsPerBlock);
+  auto [y, outputs] = coarsening(op, tiles);
+  if (outputs > 1)
+    tiles[y] *= outputs;
+  return tiles;
+}
+
 double mlir::zero::cuda::gpuThreads(linalg::LinalgOp op,
                                     int64_t threadsPerBlock) {
   SmallVector<int64_t> tiles = gpuBlockTiles(op, threadsPerBlock);
+  SmallVector<int64_t> threads = threadTiles(op, threadsPerBlock);
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
-  double threads = 1;
-  for (auto [tile, extent] : llvm::zip(tiles, extents)) {
+  // Each thread computes tile / perBlock outputs of its loop.
+  double count = 1;
+  for (auto [tile, perBlock, extent] : llvm::zip(tiles, threads, extents)) {
     if (tile == 0)
       continue;
     if (ShapedType::isDynamic(extent))
       return 0;
-    threads *= double(extent);
+    count *= double(extent) * double(perBlock) / double(tile);
   }
-  return threads;
+  return count;
 }
 
 std::optional<zero::cuda::ScatteredRow>

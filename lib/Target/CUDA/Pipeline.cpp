@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - kernels to GPU code ---------------------*- C++ -*-===//
 #include "zero-opt/Target/CUDA/CUDATarget.h"
 
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Target/CUDA/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -45,6 +46,7 @@ void cuda::buildGPUKernelLowering(OpPassManager &pm,
   }
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   device.addPass(createConvertGpuOpsToNVVMOps());
+  device.addPass(createZeroApplyNoAlias());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());

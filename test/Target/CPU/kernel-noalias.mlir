@@ -1,5 +1,5 @@
 // RUN: zero-opt %s --zero-cpu-kernel-noalias --split-input-file | FileCheck %s
-// RUN: zero-opt %s --zero-cpu-kernel-noalias --convert-to-llvm --zero-cpu-apply-noalias --split-input-file | FileCheck %s --check-prefix=LLVM
+// RUN: zero-opt %s --zero-cpu-kernel-noalias --convert-to-llvm --zero-apply-noalias --split-input-file | FileCheck %s --check-prefix=LLVM
 
 // Input a step argument, output an allocation of the step: neither can
 // overlap the other. After conversion, the descriptors' aligned pointers

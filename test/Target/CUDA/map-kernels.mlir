@@ -607,3 +607,54 @@ func.func private @rows(%parts: memref<4x16x32xf32>, %x4: memref<4x16x4x32xf32>,
   }
   return
 }
+
+// -----
+
+// Elementwise over 1024 x 2048 bf16: a thread takes 2 adjacent rows (y),
+// each row a warp's 32 adjacent columns (x): two loads of each operand in
+// flight a thread while the grid keeps 2^20 threads (8 rows, 16 bytes of
+// bf16, would leave 262,144).
+// CHECK-LABEL: func.func private @coarse
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1024, 2048) step (16, 32) {
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (8, 32) {
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<2x1xbf16, strided<[2048, 1], offset: ?>>) outs(%{{.*}} : memref<2x1xbf16, strided<[2048, 1], offset: ?>>)
+// CHECK: } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+// CHECK: } {mapping = [#gpu.block<y>, #gpu.block<x>]}
+func.func private @coarse(%a: memref<1024x2048xbf16>, %b: memref<1024x2048xbf16>) attributes {zero.kernel = "linalg.generic"} {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<1024x2048xbf16>) outs(%b : memref<1024x2048xbf16>) {
+  ^bb0(%x: bf16, %o: bf16):
+    %e = arith.negf %x : bf16
+    linalg.yield %e : bf16
+  }
+  return
+}
+
+// A row sum over the same shape keeps one output a thread: its reduction
+// already loops in each thread.
+// CHECK-LABEL: func.func private @coarse_reduction_kept
+// CHECK: scf.forall (%{{.*}}) = (0) to (1024) step (256) {
+// CHECK: scf.forall (%{{.*}}) in (256) {
+func.func private @coarse_reduction_kept(%a: memref<1024x2048xbf16>, %b: memref<1024xf32>) attributes {zero.kernel = "linalg.generic"} {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%a : memref<1024x2048xbf16>) outs(%b : memref<1024xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    %s = arith.addf %w, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// f32 over 4096 x 1024 (4M elements): 4 rows a thread (16 bytes), 2^20
+// threads.
+// CHECK-LABEL: func.func private @coarse_f32
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (4096, 1024) step (32, 32) {
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (8, 32) {
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<4x1xf32, strided<[1024, 1], offset: ?>>)
+func.func private @coarse_f32(%a: memref<4096x1024xf32>, %b: memref<4096x1024xf32>) attributes {zero.kernel = "linalg.generic"} {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<4096x1024xf32>) outs(%b : memref<4096x1024xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  return
+}

@@ -316,8 +316,31 @@ def norm_long_spec(gen):
     return NormNet(V, 1024), B, data
 
 
+class WideMLP(nn.Module):
+    def __init__(self, features=64, hidden=1024, classes=10):
+        super().__init__()
+        self.fc1 = nn.Linear(features, hidden)
+        self.fc2 = nn.Linear(hidden, classes)
+
+    def forward(self, x, y):
+        logits = self.fc2(F.gelu(self.fc1(x)))
+        return F.cross_entropy(logits, y), logits
+
+
+def mlp_wide_spec(gen):
+    """An MLP over 4096 samples with 1024 hidden units: its [4096, 1024]
+    elementwise ops are large enough that the CUDA target gives each
+    thread several rows."""
+    B = 4096
+    n = NUM_BATCHES * B
+    data = {"x": torch.randn(n, 64, generator=gen),
+            "y": torch.randint(0, 10, (n,), generator=gen)}
+    return WideMLP(), B, data
+
+
 SHAPES = {"chain16": chain16_spec, "gpt_wide": gpt_wide_spec,
-          "gpt_long": gpt_long_spec, "norm_long": norm_long_spec}
+          "gpt_long": gpt_long_spec, "norm_long": norm_long_spec,
+          "mlp_wide": mlp_wide_spec}
 # Models that PyTorch and torchvision wrote, in small configurations.
 # BatchNorm over 4 samples of 1x1 maps is ill-conditioned: PyTorch's own
 # float32 and float64 runs of resnet18 part by 5% within 5 steps. Those

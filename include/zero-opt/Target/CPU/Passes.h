@@ -14,11 +14,6 @@
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 
 namespace mlir::zero::cpu {
-/// On a kernel function: the LLVM parameters (after memref descriptors
-/// expand) that zero-cpu-kernel-noalias found never to alias another
-/// argument; zero-cpu-apply-noalias marks them once the function is LLVM.
-constexpr llvm::StringLiteral kNoAliasParamsAttr = "zero.noalias_params";
-
 #define GEN_PASS_DECL
 #include "zero-opt/Target/CPU/Passes.h.inc"
 

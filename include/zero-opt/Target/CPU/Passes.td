@@ -264,19 +264,7 @@ def ZeroCPUKernelNoAlias : Pass<"zero-cpu-kernel-noalias", "ModuleOp"> {
     buffer twice and is left alone). convert-func-to-llvm drops attributes
     of arguments that expand into several (a memref descriptor), so the
     kernel also records the LLVM parameters concerned, the descriptors'
-    aligned pointers, in `zero.noalias_params`, for
-    `zero-cpu-apply-noalias`.
-  }];
-  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
-}
-
-def ZeroCPUApplyNoAlias : Pass<"zero-cpu-apply-noalias", "ModuleOp"> {
-  let summary = "Mark the LLVM parameters listed in `zero.noalias_params` "
-                "`llvm.noalias`";
-  let description = [{
-    Runs after conversion to the LLVM dialect: each `llvm.func` carrying
-    `zero.noalias_params` (from `zero-cpu-kernel-noalias`) gets
-    `llvm.noalias` on those pointer parameters, and the list goes.
+    aligned pointers, in `zero.noalias_params`, for `zero-apply-noalias`.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }

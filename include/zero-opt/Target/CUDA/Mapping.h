@@ -17,13 +17,29 @@ namespace mlir::zero::cuda {
 /// zero-gpu-map-kernels' default threads per block.
 constexpr int64_t kDefaultThreadsPerBlock = 256;
 
+/// Bytes of its narrowest operand a thread of an op without reductions
+/// loads along y before it uses them (several outputs a thread).
+constexpr int64_t kCoarsenedBytes = 16;
+
+/// Threads a launch keeps when its threads take several outputs each:
+/// about four waves of an H100's resident threads.
+constexpr double kMinCoarsenedThreads = 1 << 20;
+
 /// How the CUDA target spreads `op` over a GPU: the block tile of each of
 /// its loops (0: the loop stays inside a thread). Only parallel loops are
 /// distributed, the innermost (x, coalesced) first, at most three, within
 /// CUDA's limits on grids and blocks, at most `threadsPerBlock` threads per
-/// block. No tile at all: the op runs on one thread.
+/// block. No tile at all: the op runs on one thread. An op without
+/// reductions has several outputs a thread along y (the second loop
+/// distributed): kCoarsenedBytes of its narrowest operand, while the grid
+/// keeps kMinCoarsenedThreads threads and the tile fits the loop.
 SmallVector<int64_t> gpuBlockTiles(linalg::LinalgOp op,
                                    int64_t threadsPerBlock);
+
+/// The threads of a block along each loop of `op` (the block tile less the
+/// outputs each thread takes along y; 0 where gpuBlockTiles has 0).
+SmallVector<int64_t> gpuBlockThreads(linalg::LinalgOp op,
+                                     int64_t threadsPerBlock);
 
 /// The threads a launch of `op` runs on as gpuBlockTiles spreads it (0
 /// when an extent is dynamic: as many as its size at run time).

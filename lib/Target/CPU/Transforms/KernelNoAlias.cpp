@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -54,7 +55,7 @@ struct ZeroCPUKernelNoAliasPass
         position += type ? 3 + 2 * type.getRank() : 1;
       }
       if (!params.empty())
-        kernel->setAttr(zero::cpu::kNoAliasParamsAttr,
+        kernel->setAttr(zero::kNoAliasParamsAttr,
                         DenseI64ArrayAttr::get(&getContext(), params));
     }
   }

@@ -153,6 +153,9 @@ private:
                         linalg::LinalgOp op);
   void mapSerial(RewriterBase &rewriter, Operation *op);
   LogicalResult mapRowGroup(RewriterBase &rewriter, zero::RowGroupOp group);
+
+  /// Ops whose threads take several outputs each.
+  int64_t coarsened = 0;
 };
 
 /// Whether buffers `a` and `b` of a kernel share no byte at any call.
@@ -271,6 +274,11 @@ FailureOr<Grid> ZeroGPUMapKernelsPass::mapToGrid(RewriterBase &rewriter,
   MLIRContext *ctx = &getContext();
   SmallVector<int64_t> tiles = zero::cuda::gpuBlockTiles(op, threadsPerBlock);
   SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, tiles);
+  SmallVector<int64_t> perBlock =
+      zero::cuda::gpuBlockThreads(op, threadsPerBlock);
+  SmallVector<OpFoldResult> counts = getAsIndexOpFoldResult(ctx, perBlock);
+  if (perBlock != tiles)
+    ++coarsened;
 
   scf::SCFTilingOptions blocks;
   blocks.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
@@ -284,12 +292,12 @@ FailureOr<Grid> ZeroGPUMapKernelsPass::mapToGrid(RewriterBase &rewriter,
   auto block = cast<scf::ForallOp>(grid->loops.front().getOperation());
   rewriter.eraseOp(op);
 
-  // The block's tile over as many threads, so the thread forall is static
-  // even where the tile is partial.
+  // The block's tile over its threads, so the thread forall is static even
+  // where the tile is partial; a thread takes adjacent outputs along y.
   auto tiled = cast<TilingInterface>(grid->tiledOps.back());
   scf::SCFTilingOptions threads;
   threads.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
-      .setNumThreads(sizes)
+      .setNumThreads(counts)
       .setMapping(mappingOf<gpu::GPUThreadMappingAttr>(ctx, tiles));
   rewriter.setInsertionPoint(tiled);
   FailureOr<scf::SCFTilingResult> lanes =
@@ -900,7 +908,8 @@ void ZeroGPUMapKernelsPass::runOnOperation() {
   }
   // Next to zero-form-kernels' counts, for --time-report.
   zero::setKernelCounts(getOperation(), {{"gpu_launches", launches},
-                                         {"gpu_row_groups", rowGroups}});
+                                         {"gpu_row_groups", rowGroups},
+                                         {"gpu_coarsened", coarsened}});
 }
 
 } // namespace

@@ -11,9 +11,12 @@
 #include "zero-opt/Target/CUDA/Passes.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Target/CUDA/Mapping.h"
 
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::zero::cuda {
@@ -147,19 +150,73 @@ ZeroGPUOutlineKernelsPass::formLaunch(RewriterBase &rewriter,
   return launch;
 }
 
+/// The argument of `kernel` that `v` is or views (through views and the base
+/// buffer of strided metadata); null for anything else.
+BlockArgument rootArgument(Value v, func::FuncOp kernel) {
+  while (v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return arg.getOwner() == &kernel.getBody().front() ? arg
+                                                         : BlockArgument();
+    Operation *def = v.getDefiningOp();
+    if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(def))
+      v = meta.getSource();
+    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      v = view.getViewSource();
+    else
+      return {};
+  }
+  return {};
+}
+
+/// Records on `fn` (outlined from `kernel`, called with `operands`) the
+/// LLVM parameters of the buffers no other parameter reaches: the aligned
+/// pointer of each memref operand that is the only one viewing a kernel
+/// argument `noAlias` marks. Each such buffer is then reached by one
+/// pointer, which LLVM may assume no store through another changes: it
+/// keeps a thread's accumulators in registers and issues loads early.
+void recordNoAlias(gpu::GPUFuncOp fn, func::FuncOp kernel,
+                   ArrayRef<Value> operands, ArrayRef<bool> noAlias) {
+  DenseMap<BlockArgument, unsigned> views;
+  for (Value v : operands)
+    if (isa<MemRefType>(v.getType()))
+      if (BlockArgument arg = rootArgument(v, kernel))
+        ++views[arg];
+  SmallVector<int64_t> params;
+  int64_t position = 0;
+  for (Value v : operands) {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (type) {
+      BlockArgument arg = rootArgument(v, kernel);
+      if (arg && noAlias[arg.getArgNumber()] && views[arg] == 1)
+        params.push_back(position + 1);
+    }
+    // A memref expands to its allocated and aligned pointers, offset,
+    // sizes and strides.
+    position += type ? 3 + 2 * type.getRank() : 1;
+  }
+  if (!params.empty())
+    fn->setAttr(zero::kNoAliasParamsAttr,
+                DenseI64ArrayAttr::get(fn.getContext(), params));
+}
+
 void ZeroGPUOutlineKernelsPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
   IRRewriter rewriter(ctx);
   SmallVector<std::pair<func::FuncOp, SmallVector<scf::ForallOp>>> kernels;
+  SymbolTableCollection symbols;
+  SymbolUserMap users(symbols, module);
+  DenseMap<func::FuncOp, SmallVector<bool>> noAlias;
   for (auto kernel : module.getOps<func::FuncOp>()) {
     if (kernel.isExternal() || !kernel->hasAttr(zero::kKernelAttr))
       continue;
     SmallVector<scf::ForallOp> foralls;
     for (auto forall : kernel.getBody().getOps<scf::ForallOp>())
       foralls.push_back(forall);
-    if (!foralls.empty())
-      kernels.push_back({kernel, std::move(foralls)});
+    if (foralls.empty())
+      continue;
+    noAlias[kernel] = zero::noAliasArguments(kernel, users);
+    kernels.push_back({kernel, std::move(foralls)});
   }
   if (kernels.empty())
     return;
@@ -184,6 +241,7 @@ void ZeroGPUOutlineKernelsPass::runOnOperation() {
       SmallVector<Value> operands;
       std::string name = (kernel.getName() + "_" + Twine(i)).str();
       gpu::GPUFuncOp fn = outlineKernelFunc(*launch, name, operands);
+      recordNoAlias(fn, kernel, operands, noAlias[kernel]);
       deviceSymbols.insert(fn);
       rewriter.setInsertionPoint(*launch);
       gpu::LaunchFuncOp::create(rewriter, launch->getLoc(), fn,

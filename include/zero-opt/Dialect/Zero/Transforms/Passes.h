@@ -15,6 +15,11 @@
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::zero {
+/// On a kernel function: the LLVM parameters (after memref descriptors
+/// expand) found never to alias another argument; zero-apply-noalias marks
+/// them once the function is LLVM.
+constexpr llvm::StringLiteral kNoAliasParamsAttr = "zero.noalias_params";
+
 #define GEN_PASS_DECL
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
 

@@ -723,4 +723,19 @@ def ZeroFormKernels : Pass<"zero-form-kernels", "ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def ZeroApplyNoAlias : Pass<"zero-apply-noalias"> {
+  let summary = "Mark the LLVM parameters listed in `zero.noalias_params` "
+                "`llvm.noalias`";
+  let description = [{
+    Runs after conversion to the LLVM dialect, on a module or a
+    `gpu.module`: each `llvm.func` directly in it carrying
+    `zero.noalias_params` gets `llvm.noalias` on those pointer parameters,
+    and the list goes. Conversion to LLVM drops `llvm.noalias` from an
+    argument that expands into several (a memref descriptor), so the
+    passes that know which buffers never alias record the parameters
+    concerned, the descriptors' aligned pointers: `zero-cpu-kernel-noalias`
+    on the CPU's kernels, `zero-gpu-outline-kernels` on the GPU's.
+  }];
+}
+
 #endif
