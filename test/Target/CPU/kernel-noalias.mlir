@@ -130,3 +130,21 @@ func.func @disjoint_step(%g: memref<4xf32>, %p: memref<4xf32>, %q: memref<8xf32>
   call @kernel_self(%q, %v) : (memref<8xf32>, memref<4xf32, strided<[1], offset: 2>>) -> ()
   return
 }
+
+// -----
+
+// A buffer also passed unranked may be any other: nothing is marked.
+// CHECK-LABEL: func.func private @kernel_unranked
+// CHECK-NOT: llvm.noalias
+// CHECK-NOT: zero.noalias_params
+// CHECK-LABEL: func.func @unranked
+func.func private @kernel_unranked(%a: memref<4xf32>, %u: memref<*xf32>, %b: memref<4xf32>) attributes {zero.kernel = "linalg.generic"} {
+  return
+}
+func.func @unranked() {
+  %x = memref.alloc() : memref<4xf32>
+  %y = memref.alloc() : memref<4xf32>
+  %u = memref.cast %x : memref<4xf32> to memref<*xf32>
+  call @kernel_unranked(%x, %u, %y) : (memref<4xf32>, memref<*xf32>, memref<4xf32>) -> ()
+  return
+}

@@ -60,7 +60,7 @@ func.func private @row_sum(%a: memref<4x8xf32>, %c: memref<4xf32>) attributes {z
 
 // Called with buffers that do not overlap, each thread initializes the
 // accumulator elements it reduces into: one launch.
-// CHECK: module attributes {zero.kernels = {gpu_launches = 2 : i64, gpu_row_groups = 0 : i64}}
+// CHECK: module attributes {zero.kernels = {gpu_coarsened = 0 : i64, gpu_launches = 2 : i64, gpu_row_groups = 0 : i64}}
 // CHECK-LABEL: func.func private @row_sum_fused
 // CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: scf.forall (%{{.*}}) in (4) {

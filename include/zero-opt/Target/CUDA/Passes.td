@@ -19,7 +19,11 @@ def ZeroGPUMapKernels : Pass<"zero-gpu-map-kernels", "ModuleOp"> {
     extents; the grid has one block per tile. Reduction dimensions, and
     parallel dimensions beyond the innermost three or past the grid's
     y/z limit of 65535, stay loops within a thread, so every output
-    element is computed by one thread in the op's loop order.
+    element is computed by one thread in the op's loop order. An op
+    without reductions gives each thread several adjacent outputs along y
+    (`zero::cuda::gpuBlockTiles` over `gpuBlockThreads`: 16 bytes of its
+    narrowest operand while the grid keeps 2^20 threads), so a thread has
+    several loads in flight; `zero.kernels` counts them (`gpu_coarsened`).
 
     A loop whose body is one linalg op with parallel dimensions, around
     index arithmetic, views and loads, runs on that op's grid with the loop
@@ -105,6 +109,12 @@ def ZeroGPUOutlineKernels : Pass<"zero-gpu-outline-kernels", "ModuleOp"> {
     followed by a `gpu.barrier`, the last
     excepted, so each runs when the one before has finished in the whole
     block.
+
+    Each `gpu.func` carries `zero.noalias_params`: the aligned pointers of
+    the memref parameters that alone reach a kernel argument which, at
+    every call, overlaps no other argument (`zero::noAliasArguments`).
+    Upstream's conversion drops `llvm.noalias` from a memref descriptor;
+    `zero-apply-noalias` sets it on those parameters after it.
 
     A top-level forall that is not a block forall holding normalized
     thread foralls with static counts (and, besides them, ops without

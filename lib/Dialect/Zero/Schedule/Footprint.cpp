@@ -159,6 +159,12 @@ SmallVector<bool> zero::noAliasArguments(func::FuncOp fn,
   for (unsigned i = 0; i < n; ++i)
     noAlias[i] = isa<MemRefType>(fn.getArgument(i).getType());
   for (Operation *call : calls) {
+    // A buffer passed as anything but a ranked memref (unranked, a raw
+    // pointer) may be any of the others.
+    if (llvm::any_of(call->getOperandTypes(), [](Type t) {
+          return !isa<MemRefType, IndexType, IntegerType, FloatType>(t);
+        }))
+      return SmallVector<bool>(n, false);
     SmallVector<std::optional<ByteSpan>> spans;
     for (Value operand : call->getOperands())
       spans.push_back(isa<MemRefType>(operand.getType())

@@ -184,6 +184,9 @@ void recordNoAlias(gpu::GPUFuncOp fn, func::FuncOp kernel,
   SmallVector<int64_t> params;
   int64_t position = 0;
   for (Value v : operands) {
+    // Positions are known for ranked memrefs and scalars only.
+    if (!isa<MemRefType, IndexType, IntegerType, FloatType>(v.getType()))
+      return;
     auto type = dyn_cast<MemRefType>(v.getType());
     if (type) {
       BlockArgument arg = rootArgument(v, kernel);
