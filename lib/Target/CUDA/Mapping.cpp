@@ -109,19 +109,18 @@ SmallVector<int64_t> mlir::zero::cuda::gpuBlockTiles(linalg::LinalgOp op,
 
 double mlir::zero::cuda::gpuThreads(linalg::LinalgOp op,
                                     int64_t threadsPerBlock) {
-  SmallVector<int64_t> tiles = gpuBlockTiles(op, threadsPerBlock);
   SmallVector<int64_t> threads = threadTiles(op, threadsPerBlock);
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
-  // Each thread computes tile / perBlock outputs of its loop.
   double count = 1;
-  for (auto [tile, perBlock, extent] : llvm::zip(tiles, threads, extents)) {
-    if (tile == 0)
+  for (auto [perBlock, extent] : llvm::zip(threads, extents)) {
+    if (perBlock == 0)
       continue;
     if (ShapedType::isDynamic(extent))
       return 0;
-    count *= double(extent) * double(perBlock) / double(tile);
+    count *= double(extent);
   }
-  return count;
+  // Each thread computes `outputs` elements.
+  return count / double(coarsening(op, threads).second);
 }
 
 std::optional<zero::cuda::ScatteredRow>

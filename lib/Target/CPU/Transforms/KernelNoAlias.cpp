@@ -43,16 +43,17 @@ struct ZeroCPUKernelNoAliasPass
       // get `noalias` once expanded: the aligned pointer, the one loads
       // and stores go through (the allocated pointer, equal to it, is not
       // accessed, and marking both would claim they differ).
+      // noAliasArguments marks nothing unless every argument is a ranked
+      // memref or a scalar, whose expansion is known.
       SmallVector<int64_t> params;
       int64_t position = 0;
       for (unsigned i = 0; i < n; ++i) {
-        auto type = dyn_cast<MemRefType>(kernel.getArgument(i).getType());
         if (noAlias[i]) {
           kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
                             UnitAttr::get(&getContext()));
           params.push_back(position + 1);
         }
-        position += type ? 3 + 2 * type.getRank() : 1;
+        position += *zero::llvmParameterCount(kernel.getArgument(i).getType());
       }
       if (!params.empty())
         kernel->setAttr(zero::kNoAliasParamsAttr,

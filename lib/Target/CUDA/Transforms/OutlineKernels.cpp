@@ -16,7 +16,6 @@
 #include "zero-opt/Target/CUDA/Mapping.h"
 
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::zero::cuda {
@@ -150,24 +149,6 @@ ZeroGPUOutlineKernelsPass::formLaunch(RewriterBase &rewriter,
   return launch;
 }
 
-/// The argument of `kernel` that `v` is or views (through views and the base
-/// buffer of strided metadata); null for anything else.
-BlockArgument rootArgument(Value v, func::FuncOp kernel) {
-  while (v) {
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      return arg.getOwner() == &kernel.getBody().front() ? arg
-                                                         : BlockArgument();
-    Operation *def = v.getDefiningOp();
-    if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(def))
-      v = meta.getSource();
-    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      v = view.getViewSource();
-    else
-      return {};
-  }
-  return {};
-}
-
 /// Records on `fn` (outlined from `kernel`, called with `operands`) the
 /// LLVM parameters of the buffers no other parameter reaches: the aligned
 /// pointer of each memref operand that is the only one viewing a kernel
@@ -176,26 +157,28 @@ BlockArgument rootArgument(Value v, func::FuncOp kernel) {
 /// keeps a thread's accumulators in registers and issues loads early.
 void recordNoAlias(gpu::GPUFuncOp fn, func::FuncOp kernel,
                    ArrayRef<Value> operands, ArrayRef<bool> noAlias) {
+  // The kernel's argument each memref operand views (null for others).
+  auto argumentOf = [&](Value v) {
+    auto arg = dyn_cast<BlockArgument>(zero::rootBuffer(v));
+    return isa<MemRefType>(v.getType()) && arg &&
+                   arg.getOwner() == &kernel.getBody().front()
+               ? arg
+               : BlockArgument();
+  };
   DenseMap<BlockArgument, unsigned> views;
   for (Value v : operands)
-    if (isa<MemRefType>(v.getType()))
-      if (BlockArgument arg = rootArgument(v, kernel))
-        ++views[arg];
+    if (BlockArgument arg = argumentOf(v))
+      ++views[arg];
   SmallVector<int64_t> params;
   int64_t position = 0;
   for (Value v : operands) {
-    // Positions are known for ranked memrefs and scalars only.
-    if (!isa<MemRefType, IndexType, IntegerType, FloatType>(v.getType()))
+    std::optional<int64_t> count = zero::llvmParameterCount(v.getType());
+    if (!count)
       return;
-    auto type = dyn_cast<MemRefType>(v.getType());
-    if (type) {
-      BlockArgument arg = rootArgument(v, kernel);
-      if (arg && noAlias[arg.getArgNumber()] && views[arg] == 1)
-        params.push_back(position + 1);
-    }
-    // A memref expands to its allocated and aligned pointers, offset,
-    // sizes and strides.
-    position += type ? 3 + 2 * type.getRank() : 1;
+    BlockArgument arg = argumentOf(v);
+    if (arg && noAlias[arg.getArgNumber()] && views[arg] == 1)
+      params.push_back(position + 1);
+    position += *count;
   }
   if (!params.empty())
     fn->setAttr(zero::kNoAliasParamsAttr,

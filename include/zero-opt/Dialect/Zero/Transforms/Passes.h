@@ -20,6 +20,18 @@ namespace mlir::zero {
 /// them once the function is LLVM.
 constexpr llvm::StringLiteral kNoAliasParamsAttr = "zero.noalias_params";
 
+/// The LLVM parameters a function argument of `type` becomes: a ranked
+/// memref its descriptor's allocated and aligned pointers, offset, sizes
+/// and strides (the aligned pointer is the second), a scalar one; none
+/// for other types.
+inline std::optional<int64_t> llvmParameterCount(Type type) {
+  if (auto memref = dyn_cast<MemRefType>(type))
+    return 3 + 2 * memref.getRank();
+  if (isa<IndexType, IntegerType, FloatType>(type))
+    return 1;
+  return std::nullopt;
+}
+
 #define GEN_PASS_DECL
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
 
