@@ -467,7 +467,9 @@ llvm::Error OutputFolder::commit(ModuleOp lowered, ModuleOp signatures,
                      << count("gpu_row_groups") << " row groups, "
                      << count("gpu_guarded_selects") << " guarded selects, "
                      << count("gpu_coarsened")
-                     << " with several outputs a thread)";
+                     << " with several outputs a thread, "
+                     << count("gpu_batched_loops")
+                     << " loops loading in batches)";
       llvm::errs() << "; objects: " << stats.objects
                    << " (" << stats.kernels << " kernels and the step; "
                    << stats.objects - stats.cached << " compiled, "

@@ -168,6 +168,7 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
     o.overlap = options.training.overlapComm;
     o.precision = options.precision;
     o.gpu = options.cuda;
+    o.loadBatch = o.gpu ? cuda::kLoadBatch : 1;
     if (o.gpu)
       o.launchThreads = [](Operation *op) -> double {
         if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))

@@ -60,7 +60,7 @@ def train(bindir, tmp, name, precision, stage, n, simulate, extra=()):
              "--persistence-threshold=0", "--time-report"] + flags)
     m = re.search(r"mapped to (\d+) GPU launches \((\d+) row groups, "
                   r"(\d+) guarded selects, (\d+) with several outputs a "
-                  r"thread\)", r.stderr)
+                  r"thread, (\d+) loops loading in batches\)", r.stderr)
     log, w = out + ".jsonl", out + ".npz"
     cmd = [os.path.join(bindir, "zero-run"), out, "--data",
            os.path.join(tmp, f"{name}.data.npz"), "--steps", str(STEPS),
@@ -68,7 +68,7 @@ def train(bindir, tmp, name, precision, stage, n, simulate, extra=()):
     run(MPIRUN + ["-np", str(n)] + cmd if n > 1 else cmd)
     losses = np.array([json.loads(l)["loss"] for l in open(log)])
     return (losses, np.load(w),
-            tuple(int(g) for g in m.groups()) if m else (0, 0, 0, 0))
+            tuple(int(g) for g in m.groups()) if m else (0, 0, 0, 0, 0))
 
 
 def check(bindir, tmp, name, precision, stage, n, extra=(), row_groups=False,
@@ -79,7 +79,7 @@ def check(bindir, tmp, name, precision, stage, n, extra=(), row_groups=False,
                             extra)
                 for sim in (False, True)]
         (ref_l, ref_w, (ref_launches, *_)), (l, w, (launches, groups, guarded,
-                                                    several)) = [
+                                                    several, batched)) = [
             r.result() for r in runs]
     ltol, wtol = TOL[precision]
     rel = float(np.max(np.abs(l - ref_l) / np.abs(ref_l))) if len(l) == len(ref_l) else np.inf
@@ -92,13 +92,16 @@ def check(bindir, tmp, name, precision, stage, n, extra=(), row_groups=False,
           and (several > 0 if coarsened else True)
           # A causal mask guards the scores' loads (zero-gpu-guard-loads).
           and (guarded > 0 if name.startswith("gpt") else True)
+          # Every model reduces (its loss at least) in a thread's loop.
+          and batched > 0
           and sorted(w.files) == sorted(ref_w.files))
     print(f"{'ok  ' if ok else 'FAIL'} {name:9s} {precision} stage {stage} on {n}"
           f"{' ' + ' '.join(extra) if extra else ''}: "
           f"{launches} GPU launches, {groups} row groups"
           f"{' (some expected)' if row_groups else ''}, "
           f"{guarded} guarded selects, {several} with several outputs a thread"
-          f"{' (some expected)' if coarsened else ''}; "
+          f"{' (some expected)' if coarsened else ''}, "
+          f"{batched} loops loading in batches; "
           f"loss max rel {rel:.2e} (tol {ltol:g}), "
           f"weights max abs {werr:.2e} (tol {wtol:g})")
     return ok

@@ -119,8 +119,10 @@ void cpu::buildCPULowering(OpPassManager &pm,
   pm.addPass(createZeroCPUEntryPoint());
   pm.addNestedPass<func::FuncOp>(createZeroCPUExpandStridedCopies());
   pm.addPass(createConvertLinalgToLoopsPass());
-  if (options.simulateGPU)
+  if (options.simulateGPU) {
     pm.addPass(cuda::createZeroGPUGuardLoads());
+    pm.addPass(cuda::createZeroGPUBatchLoads());
+  }
   // 16-bit floats compute in f32, one rounding per op (x86 has no bf16
   // arithmetic, and fp16 only with AVX512-FP16), kept through later folds;
   // the math functions then take the f32 approximations.

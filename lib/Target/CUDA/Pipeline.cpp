@@ -30,6 +30,7 @@ void cuda::buildGPUKernelLowering(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createZeroGPUGuardLoads());
+  pm.addPass(createZeroGPUBatchLoads());
   pm.addPass(createZeroGPUOutlineKernels());
   if (options.hostKernels)
     pm.addPass(createZeroGPUHostKernels());

@@ -25,6 +25,10 @@ constexpr int64_t kCoarsenedBytes = 16;
 /// about four waves of an H100's resident threads.
 constexpr double kMinCoarsenedThreads = 1 << 20;
 
+/// Iterations of a thread's serial loop whose loads zero-gpu-batch-loads
+/// issues together: loads in flight per thread.
+constexpr int64_t kLoadBatch = 8;
+
 /// How the CUDA target spreads `op` over a GPU: the block tile of each of
 /// its loops (0: the loop stays inside a thread). Only parallel loops are
 /// distributed, the innermost (x, coalesced) first, at most three, within

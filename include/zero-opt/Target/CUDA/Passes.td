@@ -429,10 +429,18 @@ def ZeroGPUGuardLoads : Pass<"zero-gpu-guard-loads", "ModuleOp"> {
 
     For each `arith.select` on an i1 condition, the ops of its block that
     compute one side and nothing else (pure ops and loads, no regions,
-    `zero::exclusiveSelectSlice`) move into an `scf.if` on the condition
-    that yields that side, when they load something and nothing between
-    the first of them and the select writes memory. The values are the
-    same; a warp whose condition is false for every lane issues no load.
+    `zero::exclusiveSelectSlice`) are guarded when they load something and
+    nothing between the first of them and the select writes memory: their
+    loads, with the index arithmetic the loads need, move into an `scf.if`
+    on the condition that yields the loaded values (zeros on the other
+    side), and the rest of the side (arithmetic on the loaded values) runs
+    after it, before the select, which still picks. The guard thus holds
+    nothing that waits for its loads, so a thread's next loads go out
+    behind it (`zero-gpu-batch-loads`). Where the rest includes an op that
+    may not run on a placeholder (not speculatable: an integer division),
+    the whole side moves under the guard instead, and the guard yields the
+    side's value. The values are the same; a warp whose condition is false
+    for every lane issues no load.
     The timeline prices the reads this saves: an input whose block
     argument feeds one side of a select whose condition is a constant
     mask's element is read in the mask's true (or false) share
@@ -440,6 +448,44 @@ def ZeroGPUGuardLoads : Pass<"zero-gpu-guard-loads", "ModuleOp"> {
     `gpu_guarded_selects` (`--time-report` prints it).
   }];
   let dependentDialects = ["mlir::scf::SCFDialect"];
+}
+
+def ZeroGPUBatchLoads : Pass<"zero-gpu-batch-loads", "ModuleOp"> {
+  let summary = "Unroll each thread's serial loops and issue a batch of "
+                "loads at once";
+  let description = [{
+    Runs on the kernels' loops after `zero-gpu-guard-loads` (before
+    `zero-gpu-outline-kernels`; on the CPU with `--simulate-gpu` too). A GPU
+    thread issues its instructions in order and waits for a load at the
+    value's first use, so a loop that loads an element and adds it into a
+    running sum waits one memory latency per iteration: a cross-entropy's
+    partial over 1570 logits made 1570 round trips one after another.
+
+    Each innermost `scf.for` with constant bounds and at least two
+    iterations whose body loads from a buffer nothing in the body writes
+    is unrolled by `batch` (fewer when it has fewer iterations; the
+    iterations left over form one more iteration of as many copies). In
+    each unrolled body, every op that computes or only loads from such
+    buffers (a `memref.load`, or an `scf.if` holding nothing else: a
+    guarded load) moves as early as its operands allow, in order: the
+    batch's loads, with their index arithmetic, come before the first
+    iteration's stores, and are in flight together. A load moves over a
+    write only where the two buffers cannot overlap: views of one buffer
+    with disjoint bytes (`zero::mayOverlap`), or two roots one of which is
+    an allocation or an argument that overlaps no other at any call
+    (`zero::noAliasArguments`, or `llvm.noalias`), or two different
+    globals. A loop whose body has an op of unknown effects, or a write
+    that names no buffer, is left alone. Arithmetic and stores keep their
+    order: the values are the same. The timeline prices a launch's memory
+    latency by these batches (`--report=timeline` with `--target=cuda`).
+    The module's `zero.kernels` gets `gpu_batched_loops`.
+  }];
+  let options = [
+    Option<"batchSize", "batch", "int64_t", "::mlir::zero::cuda::kLoadBatch",
+           "Iterations whose loads a thread issues together (1: none)">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 def ZeroGPUGroupLaunches : Pass<"zero-gpu-group-launches", "ModuleOp"> {

@@ -168,7 +168,8 @@ HardwareModel::fromJSON(const llvm::json::Value &v, StringRef path) {
          d.number("op_overhead", hw.opOverhead, false, true) &&
          d.number("alloc_overhead", hw.allocOverhead, false, true) &&
          d.integer("threads", hw.deviceThreads) &&
-         d.number("cache_bytes", hw.cacheBytes, false, true);
+         d.number("cache_bytes", hw.cacheBytes, false, true) &&
+         d.number("memory_latency", hw.memoryLatency, false, true);
   }
   if (!hw.loopFlops)
     hw.loopFlops = hw.peakFlops.lookup("fp32");
@@ -316,14 +317,17 @@ namespace {
 struct Work {
   double flops = 0, seconds = 0, bytes = 0;
   StringRef matmulPeak = {};
+  /// GPU: the loads one thread waits for one after another.
+  double rounds = 0;
   Work &operator+=(const Work &o) {
     flops += o.flops;
     seconds += o.seconds;
     bytes += o.bytes;
+    rounds += o.rounds;
     return *this;
   }
   Work operator*(double n) const {
-    return {flops * n, seconds * n, bytes * n, matmulPeak};
+    return {flops * n, seconds * n, bytes * n, matmulPeak, rounds * n};
   }
 };
 
@@ -332,6 +336,7 @@ struct CostModel {
   const HardwareModel &hw;
   StringRef f32Precision;
   bool gpu;
+  int64_t loadBatch = 1;
 
   /// The peak_flops key a GEMM over `elementType` operands runs at.
   StringRef peakKey(Type elementType) const {
@@ -354,17 +359,61 @@ struct CostModel {
   /// A GPU launch of `threads` threads (0: enough for the whole device).
   /// Arithmetic runs on the launch's share of the resident threads; memory
   /// requests go out per warp, so a lone thread still streams at a warp's
-  /// share of the bandwidth.
+  /// share of the bandwidth. Each thread waits `w.rounds` memory latencies
+  /// one after another, once per wave of resident threads.
   OpEstimate launch(const Work &w, double threads) const {
     double resident = double(hw.deviceThreads);
-    double compute = 1, memory = 1;
+    double compute = 1, memory = 1, waves = 1;
     if (resident > 0 && threads > 0) {
       compute = std::min(1.0, threads / resident);
       memory = std::min(1.0, 32 * std::ceil(threads / 32) / resident);
+      waves = std::max(1.0, threads / resident);
     }
+    double latency = hw.memoryLatency * w.rounds * waves;
     return {w.flops,
-            hw.opOverhead + std::max(w.seconds / compute,
-                                     w.bytes / (hw.memoryBandwidth * memory))};
+            hw.opOverhead +
+                std::max({w.seconds / compute,
+                          w.bytes / (hw.memoryBandwidth * memory), latency})};
+  }
+
+  /// The loads a GPU thread of `op` waits for one after another on a
+  /// launch of `threads` threads: its share of the iterations in batches
+  /// of `loadBatch` (one at a time where an input may be what it writes,
+  /// as zero-gpu-batch-loads leaves them), twice that where a load needs
+  /// another's value first (a guarded select's side after its mask, an
+  /// element at a loaded index); none for an op that reads no memory.
+  double rounds(linalg::LinalgOp op, double threads) const {
+    if (!gpu || hw.memoryLatency <= 0)
+      return 0;
+    bool reads = llvm::any_of(op.getDpsInputOperands(), [](OpOperand *in) {
+      return isa<ShapedType>(in->get().getType());
+    });
+    for (OpOperand &init : op.getDpsInitsMutable())
+      reads |= op.payloadUsesValueFromOperand(&init);
+    if (!reads)
+      return 0;
+    double iterations = 1;
+    for (int64_t r : op.getStaticLoopRanges())
+      iterations *= ShapedType::isDynamic(r) ? 1 : r;
+    double perThread = threads > 0 ? std::max(1.0, iterations / threads) : 1;
+    double batch = double(loadBatch), depth = 1;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      for (OpOperand &init : op.getDpsInitsMutable())
+        if (isa<MemRefType>(in->get().getType()) &&
+            mayOverlap(in->get(), init.get()))
+          batch = 1;
+      if (readShare(op, in) < 1)
+        depth = 2;
+    }
+    if (op->getRegion(0)
+            .walk([](Operation *inner) {
+              return isa<memref::LoadOp, tensor::ExtractOp>(inner)
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            })
+            .wasInterrupted())
+      depth = 2;
+    return depth * std::ceil(perThread / batch);
   }
 
   /// Seconds of one scalar op in a loop body: an instruction, or a math
@@ -535,7 +584,8 @@ namespace {
 class Simulator {
 public:
   Simulator(const HardwareModel &hw, const SimulateOptions &opt, Timeline &tl)
-      : hw(hw), opt(opt), tl(tl), cost{hw, opt.precision, opt.gpu} {}
+      : hw(hw), opt(opt),
+        tl(tl), cost{hw, opt.precision, opt.gpu, opt.loadBatch} {}
 
   void run(Block &block, SymbolTableCollection &symbols, unsigned depth) {
     for (Operation &op : block)
@@ -692,10 +742,11 @@ private:
             continue;
           n = opt.launchThreads ? opt.launchThreads(&inner)
                                 : parallelIterations(linalgOp);
+          pending.rounds += cost.rounds(linalgOp, n);
         } else {
           // A copy: a thread per element, as alone.
           auto [bytes, elements] = copyWork(&inner);
-          pending += Work{0, 0, bytes};
+          pending += Work{0, 0, bytes, {}, 1};
           n = elements;
         }
         double seconds = cost.launch(pending, n).seconds;
@@ -710,6 +761,8 @@ private:
         pending = Work();
         threads += n;
       }
+      // Each op's threads wait for their own loads: in its time alone.
+      work.rounds = 0;
       OpEstimate e = cost.launch(work, threads);
       e.seconds = std::max(e.seconds, slowest);
       share.fraction = alone > 0 ? recomputeAlone / alone : 0;
@@ -736,11 +789,16 @@ private:
         seen.push_back(key);
         return true;
       };
+      // Without the target's mapping: a thread a row.
+      double threads = opt.launchThreads ? opt.launchThreads(op)
+                                         : double(group.getNumRows());
       for (Operation &inner : group.getBody().front()) {
         auto linalgOp = cast<linalg::LinalgOp>(inner);
         Work w = cost.linalgWork(linalgOp);
         work.flops += w.flops;
         work.seconds += w.seconds;
+        // Each phase's loads after the last phase's.
+        work.rounds += cost.rounds(linalgOp, threads);
         for (OpOperand &operand : linalgOp->getOpOperands()) {
           Value v = operand.get();
           if (!isa<MemRefType>(v.getType()))
@@ -770,9 +828,6 @@ private:
             work.bytes += key.second;
         }
       }
-      // Without the target's mapping: a thread a row.
-      double threads = opt.launchThreads ? opt.launchThreads(op)
-                                         : double(group.getNumRows());
       double inFlight = hw.deviceThreads > 0 && threads > 0
                             ? std::min(1.0, double(hw.deviceThreads) / threads)
                             : 1;
@@ -793,7 +848,9 @@ private:
       auto launched = root ? cast<linalg::LinalgOp>(root) : linalgOp;
       double threads = opt.launchThreads ? opt.launchThreads(launched)
                                          : parallelIterations(launched);
-      OpEstimate e = cost.launch(cost.linalgWork(linalgOp), threads);
+      Work work = cost.linalgWork(linalgOp);
+      work.rounds = cost.rounds(linalgOp, threads);
+      OpEstimate e = cost.launch(work, threads);
       if (root)
         e.seconds -= hw.opOverhead;
       else if (threads == 1)
@@ -804,7 +861,7 @@ private:
     // Copies and bucket packing: one thread per element.
     if (isa<memref::CopyOp, BucketPackOp, BucketUnpackOp>(op)) {
       auto [bytes, elements] = copyWork(op);
-      compute(op, cost.launch({0, 0, bytes}, elements));
+      compute(op, cost.launch({0, 0, bytes, {}, 1}, elements));
       return true;
     }
     // A loop or conditional of pure compute: one thread runs all of it,

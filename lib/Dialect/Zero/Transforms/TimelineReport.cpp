@@ -55,6 +55,11 @@ struct ZeroTimelineReportPass
       module.emitError("zero-timeline-report needs hardware=FILE.json");
       return signalPassFailure();
     }
+    if (loadBatch < 1) {
+      module.emitError("zero-timeline-report: load-batch ")
+          << static_cast<int64_t>(loadBatch) << " must be at least 1";
+      return signalPassFailure();
+    }
     auto hw = HardwareModel::load(hardware);
     if (!hw) {
       module.emitError(llvm::toString(hw.takeError()));
@@ -71,6 +76,7 @@ struct ZeroTimelineReportPass
       o.precision = precision;
       o.recordEvents = false;
       o.gpu = gpu;
+      o.loadBatch = loadBatch;
       if (llvm::Error e = hw->check(o.worldSize, o.precision, o.gpu)) {
         fn.emitError(llvm::toString(std::move(e)));
         return signalPassFailure();

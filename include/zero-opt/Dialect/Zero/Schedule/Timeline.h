@@ -58,6 +58,11 @@ struct HardwareModel {
   /// A GPU's last-level (L2) cache in bytes: what a row group reads again
   /// hits it while the rows in flight touch no more (0: no reuse).
   double cacheBytes = 0;
+  /// A GPU's memory latency under load, in seconds: a thread that waits
+  /// for each load before it issues the next takes this long per load, so
+  /// a launch whose threads hold too few loads in flight runs below the
+  /// bandwidth (0: not modelled).
+  double memoryLatency = 0;
   /// Links: per device and direction.
   double intraBandwidth = 0, intraLatency = 0;
   double interBandwidth = 0, interLatency = 0;
@@ -140,6 +145,10 @@ struct SimulateOptions {
   /// on, as the target maps it (0: the whole device); unset: one per
   /// parallel iteration of a linalg op, one for a loop.
   std::function<double(Operation *)> launchThreads;
+  /// Iterations of a thread's serial loop whose loads the target issues
+  /// together (zero-gpu-batch-loads); 1: each load waited for before the
+  /// next.
+  int64_t loadBatch = 1;
 };
 
 /// FLOPs and seconds of one op; for a GEMM, the peak_flops key it ran at.

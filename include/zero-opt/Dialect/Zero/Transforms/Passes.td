@@ -577,7 +577,13 @@ def ZeroTimelineReport : Pass<"zero-timeline-report", "ModuleOp"> {
     compute, or an op without parallel loops, on one thread
     (`serial_launches`); copies on one thread per element; GEMMs are
     library calls at their type's peak; allocations are free (one
-    preplanned block).
+    preplanned block). Where the description has `device.memory_latency`,
+    a launch costs at least the loads each thread waits for one after
+    another times that latency, once per wave of resident threads: a
+    thread's share of the op's iterations in batches of `load-batch`
+    (what `zero-gpu-batch-loads` issues together), twice that where a load
+    needs another's value first (a guarded select's side, an element at a
+    loaded index); a copy one per element.
   }];
   let options = [
     Option<"hardware", "hardware", "std::string", "",
@@ -590,6 +596,9 @@ def ZeroTimelineReport : Pass<"zero-timeline-report", "ModuleOp"> {
     Option<"overlapComm", "overlap-comm", "bool", "true",
            "Collectives run beside compute (false: each completes where it "
            "starts, as the runtime does without overlap_comm)">,
+    Option<"loadBatch", "load-batch", "int64_t", "1",
+           "With gpu: iterations of a thread's loop whose loads go out "
+           "together (zero-opt --target=cuda: the CUDA target's batch)">,
   ];
 }
 

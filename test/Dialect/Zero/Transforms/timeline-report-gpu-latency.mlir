@@ -1,0 +1,109 @@
+// RUN: zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu-latency.json gpu=true" | FileCheck %s
+// RUN: zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu-latency.json gpu=true load-batch=8" | FileCheck %s --check-prefix=BATCH
+// RUN: zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu.json gpu=true load-batch=8" | FileCheck %s --check-prefix=NOLAT
+// RUN: not zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu-latency.json gpu=true load-batch=0" 2>&1 | FileCheck %s --check-prefix=ERR
+
+// The unit GPU (1 GFLOP/s, 1 GB/s, 1024 resident threads) with a memory
+// latency of 100 us: a launch costs at least the loads each thread waits
+// for one after another, 100 us each, once per wave of 1024 threads.
+//
+// An add over 4096 floats on 4096 threads: 4 waves of one load each,
+// 400 us, against 32768 B at 1 GB/s (32.768 us); batches change nothing
+// (a thread has one iteration).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: compute_seconds = {{4\.0[0-9]*(e|E)-0?4}} : f64
+// BATCH-LABEL: module attributes
+// BATCH-SAME: compute_seconds = {{4\.0[0-9]*(e|E)-0?4}} : f64
+// NOLAT-LABEL: module attributes
+// NOLAT-SAME: compute_seconds = {{3\.2768[0-9]*(e|E)-0?5}} : f64
+// ERR: error: zero-timeline-report: load-batch 0 must be at least 1
+#id = affine_map<(i) -> (i)>
+module {
+  func.func @step(%a: memref<4096xf32>, %b: memref<4096xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%a : memref<4096xf32>) outs(%b : memref<4096xf32>) {
+    ^bb0(%x: f32, %y: f32):
+      %s = arith.addf %x, %x : f32
+      linalg.yield %s : f32
+    }
+    return
+  }
+}
+
+// -----
+
+// Row sums of [1024, 64] on 1024 threads: 64 loads a thread, one after
+// another (6.4 ms), or in 8 batches of 8 (800 us), against 270,336 B at
+// 1 GB/s (the rows read, the sums read and written: 270.336 us). Where the
+// sums may lie in the rows' buffer, the loads stay one at a time.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: compute_seconds = {{6\.4[0-9]*(e|E)-0?3}} : f64
+// BATCH-LABEL: module attributes
+// BATCH-SAME: compute_seconds = {{(8\.0|7\.9999)[0-9]*(e|E)-0?4}} : f64
+// NOLAT-LABEL: module attributes
+// NOLAT-SAME: compute_seconds = {{2\.70336[0-9]*(e|E)-0?4}} : f64
+module {
+  func.func @step(%rows: memref<1024x64xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
+    %sums = memref.alloc() : memref<1024xf32>
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%rows : memref<1024x64xf32>) outs(%sums : memref<1024xf32>) {
+    ^bb0(%x: f32, %acc: f32):
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+    memref.dealloc %sums : memref<1024xf32>
+    return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: module attributes
+// CHECK-SAME: compute_seconds = {{6\.4[0-9]*(e|E)-0?3}} : f64
+// BATCH-LABEL: module attributes
+// BATCH-SAME: compute_seconds = {{6\.4[0-9]*(e|E)-0?3}} : f64
+module {
+  func.func @step(%buf: memref<66560xf32>, %k: index) attributes {zero.entry, zero.world_size = 1 : i64} {
+    %rows = memref.subview %buf[0] [65536] [1] : memref<66560xf32> to memref<65536xf32>
+    %rows2 = memref.expand_shape %rows [[0, 1]] output_shape [1024, 64] : memref<65536xf32> into memref<1024x64xf32>
+    %sums = memref.subview %buf[%k] [1024] [1] : memref<66560xf32> to memref<1024xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%rows2 : memref<1024x64xf32>) outs(%sums : memref<1024xf32, strided<[1], offset: ?>>) {
+    ^bb0(%x: f32, %acc: f32):
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+    return
+  }
+}
+
+// -----
+
+// A gather: each of 1024 threads loads its index, then the table's
+// element at it: two loads one after the other, 200 us. A fill reads
+// nothing and waits for no load: 4096 B at 1 GB/s, 4.096 us.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: compute_seconds = {{2\.0409(6|599)[0-9]*(e|E)-0?4}} : f64
+module {
+  func.func @step(%idx: memref<1024xi64>, %table: memref<100xf32>, %out: memref<1024xf32>, %z: memref<1024xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
+    linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%idx : memref<1024xi64>) outs(%out : memref<1024xf32>) {
+    ^bb0(%k: i64, %y: f32):
+      %i = arith.index_cast %k : i64 to index
+      %v = memref.load %table[%i] : memref<100xf32>
+      linalg.yield %v : f32
+    }
+    %zero = arith.constant 0.0 : f32
+    linalg.fill ins(%zero : f32) outs(%z : memref<1024xf32>)
+    return
+  }
+}
+
+// -----
+
+// A copy: a thread per element, one load each: 4096 floats are 4 waves,
+// 400 us (against 32768 B, 32.768 us).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: compute_seconds = {{4\.0[0-9]*(e|E)-0?4}} : f64
+module {
+  func.func @step(%a: memref<4096xf32>, %b: memref<4096xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
+    memref.copy %a, %b : memref<4096xf32> to memref<4096xf32>
+    return
+  }
+}
