@@ -1,23 +1,21 @@
 // RUN: zero-opt %s -split-input-file --zero-gpu-guard-loads | FileCheck %s
 
-// A causal softmax's masked score: the score's load moves under the mask
-// (the other side yields a zero); its widening and scaling stay after the
-// guard, which holds nothing that waits for the load, and the select
-// picks. The mask's load stays, and so does the store of the select.
+// A causal softmax's masked score: where the mask is false the score's
+// load reads the first element instead (one address for all those
+// threads, which the cache serves), with no branch; the widening, the
+// scaling and the select run on what it loads. The mask's load stays, and
+// so does the store of the select.
 // CHECK-LABEL: func.func @masked_score
 // CHECK: scf.for %[[I:.*]] =
 // CHECK-NEXT: %[[M:.*]] = memref.load %arg0[%[[I]]] : memref<64xi1>
-// CHECK-NEXT: %[[G:.*]] = scf.if %[[M]] -> (bf16) {
-// CHECK-NEXT: %[[S:.*]] = memref.load %arg1[%[[I]]] : memref<64xbf16>
-// CHECK-NEXT: scf.yield %[[S]] : bf16
-// CHECK-NEXT: } else {
-// CHECK-NEXT: %[[Z:.*]] = arith.constant 0.000000e+00 : bf16
-// CHECK-NEXT: scf.yield %[[Z]] : bf16
-// CHECK-NEXT: }
-// CHECK-NEXT: %[[W:.*]] = arith.extf %[[G]]
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[J:.*]] = arith.select %[[M]], %[[I]], %[[C0]] : index
+// CHECK-NEXT: %[[S:.*]] = memref.load %arg1[%[[J]]] : memref<64xbf16>
+// CHECK-NEXT: %[[W:.*]] = arith.extf %[[S]]
 // CHECK-NEXT: %[[X:.*]] = arith.mulf %[[W]], %{{.*}} : f32
 // CHECK-NEXT: %[[V:.*]] = arith.select %[[M]], %[[X]], %{{.*}} : f32
 // CHECK-NEXT: memref.store %[[V]], %arg2[%[[I]]]
+// CHECK-NOT: scf.if
 func.func @masked_score(%mask: memref<64xi1>, %s: memref<64xbf16>, %out: memref<64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -37,25 +35,22 @@ func.func @masked_score(%mask: memref<64xi1>, %s: memref<64xbf16>, %out: memref<
 
 // -----
 
-// The false side's load moves into the else region.
+// The false side's load reads the first element where the mask is true;
+// a load before the mask's moves after it, to the select.
 // CHECK-LABEL: func.func @false_side
-// CHECK: %[[M:.*]] = memref.load %arg0
-// CHECK-NEXT: %[[G:.*]] = scf.if %[[M]] -> (f32) {
-// CHECK-NEXT: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: scf.yield %[[Z]] : f32
-// CHECK-NEXT: } else {
-// CHECK-NEXT: %[[L:.*]] = memref.load %arg1
-// CHECK-NEXT: scf.yield %[[L]] : f32
-// CHECK-NEXT: }
-// CHECK-NEXT: arith.select %[[M]], %{{.*}}, %[[G]] : f32
+// CHECK: %[[M:.*]] = memref.load %arg0[%[[I:.*]]]
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[J:.*]] = arith.select %[[M]], %[[C0]], %[[I]] : index
+// CHECK-NEXT: %[[L:.*]] = memref.load %arg1[%[[J]]]
+// CHECK-NEXT: arith.select %[[M]], %{{.*}}, %[[L]] : f32
 func.func @false_side(%mask: memref<64xi1>, %g: memref<64xf32>, %out: memref<64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
   %zero = arith.constant 0.0 : f32
   scf.for %i = %c0 to %c64 step %c1 {
-    %m = memref.load %mask[%i] : memref<64xi1>
     %x = memref.load %g[%i] : memref<64xf32>
+    %m = memref.load %mask[%i] : memref<64xi1>
     %v = arith.select %m, %zero, %x : f32
     memref.store %v, %out[%i] : memref<64xf32>
   }
@@ -95,9 +90,9 @@ func.func @kept(%mask: memref<64xi1>, %s: memref<64xf32>, %out: memref<64xf32>, 
 
 // -----
 
-// An op that may not run on a placeholder (an integer division by the
-// loaded value) keeps the side's work under the guard, which yields the
-// side's value.
+// An op that may not run on any loaded value (an integer division by it)
+// keeps the side under a branch: an scf.if on the mask yields the side's
+// value, zero where the other side is picked, and the select picks.
 // CHECK-LABEL: func.func @division
 // CHECK: %[[M:.*]] = memref.load %arg0
 // CHECK-NEXT: %[[G:.*]] = scf.if %[[M]] -> (i32) {

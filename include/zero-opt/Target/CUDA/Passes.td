@@ -430,17 +430,18 @@ def ZeroGPUGuardLoads : Pass<"zero-gpu-guard-loads", "ModuleOp"> {
     For each `arith.select` on an i1 condition, the ops of its block that
     compute one side and nothing else (pure ops and loads, no regions,
     `zero::exclusiveSelectSlice`) are guarded when they load something and
-    nothing between the first of them and the select writes memory: their
-    loads, with the index arithmetic the loads need, move into an `scf.if`
-    on the condition that yields the loaded values (zeros on the other
-    side), and the rest of the side (arithmetic on the loaded values) runs
-    after it, before the select, which still picks. The guard thus holds
-    nothing that waits for its loads, so a thread's next loads go out
-    behind it (`zero-gpu-batch-loads`). Where the rest includes an op that
-    may not run on a placeholder (not speculatable: an integer division),
-    the whole side moves under the guard instead, and the guard yields the
-    side's value. The values are the same; a warp whose condition is false
-    for every lane issues no load.
+    nothing between the first of them and the select writes memory. They
+    move to just before the select, and each of their loads reads the
+    buffer's first element (indices selected by the condition) where the
+    other side is picked: one address for all those threads, which the
+    cache serves, so the side's elements are not read from memory, and
+    without a branch, so the loads of a thread's loop still go out
+    together (`zero-gpu-batch-loads`; a branch per load made each wait
+    for the last). The side's arithmetic runs on what is loaded, and the
+    select picks. Where that arithmetic includes an op that may not run on
+    any loaded value (not speculatable: an integer division by it), both
+    sides move into an `scf.if` on the condition instead, which yields the
+    side's value (zero for the other side) to the select.
     The timeline prices the reads this saves: an input whose block
     argument feeds one side of a select whose condition is a constant
     mask's element is read in the mask's true (or false) share
@@ -464,12 +465,15 @@ def ZeroGPUBatchLoads : Pass<"zero-gpu-batch-loads", "ModuleOp"> {
     Each innermost `scf.for` with constant bounds and at least two
     iterations whose body loads from a buffer nothing in the body writes
     is unrolled by `batch` (fewer when it has fewer iterations; the
-    iterations left over form one more iteration of as many copies). In
-    each unrolled body, every op that computes or only loads from such
-    buffers (a `memref.load`, or an `scf.if` holding nothing else: a
-    guarded load) moves as early as its operands allow, in order: the
-    batch's loads, with their index arithmetic, come before the first
-    iteration's stores, and are in flight together. A load moves over a
+    iterations left over form one more iteration of as many copies). Each
+    unrolled body is reordered: first the ops that compute or only load
+    from such buffers (a `memref.load`, or an `scf.if` holding nothing
+    else) and need no other op of the body, by how many loads they wait
+    for one after another (the batch's loads with their index arithmetic,
+    then what needs a loaded value, such as a load at an index selected by
+    a loaded mask), in their order within each level; then the rest, in
+    its order. The batch's loads so come before the first iteration's
+    stores and are in flight together. A load moves over a
     write only where the two buffers cannot overlap: views of one buffer
     with disjoint bytes (`zero::mayOverlap`), or two roots one of which is
     an allocation or an argument that overlaps no other at any call

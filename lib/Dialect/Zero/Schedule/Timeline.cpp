@@ -169,7 +169,8 @@ HardwareModel::fromJSON(const llvm::json::Value &v, StringRef path) {
          d.number("alloc_overhead", hw.allocOverhead, false, true) &&
          d.integer("threads", hw.deviceThreads) &&
          d.number("cache_bytes", hw.cacheBytes, false, true) &&
-         d.number("memory_latency", hw.memoryLatency, false, true);
+         d.number("memory_latency", hw.memoryLatency, false, true) &&
+         d.number("cache_latency", hw.cacheLatency, false, true);
   }
   if (!hw.loopFlops)
     hw.loopFlops = hw.peakFlops.lookup("fp32");
@@ -317,17 +318,20 @@ namespace {
 struct Work {
   double flops = 0, seconds = 0, bytes = 0;
   StringRef matmulPeak = {};
-  /// GPU: the loads one thread waits for one after another.
-  double rounds = 0;
+  /// GPU: the loads one thread waits for one after another, from memory
+  /// and from the cache.
+  double rounds = 0, cacheRounds = 0;
   Work &operator+=(const Work &o) {
     flops += o.flops;
     seconds += o.seconds;
     bytes += o.bytes;
     rounds += o.rounds;
+    cacheRounds += o.cacheRounds;
     return *this;
   }
   Work operator*(double n) const {
-    return {flops * n, seconds * n, bytes * n, matmulPeak, rounds * n};
+    return {flops * n,  seconds * n, bytes * n,
+            matmulPeak, rounds * n,  cacheRounds * n};
   }
 };
 
@@ -369,7 +373,10 @@ struct CostModel {
       memory = std::min(1.0, 32 * std::ceil(threads / 32) / resident);
       waves = std::max(1.0, threads / resident);
     }
-    double latency = hw.memoryLatency * w.rounds * waves;
+    double cacheLatency =
+        hw.cacheLatency > 0 ? hw.cacheLatency : hw.memoryLatency;
+    double latency =
+        (hw.memoryLatency * w.rounds + cacheLatency * w.cacheRounds) * waves;
     return {w.flops,
             hw.opOverhead +
                 std::max({w.seconds / compute,
@@ -377,34 +384,50 @@ struct CostModel {
   }
 
   /// The loads a GPU thread of `op` waits for one after another on a
-  /// launch of `threads` threads: its share of the iterations in batches
-  /// of `loadBatch` (one at a time where an input may be what it writes,
-  /// as zero-gpu-batch-loads leaves them), twice that where a load needs
-  /// another's value first (a guarded select's side after its mask, an
-  /// element at a loaded index); none for an op that reads no memory.
-  double rounds(linalg::LinalgOp op, double threads) const {
+  /// launch of `threads` threads, as `rounds` (from memory) and
+  /// `cacheRounds`: its share of the iterations in batches of `loadBatch`
+  /// (one at a time where an input may be what it writes, as
+  /// zero-gpu-batch-loads leaves them), each batch one round for its
+  /// loads, one more for guarded reads after their masks (a select's side)
+  /// and for an element at a loaded index; none for an op that reads no
+  /// memory. A round is the cache's when every buffer it reads is: one
+  /// `cached` says is (a row group's second read), or one read more often
+  /// than it has elements that fits the cache (a mask, a broadcast bias,
+  /// a reduction's accumulator).
+  Work rounds(linalg::LinalgOp op, double threads,
+              llvm::function_ref<bool(OpOperand *)> cached = nullptr) const {
+    Work w;
     if (!gpu || hw.memoryLatency <= 0)
-      return 0;
-    bool reads = llvm::any_of(op.getDpsInputOperands(), [](OpOperand *in) {
-      return isa<ShapedType>(in->get().getType());
-    });
-    for (OpOperand &init : op.getDpsInitsMutable())
-      reads |= op.payloadUsesValueFromOperand(&init);
-    if (!reads)
-      return 0;
+      return w;
     double iterations = 1;
     for (int64_t r : op.getStaticLoopRanges())
       iterations *= ShapedType::isDynamic(r) ? 1 : r;
-    double perThread = threads > 0 ? std::max(1.0, iterations / threads) : 1;
-    double batch = double(loadBatch), depth = 1;
-    for (OpOperand *in : op.getDpsInputOperands()) {
-      for (OpOperand &init : op.getDpsInitsMutable())
-        if (isa<MemRefType>(in->get().getType()) &&
-            mayOverlap(in->get(), init.get()))
-          batch = 1;
-      if (readShare(op, in) < 1)
-        depth = 2;
+    auto fromCache = [&](OpOperand *o) {
+      if (cached && cached(o))
+        return true;
+      auto t = dyn_cast<ShapedType>(o->get().getType());
+      return t && t.hasStaticShape() &&
+             double(t.getNumElements()) < iterations &&
+             valueBytes(o->get()) <= hw.cacheBytes;
+    };
+    // Plain reads and guarded ones: whether any, whether any from memory.
+    bool any[2] = {false, false}, memory[2] = {false, false};
+    double batch = double(loadBatch);
+    for (OpOperand &o : op->getOpOperands()) {
+      if (!isa<ShapedType>(o.get().getType()) ||
+          (op.isDpsInit(&o) && !op.payloadUsesValueFromOperand(&o)))
+        continue;
+      bool guarded = !op.isDpsInit(&o) && readShare(op, &o) < 1;
+      any[guarded] = true;
+      memory[guarded] |= !fromCache(&o);
+      if (!op.isDpsInit(&o) && isa<MemRefType>(o.get().getType()))
+        for (OpOperand &init : op.getDpsInitsMutable())
+          if (mayOverlap(o.get(), init.get()))
+            batch = 1;
     }
+    for (int i : {0, 1})
+      if (any[i])
+        (memory[i] ? w.rounds : w.cacheRounds) += 1;
     if (op->getRegion(0)
             .walk([](Operation *inner) {
               return isa<memref::LoadOp, tensor::ExtractOp>(inner)
@@ -412,8 +435,12 @@ struct CostModel {
                          : WalkResult::advance();
             })
             .wasInterrupted())
-      depth = 2;
-    return depth * std::ceil(perThread / batch);
+      w.rounds += 1;
+    double perThread = threads > 0 ? std::max(1.0, iterations / threads) : 1;
+    double batches = std::ceil(perThread / batch);
+    w.rounds *= batches;
+    w.cacheRounds *= batches;
+    return w;
   }
 
   /// Seconds of one scalar op in a loop body: an instruction, or a math
@@ -742,7 +769,9 @@ private:
             continue;
           n = opt.launchThreads ? opt.launchThreads(&inner)
                                 : parallelIterations(linalgOp);
-          pending.rounds += cost.rounds(linalgOp, n);
+          Work r = cost.rounds(linalgOp, n);
+          pending.rounds += r.rounds;
+          pending.cacheRounds += r.cacheRounds;
         } else {
           // A copy: a thread per element, as alone.
           auto [bytes, elements] = copyWork(&inner);
@@ -762,7 +791,7 @@ private:
         threads += n;
       }
       // Each op's threads wait for their own loads: in its time alone.
-      work.rounds = 0;
+      work.rounds = work.cacheRounds = 0;
       OpEstimate e = cost.launch(work, threads);
       e.seconds = std::max(e.seconds, slowest);
       share.fraction = alone > 0 ? recomputeAlone / alone : 0;
@@ -792,13 +821,12 @@ private:
       // Without the target's mapping: a thread a row.
       double threads = opt.launchThreads ? opt.launchThreads(op)
                                          : double(group.getNumRows());
+      DenseSet<OpOperand *> readAgain;
       for (Operation &inner : group.getBody().front()) {
         auto linalgOp = cast<linalg::LinalgOp>(inner);
         Work w = cost.linalgWork(linalgOp);
         work.flops += w.flops;
         work.seconds += w.seconds;
-        // Each phase's loads after the last phase's.
-        work.rounds += cost.rounds(linalgOp, threads);
         for (OpOperand &operand : linalgOp->getOpOperands()) {
           Value v = operand.get();
           if (!isa<MemRefType>(v.getType()))
@@ -810,6 +838,7 @@ private:
             double share = cost.readShare(linalgOp, &operand);
             if (llvm::is_contained(written, key)) {
               again += share * key.second;
+              readAgain.insert(&operand);
             } else {
               auto *seen = llvm::find_if(
                   read, [&](const auto &entry) { return entry.first == key; });
@@ -822,6 +851,8 @@ private:
               // What no earlier op read comes from memory.
               work.bytes += std::max(0.0, share - before) * key.second;
               again += std::min(share, before) * key.second;
+              if (before >= share)
+                readAgain.insert(&operand);
             }
           }
           if (init && first(written, key))
@@ -834,6 +865,15 @@ private:
       double touched = work.bytes * inFlight;
       double hit = touched <= hw.cacheBytes ? 1 : hw.cacheBytes / touched;
       work.bytes += (1 - hit) * again;
+      // Each phase's loads after the last phase's; a second read from the
+      // cache while most of it hits.
+      for (Operation &inner : group.getBody().front()) {
+        Work r = cost.rounds(
+            cast<linalg::LinalgOp>(inner), threads,
+            [&](OpOperand *o) { return hit > 0.5 && readAgain.contains(o); });
+        work.rounds += r.rounds;
+        work.cacheRounds += r.cacheRounds;
+      }
       compute(op, cost.launch(work, threads));
       return true;
     }
@@ -849,7 +889,9 @@ private:
       double threads = opt.launchThreads ? opt.launchThreads(launched)
                                          : parallelIterations(launched);
       Work work = cost.linalgWork(linalgOp);
-      work.rounds = cost.rounds(linalgOp, threads);
+      Work r = cost.rounds(linalgOp, threads);
+      work.rounds = r.rounds;
+      work.cacheRounds = r.cacheRounds;
       OpEstimate e = cost.launch(work, threads);
       if (root)
         e.seconds -= hw.opOverhead;

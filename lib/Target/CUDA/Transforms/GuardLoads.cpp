@@ -4,9 +4,11 @@
 // causal attention's masked score is `select(mask, s * scale, -inf)`, and
 // the thread whose mask element is false loads a score it never uses. The
 // loads (and the ops) that only one side of a select needs move under its
-// condition: a warp whose mask is false all along skips the load, and the
-// upper triangle of the scores is not read. The arithmetic on the loaded
-// value stays after the guard, which then holds nothing that waits.
+// condition: a warp whose mask is false all along reads nothing new, and the
+// upper triangle of the scores is not read. Where the side's arithmetic
+// may run on any value, the guard is no branch: a load reads the buffer's
+// first element where its side is not picked (one cached line for all
+// those threads), so the loads of a thread's loop still go out together.
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Target/CUDA/Passes.h"
@@ -41,28 +43,19 @@ SetVector<Operation *> movedSlice(arith::SelectOp select, unsigned index) {
   return slice;
 }
 
-/// The ops of `slice` that wait under the condition: its loads and the
-/// index arithmetic they need, when the others can run on any value
-/// (arithmetic: they run after the guard on a placeholder where the side
-/// is not picked), so the guard holds nothing that waits for its load and
-/// a thread's next loads go out behind it (zero-gpu-batch-loads); all of
-/// `slice` otherwise.
-SetVector<Operation *> guardedPart(const SetVector<Operation *> &slice) {
+/// Whether what `slice` computes from its loads can run on any loaded
+/// value: every op but the loads and the index arithmetic they need is
+/// speculatable (arithmetic; not an integer division by a loaded value).
+bool runsOnAnyValue(const SetVector<Operation *> &slice) {
   DenseSet<Operation *> needed;
   for (Operation *op : llvm::reverse(slice))
     if (isa<memref::LoadOp>(op) ||
         llvm::any_of(op->getUsers(),
                      [&](Operation *user) { return needed.contains(user); }))
       needed.insert(op);
-  if (llvm::any_of(slice, [&](Operation *op) {
-        return !needed.contains(op) && !isSpeculatable(op);
-      }))
-    return slice;
-  SetVector<Operation *> part;
-  for (Operation *op : slice)
-    if (needed.contains(op))
-      part.insert(op);
-  return part;
+  return llvm::all_of(slice, [&](Operation *op) {
+    return needed.contains(op) || isSpeculatable(op);
+  });
 }
 
 /// The results of `inside` something outside it uses.
@@ -92,8 +85,35 @@ struct ZeroGPUGuardLoadsPass
       SetVector<Operation *> onFalse = movedSlice(select, 2);
       if (onTrue.empty() && onFalse.empty())
         continue;
-      SetVector<Operation *> inTrue = guardedPart(onTrue);
-      SetVector<Operation *> inFalse = guardedPart(onFalse);
+      // Each load of a side reads the buffer's first element where the
+      // other side is picked: one address, which the cache serves, for all
+      // those threads; no branch, so a thread's loads still go out
+      // together (zero-gpu-batch-loads).
+      if (runsOnAnyValue(onTrue) && runsOnAnyValue(onFalse)) {
+        ++guarded;
+        for (auto [slice, picked] :
+             {std::pair(&onTrue, true), std::pair(&onFalse, false)})
+          for (Operation *op : *slice) {
+            op->moveBefore(select);
+            auto load = dyn_cast<memref::LoadOp>(op);
+            if (!load)
+              continue;
+            OpBuilder b(load);
+            Location loc = load.getLoc();
+            Value first = arith::ConstantIndexOp::create(b, loc, 0);
+            SmallVector<Value> indices;
+            for (Value i : load.getIndices())
+              indices.push_back(arith::SelectOp::create(
+                  b, loc, select.getCondition(), picked ? i : first,
+                  picked ? first : i));
+            load.getIndicesMutable().assign(indices);
+          }
+        continue;
+      }
+      // Otherwise each side runs under an scf.if on the condition, which
+      // yields the side's value (zeros on the other side).
+      const SetVector<Operation *> &inTrue = onTrue;
+      const SetVector<Operation *> &inFalse = onFalse;
       SmallVector<Value> outTrue = escaping(inTrue);
       SmallVector<Value> outFalse = escaping(inFalse);
       SmallVector<Value> out = llvm::to_vector(outTrue);
@@ -128,11 +148,6 @@ struct ZeroGPUGuardLoadsPass
                                      side(inTrue, true), side(inFalse, false));
       for (auto [v, r] : llvm::zip(out, guard.getResults()))
         v.replaceAllUsesWith(r);
-      // What runs on the guard's values comes after it, in order.
-      for (const SetVector<Operation *> *slice : {&onTrue, &onFalse})
-        for (Operation *op : *slice)
-          if (!inTrue.contains(op) && !inFalse.contains(op))
-            op->moveBefore(select);
       for (const SetVector<Operation *> *inside : {&inTrue, &inFalse})
         for (Operation *op : llvm::reverse(*inside))
           op->erase();

@@ -4,8 +4,9 @@
 // RUN: not zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu-latency.json gpu=true load-batch=0" 2>&1 | FileCheck %s --check-prefix=ERR
 
 // The unit GPU (1 GFLOP/s, 1 GB/s, 1024 resident threads) with a memory
-// latency of 100 us: a launch costs at least the loads each thread waits
-// for one after another, 100 us each, once per wave of 1024 threads.
+// latency of 100 us (20 us for what the cache serves): a launch costs at
+// least the loads each thread waits for one after another, once per wave
+// of 1024 threads.
 //
 // An add over 4096 floats on 4096 threads: 4 waves of one load each,
 // 400 us, against 32768 B at 1 GB/s (32.768 us); batches change nothing
@@ -60,6 +61,8 @@ module {
 // CHECK-SAME: compute_seconds = {{6\.4[0-9]*(e|E)-0?3}} : f64
 // BATCH-LABEL: module attributes
 // BATCH-SAME: compute_seconds = {{6\.4[0-9]*(e|E)-0?3}} : f64
+// NOLAT-LABEL: module attributes
+// NOLAT-SAME: compute_seconds = {{2\.70336[0-9]*(e|E)-0?4}} : f64
 module {
   func.func @step(%buf: memref<66560xf32>, %k: index) attributes {zero.entry, zero.world_size = 1 : i64} {
     %rows = memref.subview %buf[0] [65536] [1] : memref<66560xf32> to memref<65536xf32>
@@ -81,6 +84,10 @@ module {
 // nothing and waits for no load: 4096 B at 1 GB/s, 4.096 us.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: compute_seconds = {{2\.0409(6|599)[0-9]*(e|E)-0?4}} : f64
+// BATCH-LABEL: module attributes
+// BATCH-SAME: compute_seconds = {{2\.0409(6|599)[0-9]*(e|E)-0?4}} : f64
+// NOLAT-LABEL: module attributes
+// NOLAT-SAME: compute_seconds = {{1\.6384[0-9]*(e|E)-0?5}} : f64
 module {
   func.func @step(%idx: memref<1024xi64>, %table: memref<100xf32>, %out: memref<1024xf32>, %z: memref<1024xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
     linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%idx : memref<1024xi64>) outs(%out : memref<1024xf32>) {
@@ -101,9 +108,75 @@ module {
 // 400 us (against 32768 B, 32.768 us).
 // CHECK-LABEL: module attributes
 // CHECK-SAME: compute_seconds = {{4\.0[0-9]*(e|E)-0?4}} : f64
+// BATCH-LABEL: module attributes
+// BATCH-SAME: compute_seconds = {{4\.0[0-9]*(e|E)-0?4}} : f64
+// NOLAT-LABEL: module attributes
+// NOLAT-SAME: compute_seconds = {{3\.2768[0-9]*(e|E)-0?5}} : f64
 module {
   func.func @step(%a: memref<4096xf32>, %b: memref<4096xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
     memref.copy %a, %b : memref<4096xf32> to memref<4096xf32>
+    return
+  }
+}
+
+// -----
+
+// A bias broadcast over [1024, 64] (65536 threads, 64 waves): each thread
+// loads an element of a 256 B buffer read 1024 times, which the cache
+// serves: 64 x 20 us = 1.28 ms, against 262,400 B (262.4 us).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: compute_seconds = {{1\.28[0-9]*(e|E)-0?3}} : f64
+// NOLAT-LABEL: module attributes
+// NOLAT-SAME: compute_seconds = {{2\.624[0-9]*(e|E)-0?4}} : f64
+// BATCH-LABEL: module attributes
+// BATCH-SAME: compute_seconds = {{1\.28[0-9]*(e|E)-0?3}} : f64
+module {
+  func.func @step(%bias: memref<64xf32>, %out: memref<1024x64xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%bias : memref<64xf32>) outs(%out : memref<1024x64xf32>) {
+    ^bb0(%b: f32, %y: f32):
+      %s = arith.addf %b, %b : f32
+      linalg.yield %s : f32
+    }
+    return
+  }
+}
+
+// -----
+
+// A row group's phases wait in turn: on a thread a row (64 threads, one
+// wave; the sums and the quotients are the step's own buffers, so no
+// input may be an output), the sum loads its row's 128 elements from memory (128 x 100 us;
+// in batches of 8, 16), then the division reads the row and the sum again,
+// from the cache (128 x 20 us; 16): 15.36 ms, or 1.92 ms, against the
+// group's 65792 B and 16384 FLOP on 64 threads (1052.672 us).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: compute_seconds = {{1\.536[0-9]*(e|E)-0?2}} : f64
+// BATCH-LABEL: module attributes
+// BATCH-SAME: compute_seconds = {{(1\.92|1\.9199)[0-9]*(e|E)-0?3}} : f64
+// NOLAT-LABEL: module attributes
+// NOLAT-SAME: compute_seconds = {{1\.052672(e|E)-0?3|0\.00105267[0-9]*}} : f64
+#e = affine_map<(r, j) -> (r, j)>
+#row = affine_map<(r, j) -> (r)>
+module {
+  func.func @step(%x: memref<64x128xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
+    %z = arith.constant 0.0 : f32
+    %s = memref.alloc() : memref<64xf32>
+    %y = memref.alloc() : memref<64x128xf32>
+    zero.row_group rows(1) {
+      linalg.fill ins(%z : f32) outs(%s : memref<64xf32>)
+      linalg.generic {indexing_maps = [#e, #row], iterator_types = ["parallel", "reduction"]} ins(%x : memref<64x128xf32>) outs(%s : memref<64xf32>) {
+      ^bb0(%a: f32, %acc: f32):
+        %0 = arith.addf %a, %acc : f32
+        linalg.yield %0 : f32
+      }
+      linalg.generic {indexing_maps = [#e, #row, #e], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<64x128xf32>, memref<64xf32>) outs(%y : memref<64x128xf32>) {
+      ^bb0(%a: f32, %sum: f32, %o: f32):
+        %0 = arith.divf %a, %sum : f32
+        linalg.yield %0 : f32
+      }
+    }
+    memref.dealloc %s : memref<64xf32>
+    memref.dealloc %y : memref<64x128xf32>
     return
   }
 }

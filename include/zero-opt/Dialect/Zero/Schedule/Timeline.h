@@ -63,6 +63,8 @@ struct HardwareModel {
   /// a launch whose threads hold too few loads in flight runs below the
   /// bandwidth (0: not modelled).
   double memoryLatency = 0;
+  /// The same for a load the L2 cache serves (default: memoryLatency).
+  double cacheLatency = 0;
   /// Links: per device and direction.
   double intraBandwidth = 0, intraLatency = 0;
   double interBandwidth = 0, interLatency = 0;
