@@ -441,7 +441,7 @@ def ZeroGPUGuardLoads : Pass<"zero-gpu-guard-loads", "ModuleOp"> {
     select picks. Where that arithmetic includes an op that may not run on
     any loaded value (not speculatable: an integer division by it), both
     sides move into an `scf.if` on the condition instead, which yields the
-    side's value (zero for the other side) to the select.
+    side's value in the select's place.
     The timeline prices the reads this saves: an input whose block
     argument feeds one side of a select whose condition is a constant
     mask's element is read in the mask's true (or false) share

@@ -58,17 +58,6 @@ bool runsOnAnyValue(const SetVector<Operation *> &slice) {
   });
 }
 
-/// The results of `inside` something outside it uses.
-SmallVector<Value> escaping(const SetVector<Operation *> &inside) {
-  SmallVector<Value> out;
-  for (Operation *op : inside)
-    for (Value v : op->getResults())
-      if (llvm::any_of(v.getUsers(),
-                       [&](Operation *user) { return !inside.contains(user); }))
-        out.push_back(v);
-  return out;
-}
-
 struct ZeroGPUGuardLoadsPass
     : zero::cuda::impl::ZeroGPUGuardLoadsBase<ZeroGPUGuardLoadsPass> {
   void runOnOperation() override {
@@ -111,45 +100,24 @@ struct ZeroGPUGuardLoadsPass
         continue;
       }
       // Otherwise each side runs under an scf.if on the condition, which
-      // yields the side's value (zeros on the other side).
-      const SetVector<Operation *> &inTrue = onTrue;
-      const SetVector<Operation *> &inFalse = onFalse;
-      SmallVector<Value> outTrue = escaping(inTrue);
-      SmallVector<Value> outFalse = escaping(inFalse);
-      SmallVector<Value> out = llvm::to_vector(outTrue);
-      out.append(outFalse);
-      // The side not picked yields zeros.
-      if (llvm::any_of(out, [](Value v) {
-            return !isa_and_nonnull<TypedAttr>(
-                Builder(v.getContext()).getZeroAttr(v.getType()));
-          }))
-        continue;
+      // yields the side's value in the select's place.
       ++guarded;
-      auto side = [&](const SetVector<Operation *> &inside, bool isTrue) {
-        return [&, isTrue](OpBuilder &b, Location loc) {
+      auto side = [&](const SetVector<Operation *> &slice, Value result) {
+        return [&slice, result](OpBuilder &b, Location loc) {
           IRMapping map;
-          for (Operation *op : inside)
+          for (Operation *op : slice)
             b.clone(*op, map);
-          SmallVector<Value> yields;
-          for (auto [values, mine] : {std::pair(ArrayRef(outTrue), isTrue),
-                                      std::pair(ArrayRef(outFalse), !isTrue)})
-            for (Value v : values)
-              yields.push_back(
-                  mine
-                      ? map.lookup(v)
-                      : arith::ConstantOp::create(
-                            b, loc, cast<TypedAttr>(b.getZeroAttr(v.getType())))
-                            .getResult());
-          scf::YieldOp::create(b, loc, yields);
+          scf::YieldOp::create(b, loc, map.lookupOrDefault(result));
         };
       };
       OpBuilder b(select);
       auto guard = scf::IfOp::create(b, select.getLoc(), select.getCondition(),
-                                     side(inTrue, true), side(inFalse, false));
-      for (auto [v, r] : llvm::zip(out, guard.getResults()))
-        v.replaceAllUsesWith(r);
-      for (const SetVector<Operation *> *inside : {&inTrue, &inFalse})
-        for (Operation *op : llvm::reverse(*inside))
+                                     side(onTrue, select.getTrueValue()),
+                                     side(onFalse, select.getFalseValue()));
+      select.replaceAllUsesWith(guard.getResult(0));
+      select.erase();
+      for (const SetVector<Operation *> *slice : {&onTrue, &onFalse})
+        for (Operation *op : llvm::reverse(*slice))
           op->erase();
     }
     zero::setKernelCounts(getOperation(), {{"gpu_guarded_selects", guarded}});
