@@ -384,10 +384,10 @@ struct CostModel {
   }
 
   /// The loads a GPU thread of `op` waits for one after another on a
-  /// launch of `threads` threads, as `rounds` (from memory) and
-  /// `cacheRounds`: its share of the iterations in batches of `loadBatch`
-  /// (one at a time where an input may be what it writes, as
-  /// zero-gpu-batch-loads leaves them), each batch one round for its
+  /// launch of `threads` threads, as the `rounds` (from memory) and
+  /// `cacheRounds` of a Work to add to the op's: its share of the iterations in
+  /// batches of `loadBatch` (one at a time where an input may be what it
+  /// writes, as zero-gpu-batch-loads leaves them), each batch one round for its
   /// loads, one more for guarded reads after their masks (a select's side)
   /// and for an element at a loaded index; none for an op that reads no
   /// memory. A round is the cache's when every buffer it reads is: one
@@ -769,9 +769,7 @@ private:
             continue;
           n = opt.launchThreads ? opt.launchThreads(&inner)
                                 : parallelIterations(linalgOp);
-          Work r = cost.rounds(linalgOp, n);
-          pending.rounds += r.rounds;
-          pending.cacheRounds += r.cacheRounds;
+          pending += cost.rounds(linalgOp, n);
         } else {
           // A copy: a thread per element, as alone.
           auto [bytes, elements] = copyWork(&inner);
@@ -868,11 +866,9 @@ private:
       // Each phase's loads after the last phase's; a second read from the
       // cache while most of it hits.
       for (Operation &inner : group.getBody().front()) {
-        Work r = cost.rounds(
+        work += cost.rounds(
             cast<linalg::LinalgOp>(inner), threads,
             [&](OpOperand *o) { return hit > 0.5 && readAgain.contains(o); });
-        work.rounds += r.rounds;
-        work.cacheRounds += r.cacheRounds;
       }
       compute(op, cost.launch(work, threads));
       return true;
@@ -889,9 +885,7 @@ private:
       double threads = opt.launchThreads ? opt.launchThreads(launched)
                                          : parallelIterations(launched);
       Work work = cost.linalgWork(linalgOp);
-      Work r = cost.rounds(linalgOp, threads);
-      work.rounds = r.rounds;
-      work.cacheRounds = r.cacheRounds;
+      work += cost.rounds(linalgOp, threads);
       OpEstimate e = cost.launch(work, threads);
       if (root)
         e.seconds -= hw.opOverhead;

@@ -114,7 +114,8 @@ bool loads(Operation *op) {
 /// loaded index); then the others, in their order.
 void issueLoadsEarly(Block &body, ArrayRef<Value> written,
                      const Aliasing &alias) {
-  DenseMap<Operation *, unsigned> level;
+  // An early op's level, and the loads waited for once its value is there.
+  DenseMap<Operation *, std::pair<unsigned, unsigned>> level;
   SmallVector<Operation *> rest;
   unsigned deepest = 0;
   for (Operation &op : body.without_terminator()) {
@@ -128,7 +129,7 @@ void issueLoadsEarly(Block &body, ArrayRef<Value> written,
       if (it == level.end())
         early = false;
       else
-        depth = std::max(depth, it->second + (loads(def) ? 1 : 0));
+        depth = std::max(depth, it->second.second);
     };
     for (Value v : op.getOperands())
       needs(v);
@@ -137,7 +138,7 @@ void issueLoadsEarly(Block &body, ArrayRef<Value> written,
     for (Value v : above)
       needs(v);
     if (early) {
-      level[&op] = depth;
+      level[&op] = {depth, depth + (loads(&op) ? 1 : 0)};
       deepest = std::max(deepest, depth);
     } else {
       rest.push_back(&op);
@@ -146,7 +147,7 @@ void issueLoadsEarly(Block &body, ArrayRef<Value> written,
   SmallVector<Operation *> order;
   for (unsigned d = 0; d <= deepest; ++d)
     for (Operation &op : body.without_terminator())
-      if (auto it = level.find(&op); it != level.end() && it->second == d)
+      if (auto it = level.find(&op); it != level.end() && it->second.first == d)
         order.push_back(&op);
   order.append(rest);
   Operation *end = body.getTerminator();
@@ -246,7 +247,8 @@ struct ZeroGPUBatchLoadsPass
     SymbolTableCollection tables;
     SymbolUserMap users(tables, getOperation());
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
-      if (fn.isExternal())
+      // A batch of one leaves every loop as it is.
+      if (fn.isExternal() || batchSize == 1)
         continue;
       Aliasing alias{fn.getOperation(), zero::noAliasArguments(fn, users)};
       for (unsigned i = 0; i < fn.getNumArguments(); ++i)
@@ -265,9 +267,8 @@ struct ZeroGPUBatchLoadsPass
         if (inner)
           loops.push_back(loop);
       });
-      if (batchSize > 1)
-        for (scf::ForOp loop : loops)
-          batched += batch(loop, alias);
+      for (scf::ForOp loop : loops)
+        batched += batch(loop, alias);
     }
     zero::setKernelCounts(getOperation(), {{"gpu_batched_loops", batched}});
   }

@@ -2,6 +2,7 @@
 // RUN: zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu-latency.json gpu=true load-batch=8" | FileCheck %s --check-prefix=BATCH
 // RUN: zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu.json gpu=true load-batch=8" | FileCheck %s --check-prefix=NOLAT
 // RUN: not zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu-latency.json gpu=true load-batch=0" 2>&1 | FileCheck %s --check-prefix=ERR
+// RUN: not zero-opt %s -split-input-file -zero-timeline-report="hardware=%S/../../../Target/CPU/Inputs/unit-gpu-bad-latency.json gpu=true" 2>&1 | FileCheck %s --check-prefix=BADLAT
 
 // The unit GPU (1 GFLOP/s, 1 GB/s, 1024 resident threads) with a memory
 // latency of 100 us (20 us for what the cache serves): a launch costs at
@@ -18,6 +19,7 @@
 // NOLAT-LABEL: module attributes
 // NOLAT-SAME: compute_seconds = {{3\.2768[0-9]*(e|E)-0?5}} : f64
 // ERR: error: zero-timeline-report: load-batch 0 must be at least 1
+// BADLAT: error: {{.*}}unit-gpu-bad-latency.json: device.memory_latency: expected a number >= 0
 #id = affine_map<(i) -> (i)>
 module {
   func.func @step(%a: memref<4096xf32>, %b: memref<4096xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {

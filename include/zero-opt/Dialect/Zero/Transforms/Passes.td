@@ -581,9 +581,12 @@ def ZeroTimelineReport : Pass<"zero-timeline-report", "ModuleOp"> {
     a launch costs at least the loads each thread waits for one after
     another times that latency, once per wave of resident threads: a
     thread's share of the op's iterations in batches of `load-batch`
-    (what `zero-gpu-batch-loads` issues together), twice that where a load
-    needs another's value first (a guarded select's side, an element at a
-    loaded index); a copy one per element.
+    (what `zero-gpu-batch-loads` issues together), each batch one round,
+    one more where a load needs another's value first (a guarded select's
+    side, an element at a loaded index); a round that only reads what the
+    cache serves (a row group's second read, a mask or bias read more often
+    than it has elements) at `device.cache_latency`; a copy one per
+    element.
   }];
   let options = [
     Option<"hardware", "hardware", "std::string", "",
