@@ -55,6 +55,8 @@ StringRef mlir::zero::runtimeFunctionName(RuntimeFunction fn) {
     return "zero_rt_cuda_arena";
   case RuntimeFunction::CudaArenaClaim:
     return "zero_rt_cuda_arena_claim";
+  case RuntimeFunction::CudaNode:
+    return "zero_rt_cuda_node";
   }
   llvm_unreachable("unknown runtime function");
 }
@@ -97,6 +99,8 @@ static FunctionType runtimeFunctionType(Builder &b, RuntimeFunction fn) {
     return b.getFunctionType({i64}, {i64});
   case RuntimeFunction::CudaArenaClaim:
     return b.getFunctionType({i64}, {i32});
+  case RuntimeFunction::CudaNode:
+    return b.getFunctionType({i64}, {});
   }
   llvm_unreachable("unknown runtime function");
 }

@@ -508,6 +508,18 @@ extern "C" int32_t zero_rt_cuda_arena_claim(int64_t owner) {
   return changed ? 1 : 0;
 }
 
+namespace {
+// Written and read by the thread that queues the step's work.
+const char *currentNode = "";
+} // namespace
+
+extern "C" void zero_rt_cuda_node(int64_t name) {
+  const char *node = reinterpret_cast<const char *>(name);
+  currentNode = node ? node : "";
+}
+
+const char *zero::rt::cuda::traceNode() { return currentNode; }
+
 extern "C" int64_t zero_rt_cuda_memory_baseline(void) {
   return state().memoryBaseline;
 }

@@ -102,6 +102,8 @@ void giveEvent(cudaEvent_t event, bool timing);
 /// are resolved when the events complete.
 cudaEvent_t traceBegin(cudaStream_t stream);
 void traceEnd(cudaEvent_t begin, cudaStream_t stream, TraceEvent event);
+/// The node of zero_rt_cuda_node's last call ("" for none).
+const char *traceNode();
 /// Records the finished intervals (all of them, waiting, when `wait`).
 void traceFlush(bool wait);
 

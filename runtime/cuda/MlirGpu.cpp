@@ -40,14 +40,16 @@ struct LaunchTrace {
   cudaEvent_t begin;
   CUstream s;
   CUfunction f;
-  LaunchTrace(CUstream s, CUfunction f) : begin(traceBegin(s)), s(s), f(f) {}
+  const char *node;
+  LaunchTrace(CUstream s, CUfunction f)
+      : begin(traceBegin(s)), s(s), f(f), node(traceNode()) {}
   ~LaunchTrace() {
     if (!begin)
       return;
     const char *name = nullptr;
     if (driver().cuFuncGetName(&name, f) != CUDA_SUCCESS || !name)
       name = "kernel";
-    traceEnd(begin, s, {name, "compute", 1, 0, 0, 0, -1});
+    traceEnd(begin, s, {name, "compute", 1, 0, 0, 0, -1, node});
   }
 };
 

@@ -43,6 +43,8 @@ std::string zero::rt::chromeTrace(int64_t pid,
               j.attribute("bytes", e.bytes);
               j.attribute("id", e.id);
             });
+          else if (!e.node.empty())
+            j.attributeObject("args", [&] { j.attribute("node", e.node); });
         });
     });
     j.attribute("displayTimeUnit", "ms");

@@ -52,6 +52,7 @@ void check(cudaError_t rc, const char *call) {
 void ensureContext() {}
 cudaEvent_t traceBegin(cudaStream_t) { return nullptr; }
 void traceEnd(cudaEvent_t, cudaStream_t, TraceEvent) {}
+const char *traceNode() { return ""; }
 } // namespace zero::rt::cuda
 
 namespace {

@@ -15,7 +15,8 @@ data under `mpirun -np N zero-run`:
   (cuBLAS's GEMMs, split reductions, NCCL's rings) and in libdevice's math;
 - the bytes each rank sent (zero-run --stats, counted by the NCCL backend)
   equal plan.json's per-step bytes times the steps, by collective;
-- the trace shows the compute and the communication streams.
+- the trace shows the compute and the communication streams, and names
+  the model's node of every GEMM and of the kernels that compute one.
 
 Then a larger GPT (about 35M parameters; 2 MiB allocation granularity is
 lost in it) at stage 0 fp32 and stage 3 bf16: the peak device memory the
@@ -145,6 +146,41 @@ def trace_streams(path):
     return tids
 
 
+def graph_nodes(onnx_path):
+    """The node names of an ONNX model's graph."""
+    import onnx
+    return {n.name for n in onnx.load(onnx_path, load_external_data=False).graph.node}
+
+
+def trace_nodes(path, nodes):
+    """What is wrong with the nodes a trace names its GPU work by (every
+    GEMM names a node of `nodes`, every named kernel too, some kernel is
+    named), and how many GEMMs and kernels it named."""
+    with open(path) as f:
+        events = json.load(f)
+    events = events.get("traceEvents", events) if isinstance(events, dict) else events
+    problems, named = [], {"gemm": 0, "kernel": 0}
+    total = dict(named)
+    for e in events:
+        # zero-run's host intervals are named "compute"; kernels by their
+        # function, GEMMs by their shape.
+        if e.get("ph") != "X" or e.get("cat") != "compute" or e.get("name") == "compute":
+            continue
+        kind = "gemm" if e["name"].startswith("gemm ") else "kernel"
+        total[kind] += 1
+        node = e.get("args", {}).get("node")
+        if node is None:
+            if kind == "gemm":
+                problems.append(f"{e['name']} names no node")
+        elif node not in nodes:
+            problems.append(f"{e['name']} names {node!r}, not a node of the model")
+        else:
+            named[kind] += 1
+    if total["kernel"] and not named["kernel"]:
+        problems.append("no kernel names a node")
+    return problems[:3], named, total
+
+
 def strip_weights(out):
     """Replaces program `out`'s params.npz by its arrays' names, shapes and
     types (params.shapes.json), for a program that must travel light."""
@@ -263,8 +299,13 @@ def check_parity(r, e):
         streams = tids.get("compute", set()) | tids.get("wait", set())
         comm = tids.get("communication", set())
         has_streams = bool(streams) and (r.ranks == 1 or bool(comm)) and not (streams & comm)
-        ok &= has_streams
-        note = f"; trace: compute {sorted(streams)}, communication {sorted(comm)}"
+        problems, named, total = trace_nodes(
+            out + ".trace.json", graph_nodes(os.path.join(r.tmp, f"{name}.onnx")))
+        ok &= has_streams and not problems
+        note = (f"; trace: compute {sorted(streams)}, communication {sorted(comm)}; "
+                f"nodes named by {named['gemm']} of {total['gemm']} GEMMs, "
+                f"{named['kernel']} of {total['kernel']} kernels"
+                + "".join(f"; {p}" for p in problems))
     print(f"{'ok  ' if ok else 'FAIL'} {name:4s} {precision} stage {stage} on {r.ranks}: "
           f"loss max rel {rel:.2e} (tol {ltol:g}), weights max abs {werr:.2e} "
           f"(tol {wtol:g}); bytes per rank {measured} "

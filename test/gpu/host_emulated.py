@@ -38,7 +38,10 @@ models at ZeRO stages 0-3 in fp32 and bf16, on 2 ranks, 2 AdamW steps:
   (device_memory.program_peak, from cudaMemGetInfo) is at least plan.json's
   peak and, for a GPT of 35M parameters at stage 0 fp32 and stage 3 bf16
   (the small models' buffers are mostly alignment), within 5% of it;
-- at stage 3 the trace shows the compute and the communication streams.
+- the trace names the model's node of every GEMM and of the kernels that
+  compute one (zero-gpu-trace-nodes: kernels shared between layers say
+  which layer a launch was); at stage 3 it shows the compute and the
+  communication streams.
 
 The 35M GPT's kernels and GEMMs are checked, not run (minutes on the
 host). A GPT at stage 3 saves a checkpoint, resumes from it and evaluates
@@ -186,14 +189,19 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
     if ratio < 1 or (check_memory and ratio - 1 > MEMORY_TOL):
         problems.append(f"device memory peak {dev.get('program_peak')} B vs "
                         f"plan.json {peak} B (ratio {ratio:.4f})")
-    note = ""
+    # Each GEMM and kernel in the trace names the model's node it computes.
+    trace_problems, named, total = gpu_parity.trace_nodes(
+        trace, gpu_parity.graph_nodes(onnx))
+    problems += [f"trace: {p}" for p in trace_problems]
+    note = (f"; nodes named by {named['gemm']} of {total['gemm']} GEMMs, "
+            f"{named['kernel']} of {total['kernel']} kernels")
     if stage == 3:
         tids = gpu_parity.trace_streams(trace)
         streams = tids.get("compute", set()) | tids.get("wait", set())
         comm = tids.get("communication", set())
         if not streams or not comm or streams & comm:
             problems.append(f"trace: compute {sorted(streams)}, communication {sorted(comm)}")
-        note = f"; trace: compute {sorted(streams)}, communication {sorted(comm)}"
+        note += f"; trace: compute {sorted(streams)}, communication {sorted(comm)}"
     rep = reports[0]
     ok = not problems
     print(f"{'ok  ' if ok else 'FAIL'} {name:4s} {precision or 'as exported'} stage "

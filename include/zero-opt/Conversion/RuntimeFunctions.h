@@ -31,6 +31,7 @@ enum class RuntimeFunction {
   CudaCommWait,   ///< zero_rt_cuda_comm_wait(handle)
   CudaArena,      ///< zero_rt_cuda_arena(bytes) -> base address
   CudaArenaClaim, ///< zero_rt_cuda_arena_claim(owner) -> contents changed
+  CudaNode,       ///< zero_rt_cuda_node(name): the trace's node from here
 };
 
 /// The C symbol of a runtime function.

@@ -56,6 +56,7 @@ void cuda::buildCUDALowering(OpPassManager &pm,
   fat.toolkit = options.toolkit.getValue();
   pm.addPass(cuda::createZeroGPUFatBinary(fat));
   pm.addPass(cuda::createZeroGPURuntimeCalls());
+  pm.addPass(cuda::createZeroGPUTraceNodes());
 
   // Host code: the step's address arithmetic and scalar bookkeeping, the
   // runtime calls and the launches (upstream's gpu-to-llvm, whose mgpu*

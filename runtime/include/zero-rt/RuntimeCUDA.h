@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define ZERO_RT_CUDA_ABI_VERSION 4
+#define ZERO_RT_CUDA_ABI_VERSION 5
 int32_t zero_rt_cuda_abi_version(void);
 
 /*--- Setup ----------------------------------------------------------------*/
@@ -80,6 +80,11 @@ int64_t zero_rt_cuda_arena(int64_t bytes);
  * other buffer of theirs uses and copy them in only then, not every step. */
 int32_t zero_rt_cuda_arena_claim(int64_t owner);
 int64_t zero_rt_cuda_arena_bytes(void);
+/* The model's node (a NUL-terminated name that outlives the run, 0 for
+ * none) that the launches and GEMMs queued next compute: the trace names
+ * each by it. Compiled steps call this before each launch or GEMM whose
+ * node differs from the last one's. */
+void zero_rt_cuda_node(int64_t name);
 /* Device memory in use (total - free by cudaMemGetInfo, so other processes
  * on the device count too): when initialization started, and the highest
  * value sampled since. Samples are taken at init, after the arena and each

@@ -21,6 +21,7 @@ struct TraceEvent {
   double ts = 0, dur = 0; ///< microseconds
   int64_t bytes = 0;      ///< collectives and waits: bytes this rank sends
   int64_t id = -1;        ///< collectives and waits: the call's number
+  std::string node = {};  ///< compute: the model's node it computes, if known
 };
 
 /// The Chrome trace JSON of one process (`pid`: the rank). `streams`: a

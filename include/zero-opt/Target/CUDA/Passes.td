@@ -600,4 +600,25 @@ def ZeroGPURuntimeCalls : Pass<"zero-gpu-runtime-calls", "ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def ZeroGPUTraceNodes : Pass<"zero-gpu-trace-nodes", "ModuleOp"> {
+  let summary = "Name each launch and GEMM of the step by the model's node";
+  let description = [{
+    Runs on the host code after `zero-gpu-runtime-calls`. Kernels are
+    shared between nodes (one layer norm's kernel for every layer), so a
+    kernel's name does not say which node a launch computes, and a GEMM's
+    call says only its shape. Before each call of a kernel function
+    (`zero.kernel`) or a cuBLAS GEMM of the CUDA runtime whose node (the
+    first name in its location, as the timeline names its events) differs
+    from the last one set in its block, a call of `zero_rt_cuda_node`
+    passes the node's name (a private constant global, one per name), or
+    0 where the location names none. Each block starts with none known:
+    its first launch sets its own. `zero-run --trace` then gives each
+    kernel's and GEMM's interval the node as `args.node`, as
+    `--report=timeline` does for the predicted step.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif

@@ -674,7 +674,8 @@ private:
           std::abs(last->start + last->duration - tc) < 1e-15)
         last->duration += c.seconds;
       else
-        tl.events.push_back({label, "compute", tc, c.seconds});
+        tl.events.push_back(
+            {label, "compute", tc, c.seconds, 0, -1, name.str()});
     }
     tc += c.seconds;
   }

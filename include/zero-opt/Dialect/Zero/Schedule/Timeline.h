@@ -105,6 +105,7 @@ struct Timeline {
     double start = 0, duration = 0; ///< seconds from the step's start
     int64_t bytes = 0;              ///< collectives: bytes this rank sends
     int64_t id = -1;                ///< collectives: sequence number
+    std::string node = {};          ///< compute: the model's node, if named
   };
   std::vector<Event> events;
   double stepSeconds = 0;

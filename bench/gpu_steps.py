@@ -1,0 +1,235 @@
+#!/usr/bin/python3
+"""Step times of --target=cuda programs on a GPU, and their kernels and
+GEMMs per model node, against the timeline's prediction for the same
+programs.
+
+The models are the GPU sections' of bench/RESULTS.md (bench/gpt2_model.py):
+GPT-2 XL's width (d 1600, 25 heads, context 1024, micro-batch 8,
+vocabulary 50257) with 1 and 8 layers, and GPT-2 XL (--preset xl) with
+--memory-budget=70G; stage 0 on one rank in bf16, AdamW, random weights
+and tokens. Each is compiled twice with the same flags: the program, and
+--report=timeline for the hardware file given (NAME.predicted/: plan.json's
+step, timeline.json's slices), so the prediction is the program's own.
+
+A GPU node needs no compiler: the three phases can run apart.
+  --prepare DIR  compiles every program into DIR, leaving the weights
+                 behind as names and shapes (drawn again by --run)
+  --run DIR      runs them: zero-run --steps N (the step times, the
+                 median of the steps after the first), then the first
+                 model again with --trace for a few steps
+  --report DIR   prints the tables: per model the measured and predicted
+                 step; per node of the traced model, its kernels' and
+                 GEMMs' time in the median traced step (zero-run --trace
+                 names each by its node: zero-gpu-trace-nodes) against the
+                 timeline's slices of that node
+Without a phase, all three run in a temporary folder.
+
+Usage: /usr/bin/python3 bench/gpu_steps.py [--build build]
+         [--hardware hardware/h200-1x-measured.json] [--models l1,l8,xl]
+         [--steps 6] [--prepare DIR | --run DIR | --report DIR]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "test", "gpu"))
+import gpu_parity  # noqa: E402
+
+XL_WIDTH = ["--d", "1600", "--heads", "25", "--seq", "1024", "--batch", "8",
+            "--vocab", "50257"]
+MODELS = {
+    "l1": dict(args=["--layers", "1"] + XL_WIDTH, flags=[],
+               title="GPT-2 XL's width, 1 layer"),
+    "l8": dict(args=["--layers", "8"] + XL_WIDTH, flags=[],
+               title="GPT-2 XL's width, 8 layers"),
+    "xl": dict(args=["--preset", "xl"], flags=["--memory-budget=70G"],
+               title="GPT-2 XL, budget 70G"),
+}
+FLAGS = ["--stage=0", "--world-size=1", "--precision=bf16", "--target=cuda",
+         "--optimizer=adamw", "--lr=1e-4"]
+TRACED_STEPS = 3
+VOCAB = 50257
+NO_NODE = "(no node: optimizer, copies)"
+
+
+def run(cmd):
+    return gpu_parity.run(cmd)
+
+
+def prepare(args, d):
+    bindir = os.path.join(os.path.abspath(args.build), "bin")
+    manifest = dict(hardware=os.path.abspath(args.hardware), steps=args.steps,
+                    models=[])
+    for name in args.models:
+        m = MODELS[name]
+        onnx = os.path.join(d, f"{name}.onnx")
+        run(["/usr/bin/python3", os.path.join(ROOT, "bench", "gpt2_model.py"),
+             onnx] + m["args"])
+        out = os.path.join(d, name)
+        # The program, and the same compile's prediction beside it (a
+        # timeline report is a folder of its own: plan.json, timeline.json).
+        run([os.path.join(bindir, "zero-opt"), onnx, "-o", out] + FLAGS + m["flags"])
+        run([os.path.join(bindir, "zero-opt"), onnx, "-o", out + ".predicted",
+             "--report=timeline", f"--hardware={args.hardware}"] + FLAGS + m["flags"])
+        gpu_parity.strip_weights(out)
+        for f in (onnx, onnx + ".data"):
+            if os.path.exists(f):
+                os.remove(f)
+        with open(os.path.join(out, "plan.json")) as f:
+            plan = json.load(f)
+        # Random tokens and targets for every step run.
+        rng = np.random.default_rng(1)
+        steps = max(args.steps, TRACED_STEPS)
+        data = {a["name"]: rng.integers(0, VOCAB, size=[a["shape"][0] * steps] + a["shape"][1:],
+                                        dtype=np.int64)
+                for a in plan["functions"]["train_step"]["arguments"]
+                if a["role"] == "input"}
+        np.savez(out + ".data.npz", **data)
+        manifest["models"].append(name)
+        print(f"prepared {name}", flush=True)
+    with open(os.path.join(d, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+
+
+def run_all(args, d):
+    bindir = os.path.join(os.path.abspath(args.build), "bin")
+    with open(os.path.join(d, "manifest.json")) as f:
+        manifest = json.load(f)
+    for i, name in enumerate(manifest["models"]):
+        out = os.path.join(d, name)
+        gpu_parity.draw_weights(out)
+        base = [os.path.join(bindir, "zero-run"), out, "--data", out + ".data.npz"]
+        run(base + ["--steps", str(manifest["steps"]), "--log", out + ".jsonl"])
+        if i == 0:
+            run(base + ["--steps", str(TRACED_STEPS), "--log", out + ".traced.jsonl",
+                        "--trace", out + ".trace.json"])
+        print(f"ran {name}", flush=True)
+
+
+def events(path):
+    with open(path) as f:
+        e = json.load(f)
+    e = e.get("traceEvents", e) if isinstance(e, dict) else e
+    return [x for x in e if x.get("ph") == "X"]
+
+
+def measured_nodes(path, steps):
+    """Microseconds per node of the kernels and GEMMs in the traced step
+    whose GPU work took the median time, and that step's total."""
+    work = sorted((e for e in events(path)
+                   if e.get("cat") == "compute" and e.get("name") != "compute"),
+                  key=lambda e: e["ts"])
+    if not work or len(work) % steps:
+        raise SystemExit(f"{path}: {len(work)} kernels and GEMMs for {steps} steps")
+    per = len(work) // steps
+    chunks = [work[s * per:(s + 1) * per] for s in range(steps)]
+    totals = [sum(e["dur"] for e in c) for c in chunks]
+    median = sorted(range(steps), key=lambda s: totals[s])[steps // 2]
+    nodes = defaultdict(lambda: [0.0, 0.0])  # kernels, GEMMs
+    for e in chunks[median]:
+        node = e.get("args", {}).get("node", NO_NODE)
+        nodes[node][e["name"].startswith("gemm ")] += e["dur"]
+    return nodes, totals[median], per
+
+
+def predicted_nodes(path):
+    nodes = defaultdict(float)
+    for e in events(path):
+        if e.get("cat") == "compute":
+            nodes[e.get("args", {}).get("node", NO_NODE)] += e["dur"]
+    return nodes
+
+
+def report(d, top):
+    with open(os.path.join(d, "manifest.json")) as f:
+        manifest = json.load(f)
+    print(f"Predicted with {os.path.basename(manifest['hardware'])}; measured: "
+          f"median of steps 2-{manifest['steps']} (zero-run's time_ms).\n")
+    print("| model | predicted | measured | measured / predicted |")
+    print("|---|---|---|---|")
+    for name in manifest["models"]:
+        out = os.path.join(d, name)
+        with open(os.path.join(out + ".predicted", "plan.json")) as f:
+            predicted = json.load(f)["functions"]["train_step"]["timeline"]["step_seconds"] * 1e3
+        log = out + ".jsonl"
+        if not os.path.exists(log):
+            print(f"| {MODELS[name]['title']} | {predicted:.3f} ms | not run | |")
+            continue
+        times = [json.loads(l)["time_ms"] for l in open(log)][1:]
+        measured = statistics.median(times)
+        print(f"| {MODELS[name]['title']} | {predicted:.3f} ms | {measured:.3f} ms | "
+              f"{measured / predicted:.2f} |")
+    name = manifest["models"][0]
+    out = os.path.join(d, name)
+    if not os.path.exists(out + ".trace.json"):
+        return
+    nodes, total, per = measured_nodes(out + ".trace.json", TRACED_STEPS)
+    predicted = predicted_nodes(os.path.join(out + ".predicted", "timeline.json"))
+    print(f"\n{MODELS[name]['title']}: the median of {TRACED_STEPS} traced steps, "
+          f"{per} kernels and GEMMs, {total / 1e3:.3f} ms of GPU work; per node, "
+          f"most measured first:\n")
+    print("| node | measured: kernels | GEMMs | predicted | measured / predicted |")
+    print("|---|---|---|---|---|")
+    order = sorted(set(nodes) | set(predicted), key=lambda n: -sum(nodes.get(n, [0, 0])))
+    rest = [0.0, 0.0, 0.0]
+    for i, n in enumerate(order):
+        k, g = nodes.get(n, [0.0, 0.0])
+        p = predicted.get(n, 0.0)
+        if i >= top:
+            rest = [rest[0] + k, rest[1] + g, rest[2] + p]
+            continue
+        ratio = f"{(k + g) / p:.2f}" if p > 0 else ""
+        print(f"| {n} | {k:.0f} µs | {g:.0f} µs | {p:.0f} µs | {ratio} |")
+    if len(order) > top:
+        print(f"| {len(order) - top} more nodes | {rest[0]:.0f} µs | {rest[1]:.0f} µs | "
+              f"{rest[2]:.0f} µs | |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--hardware", default=os.path.join(ROOT, "hardware",
+                                                       "h200-1x-measured.json"))
+    ap.add_argument("--models", default="l1,l8,xl")
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--top", type=int, default=25, help="nodes listed one by one")
+    phase = ap.add_mutually_exclusive_group()
+    phase.add_argument("--prepare", metavar="DIR")
+    phase.add_argument("--run", metavar="DIR")
+    phase.add_argument("--report", metavar="DIR")
+    args = ap.parse_args()
+    args.models = args.models.split(",")
+    unknown = [m for m in args.models if m not in MODELS]
+    if unknown:
+        ap.error(f"--models: unknown {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    if args.steps < 2:
+        ap.error("--steps must be at least 2 (the first step is not timed)")
+    if args.prepare:
+        os.makedirs(args.prepare, exist_ok=True)
+        prepare(args, args.prepare)
+    elif args.run:
+        run_all(args, args.run)
+    elif args.report:
+        report(args.report, args.top)
+    else:
+        listed, why = gpu_parity.gpus()
+        if not listed:
+            print(f"bench/gpu_steps.py: SKIP: {why}")
+            return 0
+        with tempfile.TemporaryDirectory(prefix="zero-gpu-steps-") as d:
+            prepare(args, d)
+            run_all(args, d)
+            report(d, args.top)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
