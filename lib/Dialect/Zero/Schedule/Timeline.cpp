@@ -906,8 +906,66 @@ private:
     double threads = opt.launchThreads ? opt.launchThreads(op) : 1;
     if (threads == 1)
       ++tl.serialLaunches;
-    compute(op, cost.launch(cost.serialWork(*op), threads));
+    Work work = cost.serialWork(*op);
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      work += loopRounds(loop, threads);
+    compute(op, cost.launch(work, threads));
     return true;
+  }
+
+  /// The loads a thread of a loop kernel on `threads` threads waits for
+  /// one after another. Every thread runs every iteration: the body's own
+  /// loads (a token's id) are a round each, in batches of the load batch
+  /// where nothing in the body writes their buffer, from the cache where
+  /// the threads read it more often than it has elements; each op of the
+  /// body adds its rounds in the iterations whose row lies in the thread's
+  /// part of the rows (the launch's threads over the op's: a scatter split
+  /// into parts), one iteration after another, as each may update what the
+  /// last one wrote.
+  Work loopRounds(scf::ForOp loop, double threads) const {
+    Work w;
+    if (!opt.gpu || hw.memoryLatency <= 0)
+      return w;
+    double trips = double(CostModel::tripCount(loop));
+    SmallVector<linalg::LinalgOp> ops;
+    SmallVector<Value> written;
+    for (Operation &inner : loop.getBody()->without_terminator()) {
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(inner)) {
+        ops.push_back(linalgOp);
+        llvm::append_range(written, linalgOp.getDpsInits());
+      } else if (auto copy = dyn_cast<memref::CopyOp>(inner)) {
+        written.push_back(copy.getTarget());
+      } else if (auto store = dyn_cast<memref::StoreOp>(inner)) {
+        written.push_back(store.getMemRef());
+      }
+    }
+    bool loads = false, memory = false, batched = true;
+    for (Operation &inner : loop.getBody()->without_terminator()) {
+      auto load = dyn_cast<memref::LoadOp>(inner);
+      if (!load)
+        continue;
+      loads = true;
+      Value from = load.getMemRef();
+      batched &= llvm::none_of(written,
+                               [&](Value to) { return mayOverlap(from, to); });
+      auto t = cast<MemRefType>(from.getType());
+      memory |= !(t.hasStaticShape() &&
+                  double(t.getNumElements()) < trips * threads &&
+                  valueBytes(from) <= hw.cacheBytes);
+    }
+    if (loads) {
+      double rounds =
+          batched ? std::ceil(trips / double(opt.loadBatch)) : trips;
+      (memory ? w.rounds : w.cacheRounds) += rounds;
+    }
+    for (linalg::LinalgOp body : ops) {
+      double opThreads = opt.launchThreads ? opt.launchThreads(body)
+                                           : parallelIterations(body);
+      opThreads = opThreads > 0 ? std::min(threads, opThreads) : threads;
+      double parts = opThreads > 0 ? std::max(1.0, threads / opThreads) : 1;
+      w += cost.rounds(body, opThreads) * std::ceil(trips / parts);
+    }
+    return w;
   }
 
   void visit(Operation *op, SymbolTableCollection &symbols, unsigned depth) {

@@ -586,7 +586,9 @@ def ZeroTimelineReport : Pass<"zero-timeline-report", "ModuleOp"> {
     side, an element at a loaded index); a round that only reads what the
     cache serves (a row group's second read, a mask or bias read more often
     than it has elements) at `device.cache_latency`; a copy one per
-    element.
+    element; a loop kernel one per iteration for the body's own loads (in
+    batches where the loop does not write their buffer) and its op's
+    rounds in the iterations whose row is in the thread's part.
   }];
   let options = [
     Option<"hardware", "hardware", "std::string", "",
