@@ -105,6 +105,97 @@ func.func @split(%x: memref<2x2x4xf32>) {
 
 // -----
 
+// A cross-entropy's rows of 11: 2 partials of 4 lanes over the first 8
+// and a tail of 3 the split folds into the maximum after its combine and
+// into the sum after its own; the maximum read through a [2, 1] view. The
+// partials' maximum and sum become one pass over the 8; the combine
+// rescales each partial sum to the row's maximum, tail included, and the
+// tail's sum reads that maximum as before.
+// CHECK-LABEL: func.func @split_tail
+// CHECK: linalg.generic {{.*}} ins(%[[X:.*]] : memref<2x2x4xf32, strided<[11, 4, 1]>>) outs(%[[PM:.*]], %[[PS:.*]] : memref<2x4xf32>, memref<2x4xf32>)
+// CHECK-NOT: ins(%[[X]]
+// CHECK: linalg.generic {{.*}} ins(%[[PM]] : memref<2x4xf32>) outs(%[[MX:.*]] : memref<2xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[TAIL:.*]] : memref<2x3xf32, strided<[11, 1], offset: 8>>) outs(%[[MX]] : memref<2xf32>)
+// CHECK-NOT: ins(%[[X]]
+// CHECK: linalg.generic {{.*}} ins(%[[PS]], %[[PM]], %[[MX]] : memref<2x4xf32>, memref<2x4xf32>, memref<2xf32>) outs(%[[SM:.*]] : memref<2xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[TAIL]], %[[MX1:.*]] : memref<2x3xf32, strided<[11, 1], offset: 8>>, memref<2x1xf32>) outs(%[[SM]] : memref<2xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.subf
+// CHECK-NEXT: math.exp
+// CHECK: call @use(%[[MX]], %[[SM]])
+
+#t3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#tp3 = affine_map<(d0, d1, d2) -> (d0, d2)>
+#tm3 = affine_map<(d0, d1, d2) -> (d0, 0)>
+#ti2 = affine_map<(d0, d1) -> (d0, d1)>
+#tm2 = affine_map<(d0, d1) -> (d0, 0)>
+#to2 = affine_map<(d0, d1) -> (d0)>
+
+func.func private @use(memref<2xf32>, memref<2xf32>)
+
+func.func @split_tail(%x: memref<2x11xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %main = memref.subview %x[0, 0] [2, 8] [1, 1] : memref<2x11xf32> to memref<2x8xf32, strided<[11, 1]>>
+  %parts = memref.expand_shape %main [[0], [1, 2]] output_shape [2, 2, 4] : memref<2x8xf32, strided<[11, 1]>> into memref<2x2x4xf32, strided<[11, 4, 1]>>
+  %tail = memref.subview %x[0, 8] [2, 3] [1, 1] : memref<2x11xf32> to memref<2x3xf32, strided<[11, 1], offset: 8>>
+  %pm = memref.alloc() : memref<2x4xf32>
+  %ps = memref.alloc() : memref<2x4xf32>
+  %mx = memref.alloc() : memref<2xf32>
+  %sm = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%ninf : f32) outs(%pm : memref<2x4xf32>)
+  linalg.generic {indexing_maps = [#t3, #tp3], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%parts : memref<2x2x4xf32, strided<[11, 4, 1]>>) outs(%pm : memref<2x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  }
+  linalg.fill ins(%ninf : f32) outs(%mx : memref<2xf32>)
+  linalg.generic {indexing_maps = [#ti2, #to2], iterator_types = ["parallel", "reduction"]}
+      ins(%pm : memref<2x4xf32>) outs(%mx : memref<2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#ti2, #to2], iterator_types = ["parallel", "reduction"]}
+      ins(%tail : memref<2x3xf32, strided<[11, 1], offset: 8>>) outs(%mx : memref<2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  }
+  %mx1 = memref.expand_shape %mx [[0, 1]] output_shape [2, 1] : memref<2xf32> into memref<2x1xf32>
+  linalg.fill ins(%zero : f32) outs(%ps : memref<2x4xf32>)
+  linalg.generic {indexing_maps = [#t3, #tm3, #tp3], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%parts, %mx1 : memref<2x2x4xf32, strided<[11, 4, 1]>>, memref<2x1xf32>) outs(%ps : memref<2x4xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %e = math.exp %d : f32
+    %t = arith.addf %e, %o : f32
+    linalg.yield %t : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%sm : memref<2xf32>)
+  linalg.generic {indexing_maps = [#ti2, #to2], iterator_types = ["parallel", "reduction"]}
+      ins(%ps : memref<2x4xf32>) outs(%sm : memref<2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %o : f32
+    linalg.yield %t : f32
+  }
+  linalg.generic {indexing_maps = [#ti2, #tm2, #to2], iterator_types = ["parallel", "reduction"]}
+      ins(%tail, %mx1 : memref<2x3xf32, strided<[11, 1], offset: 8>>, memref<2x1xf32>) outs(%sm : memref<2xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %e = math.exp %d : f32
+    %t = arith.addf %e, %o : f32
+    linalg.yield %t : f32
+  }
+  memref.dealloc %pm : memref<2x4xf32>
+  memref.dealloc %ps : memref<2x4xf32>
+  call @use(%mx, %sm) : (memref<2xf32>, memref<2xf32>) -> ()
+  return
+}
+
+// -----
+
 // Rows not split: one reduction with the row maximum and sum as outputs;
 // the maximum starts from the lowest finite value, so the sum from 0.
 // CHECK-LABEL: func.func @rows

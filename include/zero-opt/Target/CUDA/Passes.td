@@ -363,10 +363,14 @@ def ZeroGPUOnlineSoftmax : Pass<"zero-gpu-online-softmax", "ModuleOp"> {
     reduction with two outputs, a running maximum m and a sum s relative
     to it: `m' = max(m, x)`, `s' = s * exp(m - m') + exp(x - m')` (s
     counts as 0 while m is -inf, and is 0 while m' is), which reads the
-    rows once instead of twice. When the split made partials of both (no
-    tail), each partial keeps its own maximum; the maxima are combined as
+    rows once instead of twice. When the split made partials of both,
+    each partial keeps its own maximum; the maxima are combined as
     before, and the sums are combined rescaled, `S = sum of s_p *
-    exp(m_p - M)` (0 for a partial whose maximum is -inf). A maximum from
+    exp(m_p - M)` (0 for a partial whose maximum is -inf). A tail the
+    split left after the partials keeps its maximum after the maxima's
+    combine and its sum after the sums' combine, which rescales to the
+    maximum with the tail's in it; the maximum may be read through a view
+    of all of it. A maximum from
     -inf leaves the sum without a fill (its start is never read); one
     from the lowest finite value keeps the sum's zero fill. The values
     differ from the two-pass sum by rounding only. Left alone: a sum whose

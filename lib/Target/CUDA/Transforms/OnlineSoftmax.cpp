@@ -64,11 +64,28 @@ bool isFillOf(Operation *op, Value buffer, bool zero) {
   return v.isNegative() && (v.isInfinity() || v.isLargest());
 }
 
-/// The op before `op` in its block that writes `buffer` as a linalg output.
+/// Whether `a` and `b` view all of one buffer's elements (a row maximum
+/// written as [R] and read as [R, 1]).
+bool sameWhole(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto x = dyn_cast<MemRefType>(a.getType()),
+       y = dyn_cast<MemRefType>(b.getType());
+  Value root = zero::rootBuffer(a);
+  auto r = dyn_cast<MemRefType>(root.getType());
+  return x && y && r && x.hasStaticShape() && y.hasStaticShape() &&
+         r.hasStaticShape() && root == zero::rootBuffer(b) &&
+         x.getNumElements() == r.getNumElements() &&
+         y.getNumElements() == r.getNumElements();
+}
+
+/// The op before `op` in its block that writes `buffer` (or a view of all
+/// of it) as a linalg output.
 linalg::LinalgOp lastWriter(Operation *op, Value buffer) {
   for (Operation *p = op->getPrevNode(); p; p = p->getPrevNode())
     if (auto l = dyn_cast<linalg::LinalgOp>(p))
-      if (llvm::is_contained(l.getDpsInits(), buffer))
+      if (llvm::any_of(l.getDpsInits(),
+                       [&](Value init) { return sameWhole(init, buffer); }))
         return l;
   return nullptr;
 }
@@ -136,16 +153,36 @@ std::optional<Match> match(linalg::GenericOp sum) {
   if (llvm::count(sum.getDpsInputs(), mBuffer) != 1)
     return std::nullopt;
   // M's writer: the max over the rows itself, or the combine of its
-  // partials (no tail: the split left no iterations after them).
-  auto writer = dyn_cast_or_null<linalg::GenericOp>(
-      lastWriter(sum, mBuffer).getOperation());
+  // partials, or after the combine the max of the tail the split left
+  // (the combine's M folded with the tail's elements; the sum's own tail
+  // reads the final M after its combine, as before).
+  auto generic = [](linalg::LinalgOp op) {
+    return dyn_cast_or_null<linalg::GenericOp>(op.getOperation());
+  };
+  // A max over another iteration space folding its one input into M.
+  auto foldsIntoM = [&](linalg::GenericOp g) {
+    return g && g.getNumDpsInputs() == 1 &&
+           folded<arith::MaximumFOp>(g).first == g.getBody()->getArgument(0) &&
+           g.getStaticLoopRanges() != sum.getStaticLoopRanges();
+  };
+  // Whether `combine`'s input is the partial maxima over the sum's
+  // iterations.
+  auto combinesPartials = [&](linalg::GenericOp combine) {
+    linalg::GenericOp partial =
+        generic(lastWriter(combine, combine.getDpsInputs()[0]));
+    return partial && folded<arith::MaximumFOp>(partial).first &&
+           partial.getStaticLoopRanges() == sum.getStaticLoopRanges();
+  };
+  linalg::GenericOp writer = generic(lastWriter(sum, mBuffer));
   if (!writer)
     return std::nullopt;
+  if (foldsIntoM(writer) && !combinesPartials(writer)) {
+    linalg::GenericOp combine = generic(lastWriter(writer, mBuffer));
+    if (foldsIntoM(combine) && combinesPartials(combine))
+      writer = combine;
+  }
   Value partials;
-  if (writer.getNumDpsInputs() == 1 &&
-      folded<arith::MaximumFOp>(writer).first ==
-          writer.getBody()->getArgument(0) &&
-      writer.getStaticLoopRanges() != sum.getStaticLoopRanges()) {
+  if (foldsIntoM(writer)) {
     r.maxCombine = writer;
     partials = writer.getDpsInputs()[0];
     r.max = dyn_cast_or_null<linalg::GenericOp>(
