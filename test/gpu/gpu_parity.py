@@ -7,7 +7,9 @@ Runs wherever `nvidia-smi -L` lists a GPU, with one rank per GPU (at most
 and GPT test models and the GPT with a 509-token vocabulary (bf16 GEMMs
 padded to 512) at ZeRO stages 0-3 in fp32 and bf16, the same compile
 options for both targets, 5 AdamW steps from the same weights on the same
-data under `mpirun -np N zero-run`:
+data under `mpirun -np N zero-run`, and the zoo's transformer, ViT,
+SqueezeNet and ResNet-18 (float64, synchronized BatchNorm) at stage 3 with
+5 SGD steps (--zoo):
 
 - every loss and every saved weight of the CUDA run equals the CPU
   target's within tolerance (fp32: losses rtol 1e-4, weights atol 1e-4;
@@ -54,6 +56,11 @@ STEPS = 5
 MEMORY_TOL = 0.05
 # The memory check's (precision, stage) runs, of the larger GPT.
 MEMORY_CHECKS = [("fp32", 0), ("bf16", 3)]
+# The zoo's models (test/e2e/model_zoo.py) run at stage 3, as exported
+# (ResNet-18 in float64, its BatchNorm synchronized over the ranks), with
+# their compile flags.
+ZOO = [("transformer", []), ("vit", []), ("squeezenet", []),
+       ("resnet18", ["--batchnorm=sync"])]
 # The larger GPT of the memory check.
 BIG_GPT = dict(vocab=8192, d=768, n_head=12, n_layer=4, block_size=256, batch=8)
 
@@ -228,11 +235,29 @@ def big_gpt(tmp, ranks):
     return onnx, data
 
 
-def prepare(r, models, memory, travel):
+def prepare(r, models, memory, travel, zoo=()):
     """Compiles every program into r.tmp and runs the CPU references there;
     returns the manifest of the runs left to do (paths relative to r.tmp).
-    `travel`: the memory check's programs leave their weights behind."""
+    `travel`: the memory check's programs leave their weights behind.
+    `zoo`: names of ZOO's models to run at stage 3 with SGD (AdamW's first
+    step makes a near-zero gradient's rounding a step of the learning
+    rate's size, which the fp32 tolerance would count against kernels)."""
     entries = []
+    for name, extra in ZOO:
+        if name not in zoo:
+            continue
+        run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
+             r.tmp, "--only", name])
+        onnx = os.path.join(r.tmp, f"{name}.onnx")
+        flags = ["--stage=3", "--optimizer=sgd"] + extra
+        tag = f"{name}.s3"
+        ref_out, _ = r.compile(onnx, tag + ".cpu", flags, cuda=False)
+        r.compile(onnx, tag + ".cuda", flags, cuda=True)
+        r.train(ref_out, os.path.join(r.tmp, f"{name}.data.npz"), STEPS)
+        # Tolerances of fp32 (float64 models compute in float64).
+        entries.append(dict(kind="parity", name=name, precision="fp32", stage=3,
+                            ref=tag + ".cpu", out=tag + ".cuda",
+                            data=f"{name}.data.npz", steps=STEPS, trace=True))
     for name in models:
         run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
              r.tmp, "--only", name])
@@ -362,6 +387,8 @@ def main():
     ap.add_argument("--cpu-stand-in", action="store_true",
                     help="--simulate-gpu builds in place of CUDA ones (no GPU needed)")
     ap.add_argument("--models", default="mlp,cnn,gpt,gpt_wide")
+    ap.add_argument("--zoo", default=",".join(name for name, _ in ZOO),
+                    help="zoo models run at stage 3 with SGD ('' for none)")
     ap.add_argument("--timeout", type=int, default=TIMEOUT,
                     help="seconds one compile or run may take")
     phase = ap.add_mutually_exclusive_group()
@@ -374,13 +401,18 @@ def main():
     if args.timeout <= 0:
         ap.error(f"--timeout is {args.timeout}; give a number of seconds above 0")
     TIMEOUT = args.timeout
+    zoo = [z for z in args.zoo.split(",") if z]
+    known = [name for name, _ in ZOO]
+    if any(z not in known for z in zoo):
+        ap.error(f"--zoo: {', '.join(z for z in zoo if z not in known)} is not a zoo "
+                 f"model; known: {', '.join(known)}")
     memory = [] if args.cpu_stand_in else MEMORY_CHECKS
     bindir = os.path.join(os.path.abspath(args.build), "bin")
     ranks = args.ranks
     if args.prepare:
         os.makedirs(args.prepare, exist_ok=True)
         r = Runner(bindir, args.prepare, ranks, args.cpu_stand_in)
-        m = prepare(r, args.models.split(","), memory, True)
+        m = prepare(r, args.models.split(","), memory, True, zoo)
         print(f"test/gpu: {len(m['entries'])} programs for {ranks} rank(s) "
               f"in {args.prepare}")
         return 0
@@ -411,7 +443,7 @@ def main():
         return 0
     with tempfile.TemporaryDirectory(prefix="zero-gpu-") as tmp:
         r = Runner(bindir, tmp, ranks, args.cpu_stand_in)
-        m = prepare(r, args.models.split(","), memory, False)
+        m = prepare(r, args.models.split(","), memory, False, zoo)
         run_prepared(r, m)
         ok = check(r, m)
     print("test/gpu: " + ("all passed" if ok else "FAILED"))

@@ -74,8 +74,7 @@ MEMORY_TOL = 0.05
 # than on a GPU (gpu_parity.TOL): no libdevice math and no NCCL ring order,
 # only the GEMMs' order of sums and the host's libm differ.
 TOL = {"fp32": (1e-5, 1e-5), "bf16": (1e-3, 2e-3), "fp16": (1e-3, 2e-3)}
-ZOO = [("transformer", []), ("vit", []), ("squeezenet", []),
-       ("resnet18", ["--batchnorm=sync"])]
+ZOO = gpu_parity.ZOO
 
 
 class Emulated(gpu_parity.Runner):
