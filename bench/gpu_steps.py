@@ -121,23 +121,33 @@ def events(path):
     return [x for x in e if x.get("ph") == "X"]
 
 
-def measured_nodes(path, steps):
+def measured_nodes(path):
     """Microseconds per node of the kernels and GEMMs in the traced step
-    whose GPU work took the median time, and that step's total."""
-    work = sorted((e for e in events(path)
-                   if e.get("cat") == "compute" and e.get("name") != "compute"),
-                  key=lambda e: e["ts"])
-    if not work or len(work) % steps:
-        raise SystemExit(f"{path}: {len(work)} kernels and GEMMs for {steps} steps")
-    per = len(work) // steps
-    chunks = [work[s * per:(s + 1) * per] for s in range(steps)]
+    whose GPU work took the median time (the host waits for each step's
+    results, so a step's GPU intervals lie within its own), that step's
+    total and its number of kernels and GEMMs."""
+    all_events = events(path)
+    steps = sorted((e for e in all_events if e.get("cat") == "step"),
+                   key=lambda e: e["ts"])
+    chunks = [[] for _ in steps]
+    for e in all_events:
+        if e.get("cat") != "compute" or e.get("name") == "compute":
+            continue
+        mid = e["ts"] + e["dur"] / 2
+        for i, st in enumerate(steps):
+            if st["ts"] <= mid <= st["ts"] + st["dur"]:
+                chunks[i].append(e)
+                break
+    chunks = [c for c in chunks if c]
+    if not chunks:
+        raise SystemExit(f"{path}: no kernel or GEMM inside a step")
     totals = [sum(e["dur"] for e in c) for c in chunks]
-    median = sorted(range(steps), key=lambda s: totals[s])[steps // 2]
+    median = sorted(range(len(chunks)), key=lambda i: totals[i])[len(chunks) // 2]
     nodes = defaultdict(lambda: [0.0, 0.0])  # kernels, GEMMs
     for e in chunks[median]:
         node = e.get("args", {}).get("node", NO_NODE)
         nodes[node][e["name"].startswith("gemm ")] += e["dur"]
-    return nodes, totals[median], per
+    return nodes, totals[median], len(chunks[median])
 
 
 def predicted_nodes(path):
@@ -171,7 +181,7 @@ def report(d, top):
     out = os.path.join(d, name)
     if not os.path.exists(out + ".trace.json"):
         return
-    nodes, total, per = measured_nodes(out + ".trace.json", TRACED_STEPS)
+    nodes, total, per = measured_nodes(out + ".trace.json")
     predicted = predicted_nodes(os.path.join(out + ".predicted", "timeline.json"))
     print(f"\n{MODELS[name]['title']}: the median of {TRACED_STEPS} traced steps, "
           f"{per} kernels and GEMMs, {total / 1e3:.3f} ms of GPU work; per node, "

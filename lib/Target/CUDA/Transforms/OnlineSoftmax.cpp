@@ -265,7 +265,10 @@ std::optional<Match> match(linalg::GenericOp sum) {
           combine.getBody()->getArgument(0) ||
       !isFillOf(combine->getPrevNode(), combine.getDpsInits()[0], true) ||
       combine.getIndexingMapsArray() != r.maxCombine.getIndexingMapsArray() ||
-      combine.getIteratorTypesArray() != r.maxCombine.getIteratorTypesArray())
+      combine.getIteratorTypesArray() != r.maxCombine.getIteratorTypesArray() ||
+      // The rescaling reads the row's maximum as the sum is written.
+      r.maxCombine.getDpsInits()[0].getType() !=
+          combine.getDpsInits()[0].getType())
     return std::nullopt;
   r.sumCombine = combine;
   return r;
