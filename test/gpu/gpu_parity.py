@@ -8,8 +8,8 @@ and GPT test models and the GPT with a 509-token vocabulary (bf16 GEMMs
 padded to 512) at ZeRO stages 0-3 in fp32 and bf16, the same compile
 options for both targets, 5 AdamW steps from the same weights on the same
 data under `mpirun -np N zero-run`, and the zoo's transformer, ViT,
-SqueezeNet and ResNet-18 (float64, synchronized BatchNorm) at stage 3 with
-5 SGD steps (--zoo):
+SqueezeNet, ResNet-18 (float64, synchronized BatchNorm) and MobileNetV2
+(float64, depthwise convolutions) at stage 3 with 5 SGD steps (--zoo):
 
 - every loss and every saved weight of the CUDA run equals the CPU
   target's within tolerance (fp32: losses rtol 1e-4, weights atol 1e-4;
@@ -57,10 +57,11 @@ MEMORY_TOL = 0.05
 # The memory check's (precision, stage) runs, of the larger GPT.
 MEMORY_CHECKS = [("fp32", 0), ("bf16", 3)]
 # The zoo's models (test/e2e/model_zoo.py) run at stage 3, as exported
-# (ResNet-18 in float64, its BatchNorm synchronized over the ranks), with
-# their compile flags.
+# (ResNet-18 and MobileNetV2 in float64, ResNet-18's BatchNorm synchronized
+# over the ranks; MobileNetV2's depthwise convolutions), with their compile
+# flags.
 ZOO = [("transformer", []), ("vit", []), ("squeezenet", []),
-       ("resnet18", ["--batchnorm=sync"])]
+       ("resnet18", ["--batchnorm=sync"]), ("mobilenet_v2", [])]
 # The larger GPT of the memory check.
 BIG_GPT = dict(vocab=8192, d=768, n_head=12, n_layer=4, block_size=256, batch=8)
 

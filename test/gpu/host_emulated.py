@@ -19,8 +19,8 @@ models at ZeRO stages 0-3 in fp32 and bf16, on 2 ranks, 2 AdamW steps:
   stage 3 with
   2 accumulated micro-batches, with --remat=blocks (bf16) and
   --remat=sqrt, and the zoo's
-  transformer, ViT, SqueezeNet and ResNet-18 (float64, synchronized
-  BatchNorm) at stage 3;
+  transformer, ViT, SqueezeNet, ResNet-18 (float64, synchronized
+  BatchNorm) and MobileNetV2 (float64, depthwise convolutions) at stage 3;
 - the run succeeds and the emulator saw no violation: every pointer given to
   a copy, fill, GEMM or collective lies with its bytes in one live device
   allocation; every kernel looked up is a kernel of the sm_90 cubin of the
