@@ -7,9 +7,11 @@ The models are the GPU sections' of bench/RESULTS.md (bench/gpt2_model.py):
 GPT-2 XL's width (d 1600, 25 heads, context 1024, micro-batch 8,
 vocabulary 50257) with 1 and 8 layers, and GPT-2 XL (--preset xl) with
 --memory-budget=70G; stage 0 on one rank in bf16, AdamW, random weights
-and tokens. Each is compiled twice with the same flags: the program, and
---report=timeline for the hardware file given (NAME.predicted/: plan.json's
-step, timeline.json's slices), so the prediction is the program's own.
+and tokens; and, with --models xl8, GPT-2 XL at ZeRO stage 3 on 8 GPUs
+(mpirun -np 8; skipped on a node with fewer). Each is compiled twice with
+the same flags: the program, and --report=timeline for the hardware file
+given (--hardware-multi for xl8; NAME.predicted/: plan.json's step,
+timeline.json's slices), so the prediction is the program's own.
 
 A GPU node needs no compiler: the three phases can run apart.
   --prepare DIR  compiles every program into DIR, leaving the weights
@@ -25,14 +27,14 @@ A GPU node needs no compiler: the three phases can run apart.
 Without a phase, all three run in a temporary folder.
 
 Usage: /usr/bin/python3 bench/gpu_steps.py [--build build]
-         [--hardware hardware/h200-1x-measured.json] [--models l1,l8,xl]
+         [--hardware hardware/h200-1x-measured.json] [--models l1,l8,xl,xl8]
+         [--hardware-multi hardware/h100-8x-nvlink.json]
          [--steps 6] [--prepare DIR | --run DIR | --report DIR]
 """
 import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections import defaultdict
@@ -46,15 +48,17 @@ import gpu_parity  # noqa: E402
 XL_WIDTH = ["--d", "1600", "--heads", "25", "--seq", "1024", "--batch", "8",
             "--vocab", "50257"]
 MODELS = {
-    "l1": dict(args=["--layers", "1"] + XL_WIDTH, flags=[],
+    "l1": dict(args=["--layers", "1"] + XL_WIDTH, flags=[], world=1,
                title="GPT-2 XL's width, 1 layer"),
-    "l8": dict(args=["--layers", "8"] + XL_WIDTH, flags=[],
+    "l8": dict(args=["--layers", "8"] + XL_WIDTH, flags=[], world=1,
                title="GPT-2 XL's width, 8 layers"),
-    "xl": dict(args=["--preset", "xl"], flags=["--memory-budget=70G"],
+    "xl": dict(args=["--preset", "xl"], flags=["--memory-budget=70G"], world=1,
                title="GPT-2 XL, budget 70G"),
+    # ZeRO stage 3 on 8 GPUs of one node, predicted with --hardware-multi.
+    "xl8": dict(args=["--preset", "xl"], flags=["--stage=3"], world=8,
+                title="GPT-2 XL, stage 3 on 8 GPUs"),
 }
-FLAGS = ["--stage=0", "--world-size=1", "--precision=bf16", "--target=cuda",
-         "--optimizer=adamw", "--lr=1e-4"]
+FLAGS = ["--precision=bf16", "--target=cuda", "--optimizer=adamw", "--lr=1e-4"]
 TRACED_STEPS = 3
 VOCAB = 50257
 NO_NODE = "(no node: optimizer, copies)"
@@ -66,19 +70,22 @@ def run(cmd):
 
 def prepare(args, d):
     bindir = os.path.join(os.path.abspath(args.build), "bin")
-    manifest = dict(hardware=os.path.abspath(args.hardware), steps=args.steps,
-                    models=[])
+    manifest = dict(hardware={}, steps=args.steps, models=[])
     for name in args.models:
         m = MODELS[name]
         onnx = os.path.join(d, f"{name}.onnx")
         run(["/usr/bin/python3", os.path.join(ROOT, "bench", "gpt2_model.py"),
              onnx] + m["args"])
         out = os.path.join(d, name)
+        flags = FLAGS + m["flags"] + [f"--world-size={m['world']}"]
+        if not any(f.startswith("--stage=") for f in flags):
+            flags.append("--stage=0")
+        hardware = args.hardware if m["world"] == 1 else args.hardware_multi
         # The program, and the same compile's prediction beside it (a
         # timeline report is a folder of its own: plan.json, timeline.json).
-        run([os.path.join(bindir, "zero-opt"), onnx, "-o", out] + FLAGS + m["flags"])
+        run([os.path.join(bindir, "zero-opt"), onnx, "-o", out] + flags)
         run([os.path.join(bindir, "zero-opt"), onnx, "-o", out + ".predicted",
-             "--report=timeline", f"--hardware={args.hardware}"] + FLAGS + m["flags"])
+             "--report=timeline", f"--hardware={hardware}"] + flags)
         gpu_parity.strip_weights(out)
         for f in (onnx, onnx + ".data"):
             if os.path.exists(f):
@@ -88,12 +95,13 @@ def prepare(args, d):
         # Random tokens and targets for every step run.
         rng = np.random.default_rng(1)
         steps = max(args.steps, TRACED_STEPS)
-        data = {a["name"]: rng.integers(0, VOCAB, size=[a["shape"][0] * steps] + a["shape"][1:],
-                                        dtype=np.int64)
+        data = {a["name"]: rng.integers(0, VOCAB, size=[a["shape"][0] * m["world"] * steps]
+                                        + a["shape"][1:], dtype=np.int64)
                 for a in plan["functions"]["train_step"]["arguments"]
                 if a["role"] == "input"}
         np.savez(out + ".data.npz", **data)
         manifest["models"].append(name)
+        manifest["hardware"][name] = os.path.basename(hardware)
         print(f"prepared {name}", flush=True)
     with open(os.path.join(d, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
@@ -103,10 +111,17 @@ def run_all(args, d):
     bindir = os.path.join(os.path.abspath(args.build), "bin")
     with open(os.path.join(d, "manifest.json")) as f:
         manifest = json.load(f)
+    listed, _ = gpu_parity.gpus()
     for i, name in enumerate(manifest["models"]):
         out = os.path.join(d, name)
+        world = MODELS[name]["world"]
+        if world > len(listed):
+            print(f"skipped {name}: {world} GPUs needed, {len(listed)} here", flush=True)
+            continue
         gpu_parity.draw_weights(out)
         base = [os.path.join(bindir, "zero-run"), out, "--data", out + ".data.npz"]
+        if world > 1:
+            base = gpu_parity.MPIRUN + ["-np", str(world)] + base
         run(base + ["--steps", str(manifest["steps"]), "--log", out + ".jsonl"])
         if i == 0:
             run(base + ["--steps", str(TRACED_STEPS), "--log", out + ".traced.jsonl",
@@ -161,22 +176,22 @@ def predicted_nodes(path):
 def report(d, top):
     with open(os.path.join(d, "manifest.json")) as f:
         manifest = json.load(f)
-    print(f"Predicted with {os.path.basename(manifest['hardware'])}; measured: "
-          f"median of steps 2-{manifest['steps']} (zero-run's time_ms).\n")
-    print("| model | predicted | measured | measured / predicted |")
-    print("|---|---|---|---|")
+    print(f"Measured: the median of steps 2-{manifest['steps']} (zero-run's "
+          f"time_ms).\n")
+    print("| model | predicted | with | measured | measured / predicted |")
+    print("|---|---|---|---|---|")
     for name in manifest["models"]:
         out = os.path.join(d, name)
         with open(os.path.join(out + ".predicted", "plan.json")) as f:
             predicted = json.load(f)["functions"]["train_step"]["timeline"]["step_seconds"] * 1e3
         log = out + ".jsonl"
+        row = f"| {MODELS[name]['title']} | {predicted:.3f} ms | {manifest['hardware'][name]} |"
         if not os.path.exists(log):
-            print(f"| {MODELS[name]['title']} | {predicted:.3f} ms | not run | |")
+            print(f"{row} not run | |")
             continue
         times = [json.loads(l)["time_ms"] for l in open(log)][1:]
         measured = statistics.median(times)
-        print(f"| {MODELS[name]['title']} | {predicted:.3f} ms | {measured:.3f} ms | "
-              f"{measured / predicted:.2f} |")
+        print(f"{row} {measured:.3f} ms | {measured / predicted:.2f} |")
     name = manifest["models"][0]
     out = os.path.join(d, name)
     if not os.path.exists(out + ".trace.json"):
@@ -208,7 +223,10 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--hardware", default=os.path.join(ROOT, "hardware",
                                                        "h200-1x-measured.json"))
-    ap.add_argument("--models", default="l1,l8,xl")
+    ap.add_argument("--hardware-multi", default=os.path.join(
+        ROOT, "hardware", "h100-8x-nvlink.json"), help="the prediction of xl8")
+    ap.add_argument("--models", default="l1,l8,xl",
+                    help="of l1, l8, xl and xl8 (8 GPUs)")
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--top", type=int, default=25, help="nodes listed one by one")
     phase = ap.add_mutually_exclusive_group()
