@@ -115,7 +115,8 @@ def run_all(args, d):
     for i, name in enumerate(manifest["models"]):
         out = os.path.join(d, name)
         world = MODELS[name]["world"]
-        if world > len(listed):
+        # Ranks beyond the GPUs would share them (local rank modulo GPUs).
+        if world > 1 and world > len(listed):
             print(f"skipped {name}: {world} GPUs needed, {len(listed)} here", flush=True)
             continue
         gpu_parity.draw_weights(out)
@@ -160,16 +161,18 @@ def measured_nodes(path):
     median = sorted(range(len(chunks)), key=lambda i: totals[i])[len(chunks) // 2]
     nodes = defaultdict(lambda: [0.0, 0.0])  # kernels, GEMMs
     for e in chunks[median]:
-        node = e.get("args", {}).get("node", NO_NODE)
-        nodes[node][e["name"].startswith("gemm ")] += e["dur"]
+        args = e.get("args", {})
+        nodes[args.get("node", NO_NODE)][args.get("kind") == "gemm"] += e["dur"]
     return nodes, totals[median], len(chunks[median])
 
 
 def predicted_nodes(path):
-    nodes = defaultdict(float)
+    """Microseconds per node of the predicted step: kernels, GEMMs."""
+    nodes = defaultdict(lambda: [0.0, 0.0])
     for e in events(path):
         if e.get("cat") == "compute":
-            nodes[e.get("args", {}).get("node", NO_NODE)] += e["dur"]
+            args = e.get("args", {})
+            nodes[args.get("node", NO_NODE)][args.get("kind") == "gemm"] += e["dur"]
     return nodes
 
 
@@ -201,21 +204,23 @@ def report(d, top):
     print(f"\n{MODELS[name]['title']}: the median of {TRACED_STEPS} traced steps, "
           f"{per} kernels and GEMMs, {total / 1e3:.3f} ms of GPU work; per node, "
           f"most measured first:\n")
-    print("| node | measured: kernels | GEMMs | predicted | measured / predicted |")
-    print("|---|---|---|---|---|")
+    print("| node | kernels: measured | predicted | GEMMs: measured | predicted "
+          "| measured / predicted |")
+    print("|---|---|---|---|---|---|")
     order = sorted(set(nodes) | set(predicted), key=lambda n: -sum(nodes.get(n, [0, 0])))
-    rest = [0.0, 0.0, 0.0]
+    rest = [0.0] * 4
     for i, n in enumerate(order):
-        k, g = nodes.get(n, [0.0, 0.0])
-        p = predicted.get(n, 0.0)
+        row = [*nodes.get(n, [0.0, 0.0]), *predicted.get(n, [0.0, 0.0])]
+        mk, mg, pk, pg = row
         if i >= top:
-            rest = [rest[0] + k, rest[1] + g, rest[2] + p]
+            rest = [a + b for a, b in zip(rest, row)]
             continue
-        ratio = f"{(k + g) / p:.2f}" if p > 0 else ""
-        print(f"| {n} | {k:.0f} µs | {g:.0f} µs | {p:.0f} µs | {ratio} |")
+        ratio = f"{(mk + mg) / (pk + pg):.2f}" if pk + pg > 0 else ""
+        print(f"| {n} | {mk:.0f} µs | {pk:.0f} µs | {mg:.0f} µs | {pg:.0f} µs | {ratio} |")
     if len(order) > top:
-        print(f"| {len(order) - top} more nodes | {rest[0]:.0f} µs | {rest[1]:.0f} µs | "
-              f"{rest[2]:.0f} µs | |")
+        mk, mg, pk, pg = rest
+        print(f"| {len(order) - top} more nodes | {mk:.0f} µs | {pk:.0f} µs | "
+              f"{mg:.0f} µs | {pg:.0f} µs | |")
 
 
 def main():

@@ -191,7 +191,7 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
     for (const Timeline::Event &e : tl.events)
       trace.push_back({e.name, e.category,
                        e.category == "communication" ? 2 : 1, e.start * 1e6,
-                       e.duration * 1e6, e.bytes, e.id, e.node});
+                       e.duration * 1e6, e.bytes, e.id, e.node, e.kind});
   }
   if (reports.empty())
     return failure();

@@ -262,7 +262,7 @@ int32_t gemm(cudaDataType_t abType, cudaDataType_t cType, int64_t elemBytes,
   traceEnd(begin, s.compute,
            {"gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                 std::to_string(k),
-            "compute", 1, 0, 0, 0, -1, traceNode()});
+            "compute", 1, 0, 0, 0, -1, traceNode(), "gemm"});
   return 0;
 }
 } // namespace

@@ -49,7 +49,7 @@ struct LaunchTrace {
     const char *name = nullptr;
     if (driver().cuFuncGetName(&name, f) != CUDA_SUCCESS || !name)
       name = "kernel";
-    traceEnd(begin, s, {name, "compute", 1, 0, 0, 0, -1, node});
+    traceEnd(begin, s, {name, "compute", 1, 0, 0, 0, -1, node, "kernel"});
   }
 };
 

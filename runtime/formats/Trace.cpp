@@ -43,8 +43,13 @@ std::string zero::rt::chromeTrace(int64_t pid,
               j.attribute("bytes", e.bytes);
               j.attribute("id", e.id);
             });
-          else if (!e.node.empty())
-            j.attributeObject("args", [&] { j.attribute("node", e.node); });
+          else if (!e.node.empty() || !e.kind.empty())
+            j.attributeObject("args", [&] {
+              if (!e.node.empty())
+                j.attribute("node", e.node);
+              if (!e.kind.empty())
+                j.attribute("kind", e.kind);
+            });
         });
     });
     j.attribute("displayTimeUnit", "ms");

@@ -163,7 +163,8 @@ def graph_nodes(onnx_path):
 def trace_nodes(path, nodes):
     """What is wrong with the nodes a trace names its GPU work by (every
     GEMM names a node of `nodes`, every named kernel too, some kernel is
-    named), and how many GEMMs and kernels it named."""
+    named, each says whether it is a GEMM or a kernel), and how many GEMMs
+    and kernels it named."""
     with open(path) as f:
         events = json.load(f)
     events = events.get("traceEvents", events) if isinstance(events, dict) else events
@@ -176,6 +177,9 @@ def trace_nodes(path, nodes):
             continue
         kind = "gemm" if e["name"].startswith("gemm ") else "kernel"
         total[kind] += 1
+        if e.get("args", {}).get("kind") != kind:
+            problems.append(f"{e['name']} is a {kind}, args.kind "
+                            f"{e.get('args', {}).get('kind')!r}")
         node = e.get("args", {}).get("node")
         if node is None:
             if kind == "gemm":

@@ -22,6 +22,7 @@ struct TraceEvent {
   int64_t bytes = 0;      ///< collectives and waits: bytes this rank sends
   int64_t id = -1;        ///< collectives and waits: the call's number
   std::string node = {};  ///< compute: the model's node it computes, if known
+  std::string kind = {};  ///< compute: "gemm" (a library GEMM) or "kernel"
 };
 
 /// The Chrome trace JSON of one process (`pid`: the rank). `streams`: a

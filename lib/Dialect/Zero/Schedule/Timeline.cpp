@@ -668,14 +668,17 @@ private:
           name.empty() ? op->getName().getStringRef().str() : name.str();
       if (recompute)
         label = "recompute " + label;
-      // Consecutive ops of one node form one slice.
+      // Consecutive ops of one node form one slice, its library GEMMs one
+      // and its generated kernels another, as a measured trace tells them.
+      std::string kind = c.matmulPeak.empty() ? "kernel" : "gemm";
       Timeline::Event *last = tl.events.empty() ? nullptr : &tl.events.back();
       if (last && last->category == "compute" && last->name == label &&
+          last->kind == kind &&
           std::abs(last->start + last->duration - tc) < 1e-15)
         last->duration += c.seconds;
       else
         tl.events.push_back(
-            {label, "compute", tc, c.seconds, 0, -1, name.str()});
+            {label, "compute", tc, c.seconds, 0, -1, name.str(), kind});
     }
     tc += c.seconds;
   }

@@ -106,6 +106,7 @@ struct Timeline {
     int64_t bytes = 0;              ///< collectives: bytes this rank sends
     int64_t id = -1;                ///< collectives: sequence number
     std::string node = {};          ///< compute: the model's node, if named
+    std::string kind = {};          ///< compute: "gemm" or "kernel"
   };
   std::vector<Event> events;
   double stepSeconds = 0;
