@@ -107,10 +107,19 @@ def prepare(args, d):
         json.dump(manifest, f, indent=1)
 
 
+def load_manifest(d):
+    """DIR's manifest; exits with one error when DIR was not prepared."""
+    path = os.path.join(d, "manifest.json")
+    if not os.path.exists(path):
+        sys.exit(f"bench/gpu_steps.py: error: {path} does not exist; prepare {d} "
+                 f"first (--prepare {d})")
+    with open(path) as f:
+        return json.load(f)
+
+
 def run_all(args, d):
     bindir = os.path.join(os.path.abspath(args.build), "bin")
-    with open(os.path.join(d, "manifest.json")) as f:
-        manifest = json.load(f)
+    manifest = load_manifest(d)
     listed, _ = gpu_parity.gpus()
     for i, name in enumerate(manifest["models"]):
         out = os.path.join(d, name)
@@ -130,19 +139,12 @@ def run_all(args, d):
         print(f"ran {name}", flush=True)
 
 
-def events(path):
-    with open(path) as f:
-        e = json.load(f)
-    e = e.get("traceEvents", e) if isinstance(e, dict) else e
-    return [x for x in e if x.get("ph") == "X"]
-
-
 def measured_nodes(path):
     """Microseconds per node of the kernels and GEMMs in the traced step
     whose GPU work took the median time (the host waits for each step's
     results, so a step's GPU intervals lie within its own), that step's
     total and its number of kernels and GEMMs."""
-    all_events = events(path)
+    all_events = gpu_parity.trace_events(path)
     steps = sorted((e for e in all_events if e.get("cat") == "step"),
                    key=lambda e: e["ts"])
     chunks = [[] for _ in steps]
@@ -169,7 +171,7 @@ def measured_nodes(path):
 def predicted_nodes(path):
     """Microseconds per node of the predicted step: kernels, GEMMs."""
     nodes = defaultdict(lambda: [0.0, 0.0])
-    for e in events(path):
+    for e in gpu_parity.trace_events(path):
         if e.get("cat") == "compute":
             args = e.get("args", {})
             nodes[args.get("node", NO_NODE)][args.get("kind") == "gemm"] += e["dur"]
@@ -177,8 +179,7 @@ def predicted_nodes(path):
 
 
 def report(d, top):
-    with open(os.path.join(d, "manifest.json")) as f:
-        manifest = json.load(f)
+    manifest = load_manifest(d)
     print(f"Measured: the median of steps 2-{manifest['steps']} (zero-run's "
           f"time_ms).\n")
     print("| model | predicted | with | measured | measured / predicted |")

@@ -259,10 +259,12 @@ int32_t gemm(cudaDataType_t abType, cudaDataType_t cType, int64_t elemBytes,
     for (int64_t i = 0; i < batch0; ++i)
       runBatch(i, batch1, stride);
   }
-  traceEnd(begin, s.compute,
-           {"gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-                std::to_string(k),
-            "compute", 1, 0, 0, 0, -1, traceNode(), "gemm"});
+  // Untraced GEMMs build no event (names and node copied per call).
+  if (begin)
+    traceEnd(begin, s.compute,
+             {"gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                  std::to_string(k),
+              "compute", 1, 0, 0, 0, -1, traceNode(), "gemm"});
   return 0;
 }
 } // namespace

@@ -142,15 +142,19 @@ def values_match(l, w, ref_l, ref_w, precision, steps, tol=None):
     return ok, rel, werr
 
 
-def trace_streams(path):
-    """The thread ids of the trace's compute and communication intervals."""
+def trace_events(path):
+    """The intervals ("X" events) of a Chrome trace file."""
     with open(path) as f:
         events = json.load(f)
     events = events.get("traceEvents", events) if isinstance(events, dict) else events
+    return [e for e in events if e.get("ph") == "X"]
+
+
+def trace_streams(events):
+    """The thread ids of the trace's compute and communication intervals."""
     tids = {}
     for e in events:
-        if e.get("ph") == "X":
-            tids.setdefault(e.get("cat"), set()).add(e.get("tid"))
+        tids.setdefault(e.get("cat"), set()).add(e.get("tid"))
     return tids
 
 
@@ -160,20 +164,17 @@ def graph_nodes(onnx_path):
     return {n.name for n in onnx.load(onnx_path, load_external_data=False).graph.node}
 
 
-def trace_nodes(path, nodes):
-    """What is wrong with the nodes a trace names its GPU work by (every
-    GEMM names a node of `nodes`, every named kernel too, some kernel is
-    named, each says whether it is a GEMM or a kernel), and how many GEMMs
-    and kernels it named."""
-    with open(path) as f:
-        events = json.load(f)
-    events = events.get("traceEvents", events) if isinstance(events, dict) else events
+def trace_nodes(events, nodes):
+    """What is wrong with the nodes a trace's intervals name their GPU work
+    by (every GEMM names a node of `nodes`, every named kernel too, some
+    kernel is named, each says whether it is a GEMM or a kernel), and how
+    many GEMMs and kernels it named."""
     problems, named = [], {"gemm": 0, "kernel": 0}
     total = dict(named)
     for e in events:
         # zero-run's host intervals are named "compute"; kernels by their
         # function, GEMMs by their shape.
-        if e.get("ph") != "X" or e.get("cat") != "compute" or e.get("name") == "compute":
+        if e.get("cat") != "compute" or e.get("name") == "compute":
             continue
         kind = "gemm" if e["name"].startswith("gemm ") else "kernel"
         total[kind] += 1
@@ -325,12 +326,13 @@ def check_parity(r, e):
     ok = same_values and same_bytes
     note = ""
     if e["trace"]:
-        tids = trace_streams(out + ".trace.json")
+        events = trace_events(out + ".trace.json")
+        tids = trace_streams(events)
         streams = tids.get("compute", set()) | tids.get("wait", set())
         comm = tids.get("communication", set())
         has_streams = bool(streams) and (r.ranks == 1 or bool(comm)) and not (streams & comm)
         problems, named, total = trace_nodes(
-            out + ".trace.json", graph_nodes(os.path.join(r.tmp, f"{name}.onnx")))
+            events, graph_nodes(os.path.join(r.tmp, f"{name}.onnx")))
         ok &= has_streams and not problems
         note = (f"; trace: compute {sorted(streams)}, communication {sorted(comm)}; "
                 f"nodes named by {named['gemm']} of {total['gemm']} GEMMs, "

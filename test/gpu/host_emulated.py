@@ -189,13 +189,14 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
         problems.append(f"device memory peak {dev.get('program_peak')} B vs "
                         f"plan.json {peak} B (ratio {ratio:.4f})")
     # Each GEMM and kernel in the trace names the model's node it computes.
+    events = gpu_parity.trace_events(trace)
     trace_problems, named, total = gpu_parity.trace_nodes(
-        trace, gpu_parity.graph_nodes(onnx))
+        events, gpu_parity.graph_nodes(onnx))
     problems += [f"trace: {p}" for p in trace_problems]
     note = (f"; nodes named by {named['gemm']} of {total['gemm']} GEMMs, "
             f"{named['kernel']} of {total['kernel']} kernels")
     if stage == 3:
-        tids = gpu_parity.trace_streams(trace)
+        tids = gpu_parity.trace_streams(events)
         streams = tids.get("compute", set()) | tids.get("wait", set())
         comm = tids.get("communication", set())
         if not streams or not comm or streams & comm:

@@ -403,12 +403,7 @@ struct CostModel {
     for (int64_t r : op.getStaticLoopRanges())
       iterations *= ShapedType::isDynamic(r) ? 1 : r;
     auto fromCache = [&](OpOperand *o) {
-      if (cached && cached(o))
-        return true;
-      auto t = dyn_cast<ShapedType>(o->get().getType());
-      return t && t.hasStaticShape() &&
-             double(t.getNumElements()) < iterations &&
-             valueBytes(o->get()) <= hw.cacheBytes;
+      return (cached && cached(o)) || readFromCache(o->get(), iterations);
     };
     // Plain reads and guarded ones: whether any, whether any from memory.
     bool any[2] = {false, false}, memory[2] = {false, false};
@@ -441,6 +436,14 @@ struct CostModel {
     w.rounds *= batches;
     w.cacheRounds *= batches;
     return w;
+  }
+
+  /// Whether a GPU's cache serves `buffer` when it is read `reads` times:
+  /// more often than it has elements, and it fits.
+  bool readFromCache(Value buffer, double reads) const {
+    auto t = dyn_cast<ShapedType>(buffer.getType());
+    return t && t.hasStaticShape() && double(t.getNumElements()) < reads &&
+           valueBytes(buffer) <= hw.cacheBytes;
   }
 
   /// Seconds of one scalar op in a loop body: an instruction, or a math
@@ -951,10 +954,7 @@ private:
       Value from = load.getMemRef();
       batched &= llvm::none_of(written,
                                [&](Value to) { return mayOverlap(from, to); });
-      auto t = cast<MemRefType>(from.getType());
-      memory |= !(t.hasStaticShape() &&
-                  double(t.getNumElements()) < trips * threads &&
-                  valueBytes(from) <= hw.cacheBytes);
+      memory |= !cost.readFromCache(from, trips * threads);
     }
     if (loads) {
       double rounds =

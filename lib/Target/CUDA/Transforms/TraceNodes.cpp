@@ -26,25 +26,13 @@ using namespace mlir::zero;
 
 namespace {
 
-struct ZeroGPUTraceNodesPass
-    : zero::cuda::impl::ZeroGPUTraceNodesBase<ZeroGPUTraceNodesPass> {
+/// One module's marking: its symbols, the runtime's entry (declared at
+/// the first mark), and the constant global holding each node's name.
+struct Marker {
   ModuleOp module;
-  SymbolTable *symbols = nullptr;
-  /// The constant global holding each node's name.
-  llvm::StringMap<memref::GlobalOp> names;
-
-  void runOnOperation() override {
-    module = getOperation();
-    SymbolTable table(module);
-    symbols = &table;
-    SmallVector<func::FuncOp> steps;
-    for (auto fn : module.getOps<func::FuncOp>())
-      if (!fn.isExternal() && !fn->hasAttr(kKernelAttr))
-        steps.push_back(fn);
-    for (func::FuncOp fn : steps)
-      for (Block &block : fn.getBody())
-        markBlock(block);
-  }
+  SymbolTable symbols{module};
+  func::FuncOp setFn = {};
+  llvm::StringMap<memref::GlobalOp> names = {};
 
   /// Whether `call` queues GPU work: a kernel function or a cuBLAS GEMM.
   bool queuesWork(func::CallOp call) const {
@@ -54,7 +42,7 @@ struct ZeroGPUTraceNodesPass
           RuntimeFunction::CudaDgemm})
       if (callee == runtimeFunctionName(f))
         return true;
-    auto fn = symbols->lookup<func::FuncOp>(callee);
+    auto fn = symbols.lookup<func::FuncOp>(callee);
     return fn && fn->hasAttr(kKernelAttr);
   }
 
@@ -73,7 +61,7 @@ struct ZeroGPUTraceNodesPass
       }
       if (!queuesWork(call)) {
         // A function of the step may queue work under other nodes.
-        auto fn = symbols->lookup<func::FuncOp>(call.getCallee());
+        auto fn = symbols.lookup<func::FuncOp>(call.getCallee());
         if (!fn || !fn.isExternal())
           current.reset();
         continue;
@@ -101,10 +89,9 @@ struct ZeroGPUTraceNodesPass
           memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
       name = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
     }
-    func::CallOp::create(
-        b, loc,
-        lookupOrDeclareRuntimeFunction(module, RuntimeFunction::CudaNode),
-        name);
+    if (!setFn)
+      setFn = lookupOrDeclareRuntimeFunction(module, RuntimeFunction::CudaNode);
+    func::CallOp::create(b, loc, setFn, name);
   }
 
   memref::GlobalOp nameGlobal(StringRef node) {
@@ -122,9 +109,23 @@ struct ZeroGPUTraceNodesPass
         b, module.getLoc(), "__zero_node", b.getStringAttr("private"), type,
         value, /*constant=*/true, IntegerAttr());
     // Unique among the module's symbols: __zero_node, __zero_node_0, ...
-    symbols->insert(global);
+    symbols.insert(global);
     it->second = global;
     return global;
+  }
+};
+
+struct ZeroGPUTraceNodesPass
+    : zero::cuda::impl::ZeroGPUTraceNodesBase<ZeroGPUTraceNodesPass> {
+  void runOnOperation() override {
+    Marker marker{getOperation()};
+    SmallVector<func::FuncOp> steps;
+    for (auto fn : marker.module.getOps<func::FuncOp>())
+      if (!fn.isExternal() && !fn->hasAttr(kKernelAttr))
+        steps.push_back(fn);
+    for (func::FuncOp fn : steps)
+      for (Block &block : fn.getBody())
+        marker.markBlock(block);
   }
 };
 
