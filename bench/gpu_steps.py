@@ -108,13 +108,8 @@ def prepare(args, d):
 
 
 def load_manifest(d):
-    """DIR's manifest; exits with one error when DIR was not prepared."""
-    path = os.path.join(d, "manifest.json")
-    if not os.path.exists(path):
-        sys.exit(f"bench/gpu_steps.py: error: {path} does not exist; prepare {d} "
-                 f"first (--prepare {d})")
-    with open(path) as f:
-        return json.load(f)
+    return gpu_parity.load_manifest(d, "bench/gpu_steps.py",
+                                    "bench/gpu_steps.py --prepare")
 
 
 def run_all(args, d):

@@ -375,12 +375,13 @@ def check(r, manifest):
     return ok
 
 
-def load_manifest(d):
-    """DIR's manifest; exits with one error when DIR was not prepared."""
+def load_manifest(d, tool="test/gpu", prepare="gpu_parity.py --prepare"):
+    """DIR's manifest; exits with one error naming `tool` and the command
+    that prepares DIR when DIR was not prepared."""
     path = os.path.join(d, "manifest.json")
     if not os.path.exists(path):
-        sys.exit(f"test/gpu: error: {path} does not exist; prepare {d} first "
-                 f"(gpu_parity.py --prepare {d})")
+        sys.exit(f"{tool}: error: {path} does not exist; prepare {d} first "
+                 f"({prepare} {d})")
     with open(path) as f:
         return json.load(f)
 
