@@ -47,6 +47,8 @@ struct State {
   double timeout = 600.0;
   CommStats stats;
   Worker worker;
+  /// A device backend's staging thread's communicator (commRunOnThread).
+  MPI_Comm device = MPI_COMM_NULL;
   bool tracing = false;
   std::mutex traceMutex;
   std::vector<void (*)()> flushes;
@@ -54,11 +56,6 @@ struct State {
   std::chrono::steady_clock::time_point epoch =
       std::chrono::steady_clock::now();
 } g;
-
-const char *kindName(int32_t kind) {
-  static const char *names[] = {"all_reduce", "reduce_scatter", "all_gather"};
-  return kind >= 0 && kind < 3 ? names[kind] : "collective";
-}
 
 void record(TraceEvent e) {
   if (!g.tracing)
@@ -119,8 +116,10 @@ bool zero::rt::commInit(int *argc, char ***argv, int64_t expected,
     // never interleave with the host's (setup, saving weights).
     g.threaded = provided >= MPI_THREAD_MULTIPLE;
     if (g.threaded) {
-      MPI_Comm_dup(MPI_COMM_WORLD, &g.worker.comm);
-      MPI_Comm_set_errhandler(g.worker.comm, MPI_ERRORS_RETURN);
+      for (MPI_Comm *c : {&g.worker.comm, &g.device}) {
+        MPI_Comm_dup(MPI_COMM_WORLD, c);
+        MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
+      }
     }
     MPI_Op_create(&sum16<f16ToFloat, floatToF16>, /*commute=*/1, &sumOps[0]);
     MPI_Op_create(&sum16<bf16ToFloat, floatToBF16>, /*commute=*/1, &sumOps[1]);
@@ -156,8 +155,9 @@ void zero::rt::commFinalize() {
     g.worker.thread.join();
   }
   if (g.mpi) {
-    if (g.worker.comm != MPI_COMM_NULL)
-      MPI_Comm_free(&g.worker.comm);
+    for (MPI_Comm *c : {&g.worker.comm, &g.device})
+      if (*c != MPI_COMM_NULL)
+        MPI_Comm_free(c);
     for (MPI_Op &op : sumOps)
       if (op != MPI_OP_NULL)
         MPI_Op_free(&op);
@@ -198,9 +198,15 @@ std::vector<TraceEvent> zero::rt::traceEvents() {
 }
 
 void zero::rt::commSetTimeout(double seconds) { g.timeout = seconds; }
+double zero::rt::commTimeout() { return g.timeout; }
 int64_t zero::rt::commRank() { return g.rank; }
 int64_t zero::rt::commWorldSize() { return g.size; }
 const CommStats &zero::rt::commStats() { return g.stats; }
+
+const char *zero::rt::collectiveName(int32_t kind) {
+  static const char *names[] = {"all_reduce", "reduce_scatter", "all_gather"};
+  return kind >= 0 && kind < 3 ? names[kind] : "collective";
+}
 
 int64_t zero::rt::commBytesSent(int32_t kind, int32_t dtype, int64_t count,
                                 int64_t worldSize) {
@@ -291,6 +297,41 @@ static int runBlocking(const Job &j, MPI_Comm comm) {
   return MPI_Allgather(j.send, j.count, t, j.recv, j.count, t, comm);
 }
 
+void zero::rt::commCollective(int32_t kind, int32_t dtype, const void *send,
+                              void *recv, int64_t count) {
+  if (!g.mpi) {
+    // One rank: every collective copies its input.
+    if (send != recv)
+      std::memmove(recv, send, count * elemSize(dtype));
+    return;
+  }
+  void *s = const_cast<void *>(send);
+  MPI_Request req;
+  int rc = MPI_SUCCESS;
+  if (kind == ZERO_RT_ALL_REDUCE)
+    rc = MPI_Iallreduce(s == recv ? MPI_IN_PLACE : s, recv, count,
+                        mpiType(dtype), sumOp(dtype), MPI_COMM_WORLD, &req);
+  else if (kind == ZERO_RT_REDUCE_SCATTER)
+    rc = MPI_Ireduce_scatter_block(s, recv, count, mpiType(dtype), sumOp(dtype),
+                                   MPI_COMM_WORLD, &req);
+  else
+    rc = MPI_Iallgather(s, count, mpiType(dtype), recv, count, mpiType(dtype),
+                        MPI_COMM_WORLD, &req);
+  if (rc != MPI_SUCCESS)
+    commAbort("a collective could not start: another rank has exited");
+  waitOrAbort(req, collectiveName(kind));
+}
+
+bool zero::rt::commCollectiveOnThread(int32_t kind, int32_t dtype,
+                                      const void *send, void *recv,
+                                      int64_t count) {
+  if (g.device == MPI_COMM_NULL)
+    commAbort("internal error: a collective on a staging thread without "
+              "MPI_THREAD_MULTIPLE");
+  Job job{kind, dtype, const_cast<void *>(send), recv, count, 0};
+  return runBlocking(job, g.device) == MPI_SUCCESS;
+}
+
 static void workerLoop() {
   Worker &w = g.worker;
   while (true) {
@@ -305,8 +346,8 @@ static void workerLoop() {
     double t0 = commNow();
     int rc = runBlocking(job, w.comm);
     double t1 = commNow();
-    record(
-        {kindName(job.kind), "communication", 2, t0, t1 - t0, job.bytes, id});
+    record({collectiveName(job.kind), "communication", 2, t0, t1 - t0,
+            job.bytes, id});
     lock.lock();
     Job &j = w.jobs[id];
     j.done = true;
@@ -342,24 +383,11 @@ extern "C" int64_t zero_rt_comm_start(int32_t kind, int32_t dtype, int64_t send,
   }
   // Synchronous: the collective completes before the step goes on.
   double t0 = commNow();
-  MPI_Request req;
-  int rc = MPI_SUCCESS;
-  if (kind == ZERO_RT_ALL_REDUCE)
-    rc = MPI_Iallreduce(s == r ? MPI_IN_PLACE : s, r, count, mpiType(dtype),
-                        sumOp(dtype), MPI_COMM_WORLD, &req);
-  else if (kind == ZERO_RT_REDUCE_SCATTER)
-    rc = MPI_Ireduce_scatter_block(s, r, count, mpiType(dtype), sumOp(dtype),
-                                   MPI_COMM_WORLD, &req);
-  else
-    rc = MPI_Iallgather(s, count, mpiType(dtype), r, count, mpiType(dtype),
-                        MPI_COMM_WORLD, &req);
-  if (rc != MPI_SUCCESS)
-    commAbort("a collective could not start: another rank has exited");
-  waitOrAbort(req, kindName(kind));
+  commCollective(kind, dtype, s, r, count);
   double t1 = commNow();
-  record({kindName(kind), "communication", 2, t0, t1 - t0, bytes, -1});
-  record({std::string("wait ") + kindName(kind), "wait", 1, t0, t1 - t0, bytes,
-          -1});
+  record({collectiveName(kind), "communication", 2, t0, t1 - t0, bytes, -1});
+  record({std::string("wait ") + collectiveName(kind), "wait", 1, t0, t1 - t0,
+          bytes, -1});
   return -1;
 }
 
@@ -376,19 +404,19 @@ extern "C" void zero_rt_comm_wait(int64_t handle) {
       w.finished.wait_for(lock, std::chrono::duration<double>(g.timeout),
                           [&] { return it->second.done; });
   if (!done)
-    commAbort(std::string(kindName(it->second.kind)) +
+    commAbort(std::string(collectiveName(it->second.kind)) +
               " did not complete within " + std::to_string((int)g.timeout) +
               " s: another rank is gone or stuck (ZERO_COMM_TIMEOUT sets the "
               "limit)");
   if (it->second.failed)
-    commAbort(std::string(kindName(it->second.kind)) +
+    commAbort(std::string(collectiveName(it->second.kind)) +
               " failed: another rank has exited");
   Job job = it->second;
   w.jobs.erase(it);
   lock.unlock();
   double t1 = commNow();
-  record({std::string("wait ") + kindName(job.kind), "wait", 1, t0, t1 - t0,
-          job.bytes, handle});
+  record({std::string("wait ") + collectiveName(job.kind), "wait", 1, t0,
+          t1 - t0, job.bytes, handle});
 }
 
 extern "C" int64_t zero_rt_rank(void) { return g.rank; }

@@ -49,11 +49,6 @@ Comms &comms() {
   return *c;
 }
 
-const char *kindName(int32_t kind) {
-  static const char *names[] = {"all_reduce", "reduce_scatter", "all_gather"};
-  return kind >= 0 && kind < 3 ? names[kind] : "collective";
-}
-
 ncclDataType_t ncclType(int32_t dtype) {
   switch (dtype) {
   case ZERO_RT_F32:
@@ -118,7 +113,7 @@ void watchdogLoop() {
         cudaError_t rc = cudaEventQuery(f.done);
         if (rc == cudaErrorNotReady) {
           if (now - f.startedUs > 1e6 * c.timeoutS)
-            watchdogFail(kindName(f.kind),
+            watchdogFail(collectiveName(f.kind),
                          "did not complete within " + timeoutText());
           ++it;
           continue;
@@ -252,15 +247,17 @@ extern "C" int64_t zero_rt_cuda_comm_start(int32_t kind, int32_t dtype,
   if (!s.initialized)
     fail("zero_rt_cuda_comm_start", "the CUDA runtime is not initialized");
   ensureContext();
-  int64_t bytes = commBytesSent(kind, dtype, count, commWorldSize());
-  commCount(kind, bytes);
   const void *in = reinterpret_cast<const void *>(send);
   void *out = reinterpret_cast<void *>(recv);
+  if (s.mpiComm)
+    return commStartMpi(kind, dtype, in, out, count);
+  int64_t bytes = commBytesSent(kind, dtype, count, commWorldSize());
+  commCount(kind, bytes);
   if (!s.overlap) {
     cudaEvent_t begin = traceBegin(s.compute);
     enqueue(kind, dtype, in, out, count, s.comms[0], s.compute);
     traceEnd(begin, s.compute,
-             {kindName(kind), "communication", 2, 0, 0, bytes, -1});
+             {collectiveName(kind), "communication", 2, 0, 0, bytes, -1});
     return -1;
   }
   size_t index = (size_t)commStream % s.commStreams.size();
@@ -277,7 +274,7 @@ extern "C" int64_t zero_rt_cuda_comm_start(int32_t kind, int32_t dtype,
   cudaEvent_t begin = traceBegin(stream);
   enqueue(kind, dtype, in, out, count, s.comms[index], stream);
   traceEnd(begin, stream,
-           {kindName(kind), "communication", 2, 0, 0, bytes, id});
+           {collectiveName(kind), "communication", 2, 0, 0, bytes, id});
   cudaEvent_t done = takeEvent(false);
   check(cudaEventRecord(done, stream), "cudaEventRecord");
   std::lock_guard<std::mutex> lock(c.m);
@@ -292,6 +289,8 @@ extern "C" void zero_rt_cuda_comm_wait(int64_t handle) {
   State &s = state();
   Comms &c = comms();
   ensureContext();
+  if (s.mpiComm)
+    return commWaitMpi(handle);
   cudaEvent_t begin = traceBegin(s.compute);
   std::unique_lock<std::mutex> lock(c.m);
   auto it = c.inFlight.find(handle);
@@ -301,7 +300,7 @@ extern "C" void zero_rt_cuda_comm_wait(int64_t handle) {
              " names no collective in flight (waited for twice?)");
   InFlight &f = it->second;
   f.waited = true;
-  TraceEvent e{std::string("wait ") + kindName(f.kind),
+  TraceEvent e{std::string("wait ") + collectiveName(f.kind),
                "wait",
                1,
                0,

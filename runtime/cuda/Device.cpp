@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <unistd.h>
 
 using namespace zero::rt;
@@ -307,25 +308,61 @@ extern "C" int32_t zero_rt_cuda_abi_version(void) {
   return ZERO_RT_CUDA_ABI_VERSION;
 }
 
-extern "C" int32_t zero_rt_cuda_init(int32_t numCommStreams) {
+/// Fails on every rank of a node where two of them drive one GPU (its PCI
+/// address, whatever each process's CUDA_VISIBLE_DEVICES): NCCL refuses
+/// that, with a message that does not say what to do.
+static void checkOneGpuPerRank(MPI_Comm node) {
+  char bus[32] = {};
+  check(cudaDeviceGetPCIBusId(bus, sizeof(bus), state().device),
+        "cudaDeviceGetPCIBusId");
+  int n = 0;
+  MPI_Comm_size(node, &n);
+  std::vector<char> all(sizeof(bus) * n);
+  if (MPI_Allgather(bus, sizeof(bus), MPI_CHAR, all.data(), sizeof(bus),
+                    MPI_CHAR, node) != MPI_SUCCESS)
+    fail("MPI_Allgather", "the ranks' GPUs could not be compared: another "
+                          "rank has exited");
+  int sharing = 0;
+  for (int i = 0; i < n; ++i)
+    sharing += std::strncmp(&all[sizeof(bus) * i], bus, sizeof(bus)) == 0;
+  if (sharing > 1)
+    fail("zero_rt_cuda_init",
+         std::to_string(sharing) + " ranks of this node drive its GPU " + bus +
+             ", and NCCL takes one GPU per rank: run at most one rank per GPU, "
+             "or pass zero-run --comm=mpi to share GPUs (collectives through "
+             "host memory)");
+}
+
+extern "C" int32_t zero_rt_cuda_init(int32_t numCommStreams,
+                                     int32_t commBackend) {
   State &s = state();
   if (s.initialized)
     fail("zero_rt_cuda_init", "the CUDA runtime is already initialized");
   if (numCommStreams < 1)
     fail("zero_rt_cuda_init", "needs at least one communication stream");
+  if (commBackend != ZERO_RT_CUDA_COMM_NCCL &&
+      commBackend != ZERO_RT_CUDA_COMM_MPI)
+    fail("zero_rt_cuda_init",
+         "unknown collectives backend " + std::to_string(commBackend));
   int count = deviceCount();
   int local = localRankFromEnv();
   int mpiUp = 0;
   MPI_Initialized(&mpiUp);
-  if (local < 0 && mpiUp && commWorldSize() > 1) {
-    MPI_Comm node;
+  MPI_Comm node = MPI_COMM_NULL;
+  if (mpiUp && commWorldSize() > 1) {
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, (int)commRank(),
                         MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &local);
-    MPI_Comm_free(&node);
+    if (local < 0)
+      MPI_Comm_rank(node, &local);
   }
   useDevice(std::max(local, 0) % count, "zero_rt_cuda_init");
   ensureContext();
+  s.mpiComm = commBackend == ZERO_RT_CUDA_COMM_MPI;
+  if (node != MPI_COMM_NULL) {
+    if (!s.mpiComm)
+      checkOneGpuPerRank(node);
+    MPI_Comm_free(&node);
+  }
   for (int i = 0; i < numCommStreams; ++i) {
     cudaStream_t stream;
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
@@ -341,8 +378,12 @@ extern "C" int32_t zero_rt_cuda_init(int32_t numCommStreams) {
   check(cudaMalloc(&s.blasWorkspace, kBlasWorkspaceBytes), "cudaMalloc");
   check(cublasSetWorkspace(s.blas, s.blasWorkspace, kBlasWorkspaceBytes),
         "cublasSetWorkspace");
-  setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
-  commInitNccl(numCommStreams);
+  if (s.mpiComm) {
+    commInitMpi();
+  } else {
+    setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
+    commInitNccl(numCommStreams);
+  }
   s.initialized = true;
   static bool registered = false;
   if (!registered)
@@ -369,7 +410,10 @@ extern "C" void zero_rt_cuda_finalize(void) {
     return;
   zero_rt_cuda_synchronize();
   traceFlush(true);
-  commFinalizeNccl();
+  if (s.mpiComm)
+    commFinalizeMpi();
+  else
+    commFinalizeNccl();
   if (s.arena)
     check(cudaFree(s.arena), "cudaFree");
   s.arena = nullptr;

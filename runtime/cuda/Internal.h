@@ -60,6 +60,7 @@ struct State {
   std::vector<ncclComm_t> comms;
   cublasHandle_t blas = nullptr;
   bool tf32 = false, overlap = true;
+  bool mpiComm = false; ///< collectives over MPI through host memory
   void *arena = nullptr;
   int64_t arenaBytes = 0;
   int64_t arenaOwner = 0; ///< zero_rt_cuda_arena_claim's last owner
@@ -114,6 +115,13 @@ void commCheckAsyncErrors();
 /// Aborts every communicator so that peers blocked in a collective fail
 /// instead of hanging while this process exits.
 void commAbortNccl();
+
+/// MPI side (CommMpi.cpp): collectives staged through host memory.
+void commInitMpi();
+void commFinalizeMpi();
+int64_t commStartMpi(int32_t kind, int32_t dtype, const void *send, void *recv,
+                     int64_t count);
+void commWaitMpi(int64_t handle);
 
 } // namespace zero::rt::cuda
 

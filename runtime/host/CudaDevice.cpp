@@ -67,7 +67,9 @@ bool CudaDevice::load(int64_t abiVersion, std::string &error) {
   return true;
 }
 
-int CudaDevice::init(int numCommStreams) { return init_(numCommStreams); }
+int CudaDevice::init(int numCommStreams, int commBackend) {
+  return init_(numCommStreams, commBackend);
+}
 void CudaDevice::finalize() {
   if (finalize_)
     finalize_();

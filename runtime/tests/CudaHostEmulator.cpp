@@ -31,8 +31,9 @@
 // ZERO_CUDA_EMU_SM (architecture, default 90), ZERO_CUDA_EMU_MEMORY (bytes
 // per device, default 80 GiB), ZERO_CUDA_EMU_REPORT (a path: each process
 // writes PATH.<rank>.json with what it saw at exit), ZERO_CUDA_EMU_FAIL
-// (`call:n`: the n-th call of that API fails, to test error paths;
-// ZERO_CUDA_EMU_FAIL_RANK limits that to one rank).
+// (`call:n`: the n-th call of that API fails, to test error paths),
+// ZERO_CUDA_EMU_HANG (`call:n`: the n-th call never returns, a stuck
+// rank); ZERO_CUDA_EMU_FAIL_RANK limits either to one rank.
 //
 //===----------------------------------------------------------------------===//
 #include <cublas_v2.h>
@@ -57,6 +58,8 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -136,8 +139,8 @@ struct Emulator {
   int64_t kernelsRun = 0;
   std::vector<std::string> violations;
   cudaError_t lastError = cudaSuccess;
-  std::string failCall;
-  int64_t failAt = 0;
+  std::string failCall, hangCall;
+  int64_t failAt = 0, hangAt = 0;
 
   Emulator() {
     if (const char *v = std::getenv("ZERO_CUDA_EMU_DEVICES"))
@@ -146,12 +149,16 @@ struct Emulator {
       sm = std::atoi(v);
     if (const char *v = std::getenv("ZERO_CUDA_EMU_MEMORY"))
       memory = std::atoll(v);
-    if (const char *v = std::getenv("ZERO_CUDA_EMU_FAIL")) {
+    for (auto [name, call, at] :
+         {std::tuple{"ZERO_CUDA_EMU_FAIL", &failCall, &failAt},
+          std::tuple{"ZERO_CUDA_EMU_HANG", &hangCall, &hangAt}}) {
+      const char *v = std::getenv(name);
+      if (!v)
+        continue;
       std::string s = v;
       size_t colon = s.find(':');
-      failCall = s.substr(0, colon);
-      failAt =
-          colon == std::string::npos ? 1 : std::atoll(s.c_str() + colon + 1);
+      *call = s.substr(0, colon);
+      *at = colon == std::string::npos ? 1 : std::atoll(s.c_str() + colon + 1);
     }
   }
 };
@@ -168,17 +175,29 @@ double nowMs() {
       .count();
 }
 
-/// Counts a call; true when ZERO_CUDA_EMU_FAIL asks it to fail.
+/// Whether ZERO_CUDA_EMU_FAIL_RANK allows this process to fail or hang.
+bool chosenRank() {
+  const char *only = std::getenv("ZERO_CUDA_EMU_FAIL_RANK");
+  if (!only)
+    return true;
+  const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  return rank && std::atoi(rank) == std::atoi(only);
+}
+
+/// Counts a call; true when ZERO_CUDA_EMU_FAIL asks it to fail. Never
+/// returns when ZERO_CUDA_EMU_HANG names it (the emulator's lock held: the
+/// whole process is stuck, as a rank in a hung kernel).
 bool enter(const char *call) {
   Emulator &e = emu();
   int64_t n = ++e.calls[call];
-  if (e.failAt <= 0 || e.failCall != call || n != e.failAt)
-    return false;
-  if (const char *only = std::getenv("ZERO_CUDA_EMU_FAIL_RANK")) {
-    const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
-    if (!rank || std::atoi(rank) != std::atoi(only))
-      return false;
+  if (e.hangAt > 0 && e.hangCall == call && n == e.hangAt && chosenRank()) {
+    std::fprintf(stderr, "cuda-emulator: %s hangs as ZERO_CUDA_EMU_HANG asks\n",
+                 call);
+    while (true)
+      std::this_thread::sleep_for(std::chrono::hours(1));
   }
+  if (e.failAt <= 0 || e.failCall != call || n != e.failAt || !chosenRank())
+    return false;
   std::fprintf(stderr, "cuda-emulator: %s fails as ZERO_CUDA_EMU_FAIL asks\n",
                call);
   return true;
@@ -992,6 +1011,16 @@ cudaError_t cudaSetDevice(int device) {
   return cudaSuccess;
 }
 
+// One bus per device ordinal: processes given the same ordinal share it.
+cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int device) {
+  LOCK;
+  enter("cudaDeviceGetPCIBusId");
+  if (device < 0 || device >= emu().devices || !id || len < 13)
+    return fail(cudaErrorInvalidValue);
+  std::snprintf(id, size_t(len), "0000:%02x:00.0", device + 1);
+  return cudaSuccess;
+}
+
 cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr,
                                    int device) {
   LOCK;
@@ -1104,7 +1133,9 @@ cudaError_t cudaMemGetInfo(size_t *freeBytes, size_t *totalBytes) {
 }
 
 cudaError_t cudaHostRegister(void *, size_t, unsigned int) {
-  return cudaSuccess;
+  LOCK;
+  return enter("cudaHostRegister") ? fail(cudaErrorHostMemoryAlreadyRegistered)
+                                   : cudaSuccess;
 }
 cudaError_t cudaHostUnregister(void *) { return cudaSuccess; }
 

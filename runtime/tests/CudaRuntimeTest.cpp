@@ -558,7 +558,12 @@ int main(int argc, char **argv) {
   rank = commRank();
   world = commWorldSize();
   expect(zero_rt_cuda_abi_version() == ZERO_RT_CUDA_ABI_VERSION, "ABI version");
-  int device = zero_rt_cuda_init(2);
+  // ZERO_CUDA_TEST_COMM=mpi: collectives through host memory, so that
+  // several ranks may share a GPU.
+  const char *backend = std::getenv("ZERO_CUDA_TEST_COMM");
+  bool mpi = backend && std::string(backend) == "mpi";
+  int device = zero_rt_cuda_init(2, mpi ? ZERO_RT_CUDA_COMM_MPI
+                                        : ZERO_RT_CUDA_COMM_NCCL);
   expect(device >= 0 && device < devices, "a device is selected");
   if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK"))
     expect(device == std::atoi(local) % devices,

@@ -1,8 +1,9 @@
 #!/bin/sh
-# Runs zero-cuda-runtime-test: one rank alone and under mpirun, all GPUs of
-# the machine as ranks when there are several, and the watchdog ending a
-# job whose last rank never joins a collective. Prints SKIP and succeeds
-# where no GPU is listed.
+# Runs zero-cuda-runtime-test: one rank alone and under mpirun, two ranks
+# sharing one GPU (collectives over MPI), all GPUs of the machine as ranks
+# when there are several, and the watchdog ending a job whose last rank
+# never joins a collective (over NCCL on several GPUs, over MPI on one).
+# Prints SKIP and succeeds where no GPU is listed.
 #
 #   runtime/tests/run_cuda_tests.sh [path/to/zero-cuda-runtime-test]
 set -eu
@@ -19,18 +20,19 @@ if [ "$(id -u)" -eq 0 ]; then
   MPIRUN="$MPIRUN --allow-run-as-root"
 fi
 
-echo "== 1 rank"
-"$BIN"
-echo "== 1 rank under mpirun"
-$MPIRUN -np 1 "$BIN"
-if [ "$N" -gt 1 ]; then
-  echo "== $N ranks"
-  $MPIRUN -np "$N" "$BIN"
-  echo "== watchdog: the last of $N ranks never joins (timeout 20 s)"
+# watchdog RANKS VAR=VALUE...: runs RANKS ranks, the last of which never
+# joins, with the variables given (the backend and its 20 s timeout); the
+# job must fail with the timeout's error line well before the 180 s limit.
+watchdog() {
+  np=$1
+  shift
+  exports=""
+  for v in "$@"; do
+    exports="$exports -x ${v%%=*}"
+  done
   log=$(mktemp)
   start=$(date +%s)
-  if ZERO_RT_NCCL_TIMEOUT_S=20 ZERO_CUDA_TEST_HANG=1 \
-      timeout 180 $MPIRUN -np "$N" -x ZERO_RT_NCCL_TIMEOUT_S \
+  if env "$@" ZERO_CUDA_TEST_HANG=1 timeout 180 $MPIRUN -np "$np" $exports \
       -x ZERO_CUDA_TEST_HANG "$BIN" >"$log" 2>&1; then
     cat "$log"
     echo "FAILED: the job did not fail"
@@ -49,4 +51,20 @@ if [ "$N" -gt 1 ]; then
   grep "did not complete" "$log" | head -1
   echo "PASS: the job ended after $took s"
   rm -f "$log"
+}
+
+echo "== 1 rank"
+"$BIN"
+echo "== 1 rank under mpirun"
+$MPIRUN -np 1 "$BIN"
+echo "== 2 ranks sharing GPU 0, collectives over MPI through host memory"
+CUDA_VISIBLE_DEVICES=0 ZERO_CUDA_TEST_COMM=mpi \
+  $MPIRUN -np 2 -x CUDA_VISIBLE_DEVICES -x ZERO_CUDA_TEST_COMM "$BIN"
+echo "== watchdog over MPI: the second of 2 ranks sharing GPU 0 never joins (timeout 20 s)"
+watchdog 2 CUDA_VISIBLE_DEVICES=0 ZERO_CUDA_TEST_COMM=mpi ZERO_COMM_TIMEOUT=20
+if [ "$N" -gt 1 ]; then
+  echo "== $N ranks"
+  $MPIRUN -np "$N" "$BIN"
+  echo "== watchdog: the last of $N ranks never joins (timeout 20 s)"
+  watchdog "$N" ZERO_RT_NCCL_TIMEOUT_S=20
 fi

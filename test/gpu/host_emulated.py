@@ -29,7 +29,10 @@ models at ZeRO stages 0-3 in fp32 and bf16, on 2 ranks, 2 AdamW steps:
   recorded events; no two streams touch the same device bytes, one
   writing, without an event wait or synchronization between them (the
   compute and communication streams: kernels, GEMMs, copies, collectives);
-- each rank uses the device of its local rank;
+- each rank uses the device of its local rank; with zero-run --comm=mpi
+  (the MLP at stage 0 in bf16, the GPT at stage 3 in bf16 and at stage 2
+  in fp32 without overlap) both ranks share one emulated GPU, make no
+  NCCL call, and equal the CPU target all the same;
 - the bytes each rank sent (zero-run --stats) equal plan.json's per-step
   bytes times the steps, by collective, and equal what the NCCL calls were
   given to move (the emulator's count); the NCCL calls of each kind are
@@ -48,9 +51,11 @@ host). A GPT at stage 3 saves a checkpoint, resumes from it and evaluates
 (--infer): its saved weights and outputs have the CPU target's arrays and
 values.
 
-Then the error paths: a device too small for the arena, no device, and one
-rank's NCCL call failing each end the job with one error naming the rank
-and the call, and no hang.
+Then the error paths: a device too small for the arena, no device, one
+rank's NCCL call failing, two ranks on one GPU with NCCL, one rank's
+staging buffer failing over MPI, and one rank stuck over MPI (the other's
+wait times out) each end the job within a minute with one error naming the
+rank and the call.
 
 Usage: /usr/bin/python3 test/gpu/host_emulated.py --build build
 """
@@ -60,6 +65,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -70,6 +76,9 @@ MODELS_DIR = gpu_parity.MODELS_DIR
 RANKS = 2
 STEPS = 2
 MEMORY_TOL = 0.05
+# Seconds an error path may take to end the job (the stuck rank's timeout
+# is 10 s).
+ERROR_BOUND_S = 60
 # Losses (relative) and weights (absolute) against the CPU target. Tighter
 # than on a GPU (gpu_parity.TOL): no libdevice math and no NCCL ring order,
 # only the GEMMs' order of sums and the host's libm differ.
@@ -114,12 +123,15 @@ def clean(proc, reports):
 
 
 def check_run(r, name, precision, stage, check_memory=False, computes=True, extra=(),
-              tol=None):
-    """precision None: the model's own (zoo models in float64)."""
+              tol=None, shared=False):
+    """precision None: the model's own (zoo models in float64). `shared`:
+    both ranks on one emulated GPU, collectives over MPI through host
+    memory (zero-run --comm=mpi)."""
     onnx = os.path.join(r.tmp, f"{name}.onnx")
     data = os.path.join(r.tmp, f"{name}.data.npz")
     tag = f"{name}.{precision}.s{stage}" + "".join(
-        "." + "".join(c for c in f if c.isalnum()) for f in extra)
+        "." + "".join(c for c in f if c.isalnum()) for f in extra) + (
+        ".shared" if shared else "")
     flags = [f"--stage={stage}"] + list(extra)
     if precision:
         flags.append(f"--precision={precision}")
@@ -127,8 +139,9 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
                           cuda=True)
     problems = []
     weights = out + ".w.npz"
-    proc, reports, stats_path, trace = r.mpirun(out, data, STEPS,
-                                                args=["--save-weights", weights])
+    proc, reports, stats_path, trace = r.mpirun(
+        out, data, STEPS, {"ZERO_CUDA_EMU_DEVICES": "1"} if shared else None,
+        args=["--save-weights", weights] + (["--comm=mpi"] if shared else []))
     if proc.returncode:
         print(f"FAIL {tag}: zero-run exited {proc.returncode}\n{proc.stdout}{proc.stderr}")
         return False
@@ -140,7 +153,7 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
     for rank, rep in enumerate(reports):
         if rep["violations"]:
             problems.append(f"rank {rank}: {rep['violations'][:3]}")
-        if rep["device"] != rank:
+        if rep["device"] != (0 if shared else rank):
             problems.append(f"rank {rank} used device {rep['device']}")
         if rep["launches"] == 0:
             problems.append(f"rank {rank}: no kernel launched")
@@ -171,15 +184,19 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
     planned_calls = plan["functions"]["train_step"].get("communication", {}).get("calls", {})
     names = {"all_gather": "ncclAllGather", "reduce_scatter": "ncclReduceScatter",
              "all_reduce": "ncclAllReduce"}
+    # Over MPI no NCCL call is made: the collectives are zero-run's count.
+    counted = {k: stats["calls"].get(k, 0) for k in names}
     for rank, rep in enumerate(reports):
         calls = {k: rep["calls"].get(names[k], 0) for k in names}
-        if any(calls[k] != planned_calls.get(k, 0) * STEPS for k in names):
-            problems.append(f"rank {rank}: NCCL calls {calls} != plan "
-                            f"{planned_calls} x {STEPS}")
-    nccl = sum(v for v in measured.values())
+        expected = {k: 0 if shared else planned_calls.get(k, 0) * STEPS for k in names}
+        if calls != expected:
+            problems.append(f"rank {rank}: NCCL calls {calls} != {expected}")
+    if counted != {k: planned_calls.get(k, 0) * STEPS for k in names}:
+        problems.append(f"collectives {counted} != plan {planned_calls} x {STEPS}")
+    nccl = 0 if shared else sum(v for v in measured.values())
     if reports[0]["collective_bytes"] != nccl:
         problems.append(f"NCCL calls moved {reports[0]['collective_bytes']} B, "
-                        f"zero-run counted {nccl} B")
+                        f"expected {nccl} B")
     dev = stats.get("device_memory", {})
     peak = plan["functions"]["train_step"]["memory"]["peak"]
     ratio = dev.get("program_peak", 0) / peak if peak else 0
@@ -205,11 +222,12 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
     rep = reports[0]
     ok = not problems
     print(f"{'ok  ' if ok else 'FAIL'} {name:4s} {precision or 'as exported'} stage "
-          f"{stage} on {RANKS}"
+          f"{stage} on {RANKS}{' sharing one GPU (--comm=mpi)' if shared else ''}"
           f"{''.join(' ' + f for f in extra)}: "
           f"{values}{rep['launches'] // STEPS} launches of "
           f"{len(rep['launches_by_kernel'])} kernels, "
-          f"{rep['gemms'] // STEPS} GEMMs, {rep['collectives'] // STEPS} collectives a step; "
+          f"{rep['gemms'] // STEPS} GEMMs, {sum(counted.values()) // STEPS} collectives "
+          f"({rep['collectives'] // STEPS} NCCL calls) a step; "
           f"bytes {measured} == plan x {STEPS}; device memory {dev.get('program_peak'):,} B, "
           f"plan {peak:,} B (ratio {ratio:.4f}){note}"
           + ("" if ok else "\n     " + "\n     ".join(problems)), flush=True)
@@ -292,6 +310,23 @@ def check_errors(r):
         ("rank 1's third all-gather fails",
          {"ZERO_CUDA_EMU_FAIL": "ncclAllGather:3", "ZERO_CUDA_EMU_FAIL_RANK": "1"},
          ["rank 1", "ncclAllGather failed"]),
+        # NCCL takes one GPU per rank: two ranks on one say what to do.
+        ("2 ranks on 1 GPU with NCCL", {"ZERO_CUDA_EMU_DEVICES": "1"},
+         ["rank ", "zero_rt_cuda_init failed", "2 ranks of this node drive its GPU",
+          "--comm=mpi"]),
+        # Over MPI, the staging thread failing on one rank (its host
+        # buffer) ends the job while the other waits in the collective.
+        ("rank 0's staging buffer fails, over MPI",
+         {"ZERO_CUDA_EMU_DEVICES": "1", "ZERO_CUDA_EMU_FAIL": "cudaHostRegister:1",
+          "ZERO_CUDA_EMU_FAIL_RANK": "0"},
+         ["rank 0", "cudaHostRegister failed"], None, ["--comm=mpi"]),
+        # A rank stuck over MPI (its staging thread never returns): the
+        # other's wait ends the job at ZERO_COMM_TIMEOUT.
+        ("rank 1 stuck, over MPI",
+         {"ZERO_CUDA_EMU_DEVICES": "1", "ZERO_CUDA_EMU_HANG": "cudaHostRegister:1",
+          "ZERO_CUDA_EMU_FAIL_RANK": "1", "ZERO_COMM_TIMEOUT": "10"},
+         ["rank 0", "failed: did not complete within 10 s", "ZERO_COMM_TIMEOUT"],
+         None, ["--comm=mpi"]),
     ]
     # A cubin runs on its architecture's major version only; a fat binary
     # gives the driver the GPU's own.
@@ -313,19 +348,24 @@ def check_errors(r):
         print(f"{'ok  ' if good else 'FAIL'} {os.path.basename(build)} runs on sm_{sm}"
               + ("" if good else f": {proc.stderr[-600:]}"), flush=True)
         ok &= good
-    for what, env, expect, *build in cases:
+    for what, env, expect, *rest in cases:
+        build = rest[0] if rest and rest[0] else out
+        start = time.monotonic()
         try:
-            proc, _, _, _ = r.mpirun(build[0] if build else out, data, 2,
-                                     extra_env=env, tag="err")
+            proc, _, _, _ = r.mpirun(build, data, 2, extra_env=env, tag="err",
+                                     args=rest[1] if len(rest) > 1 else ())
         except subprocess.TimeoutExpired:
             print(f"FAIL error path ({what}): the job hung")
             ok = False
             continue
+        took = time.monotonic() - start
         errors = [l for l in proc.stderr.splitlines() if "zero-run: error:" in l]
-        good = (proc.returncode != 0 and errors
-                and any(all(e in l for e in expect) for l in errors))
+        matching = [l for l in errors if all(e in l for e in expect)]
+        # Every path ends the job promptly; a stuck rank within its timeout.
+        good = proc.returncode != 0 and matching and took < ERROR_BOUND_S
         print(f"{'ok  ' if good else 'FAIL'} error path ({what}, arena {arena:,} B): "
-              f"exit {proc.returncode}; {errors[0] if errors else proc.stderr[-400:]}",
+              f"exit {proc.returncode} after {took:.0f} s; "
+              f"{matching[0] if matching else errors[0] if errors else proc.stderr[-400:]}",
               flush=True)
         ok &= bool(good)
     return ok
@@ -355,6 +395,9 @@ def main():
                     ok &= check_run(r, name, precision, stage)
         if "mlp" in args.models.split(","):
             ok &= check_errors(r)
+            # Both ranks on one GPU, collectives over MPI through host
+            # memory: an all-reduce of bf16 gradients (MPI's 16-bit sums).
+            ok &= check_run(r, "mlp", "bf16", 0, shared=True)
         if "gpt" in args.models.split(","):
             # fp16 loss scaling with clipping: the overflow flag and the
             # unscale-and-clip factor are device scalars the kernels read.
@@ -392,6 +435,11 @@ def main():
             ok &= check_run(r, "gpt", "fp32", 3, extra=["--gradient-accumulation-steps=2"])
             ok &= check_run(r, "gpt", "bf16", 3, extra=["--remat=blocks"])
             ok &= check_run(r, "gpt", "fp32", 3, extra=["--remat=sqrt"])
+            # Reduce-scatters and all-gathers over MPI on one GPU, staged
+            # while the step computes, and each completed where it starts.
+            ok &= check_run(r, "gpt", "bf16", 3, shared=True)
+            ok &= check_run(r, "gpt", "fp32", 2, extra=["--overlap-comm=false"],
+                            shared=True)
             ok &= check_checkpoints(r)
         # Models PyTorch and torchvision wrote (BatchNorm synchronized over
         # the ranks in resnet18, float64 there): GPU tolerances, as Adam

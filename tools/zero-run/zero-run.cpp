@@ -7,6 +7,7 @@
 #include "zero-rt/Files.h"
 #include "zero-rt/Memory.h"
 #include "zero-rt/Npz.h"
+#include "zero-rt/RuntimeCUDA.h"
 #include "zero-rt/Step.h"
 #include "zero-rt/Trace.h"
 
@@ -644,6 +645,20 @@ int main(int argc, char **argv) {
                "collectives (bytes, sequence number) and waits (rank r > 0 "
                "writes FILE with .r before its extension)"),
       cl::value_desc("FILE.json"), cl::cat(cat));
+  enum class Comm : int {
+    Nccl = ZERO_RT_CUDA_COMM_NCCL,
+    Mpi = ZERO_RT_CUDA_COMM_MPI
+  };
+  cl::opt<Comm> comm(
+      "comm",
+      cl::desc("How a --target=cuda program's collectives run (default "
+               "nccl)"),
+      cl::values(
+          clEnumValN(Comm::Nccl, "nccl", "NCCL on the GPUs, one GPU per rank"),
+          clEnumValN(Comm::Mpi, "mpi",
+                     "MPI through host memory: ranks may share a "
+                     "GPU")),
+      cl::init(Comm::Nccl), cl::cat(cat));
   cl::HideUnrelatedOptions(cat);
   cl::ParseCommandLineOptions(
       args.size(), args.data(),
@@ -655,6 +670,9 @@ int main(int argc, char **argv) {
   std::string error;
   if (!prog.load(dir, error))
     return fail(error);
+  if (!prog.cuda() && comm.getNumOccurrences() && comm == Comm::Nccl)
+    return fail("--comm=nccl is for programs compiled with --target=cuda; " +
+                dir + " runs on the CPU, whose collectives use MPI");
   // Every rank checks the world size itself, so a mismatch is an error
   // everywhere instead of a hang.
   if (!commInit(&argc, &argv, prog.worldSize(), error)) {
@@ -708,13 +726,14 @@ int main(int argc, char **argv) {
   // A CUDA program: this rank's GPU, its streams, cuBLAS and NCCL come
   // first, since loading the step loads its kernels onto that GPU. All
   // collectives run on one communication stream (NCCL orders the
-  // operations of a communicator anyway).
+  // operations of a communicator anyway; MPI's staging thread runs one at
+  // a time).
   std::optional<CudaDevice> device;
   if (prog.cuda()) {
     device.emplace();
     if (!device->load(prog.cudaRuntimeAbi(), error))
       return fail(error);
-    device->init(1);
+    device->init(1, int(comm.getValue()));
     device->setOverlap(prog.overlapComm());
   }
   if (!prog.open(error))

@@ -1,7 +1,8 @@
 //===- Comm.h - the communicator behind the collectives ---------*- C++ -*-===//
 //
 // One process group per program. Backends implement non-blocking start and
-// wait; the MPI backend serves the CPU target (and would bootstrap NCCL).
+// wait; the MPI backend serves the CPU target, bootstraps NCCL, and runs a
+// CUDA program's collectives through host memory where ranks share a GPU.
 // Every collective is counted in bytes sent per rank, by the ring
 // algorithm's volume: all_reduce 2(N-1)/N of the buffer, reduce_scatter and
 // all_gather (N-1)/N of the whole (N x per-rank) buffer.
@@ -35,6 +36,8 @@ void commSetTimeout(double seconds);
 int64_t commRank();
 int64_t commWorldSize();
 const CommStats &commStats();
+/// all_reduce, reduce_scatter or all_gather (Runtime.h's kinds).
+const char *collectiveName(int32_t kind);
 /// Bytes a rank sends for one collective of `count` elements (Runtime.h's
 /// meaning of count) by the ring rule above.
 int64_t commBytesSent(int32_t kind, int32_t dtype, int64_t count,
@@ -44,6 +47,17 @@ int64_t commBytesSent(int32_t kind, int32_t dtype, int64_t count,
 void commCount(int32_t kind, int64_t bytes);
 /// Makes every rank wait for the others (used around setup and I/O).
 void commBarrier();
+double commTimeout();
+/// Runs one collective (Runtime.h's kinds and count) on host buffers to
+/// completion on the calling thread, ending the job when the other ranks
+/// do not arrive within the timeout; on one rank, a copy.
+void commCollective(int32_t kind, int32_t dtype, const void *send, void *recv,
+                    int64_t count);
+/// The same, blocking, on a communicator of its own for one other thread
+/// (a device backend's staging thread; needs commOverlaps()): false when
+/// MPI reports a failure; the waiting thread enforces the timeout.
+bool commCollectiveOnThread(int32_t kind, int32_t dtype, const void *send,
+                            void *recv, int64_t count);
 /// Sums `count` doubles over the ranks, in place.
 void commAllReduceDoubles(double *data, int64_t count);
 /// Gathers `bytes` bytes from every rank into `out` (rank order), whatever

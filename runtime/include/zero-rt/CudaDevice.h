@@ -25,8 +25,9 @@ public:
   /// `abiVersion` (the plan's cuda_runtime_abi); false with `error` set.
   bool load(int64_t abiVersion, std::string &error);
   /// zero_rt_cuda_init: selects the GPU of this rank, streams, cuBLAS and
-  /// NCCL. Call after commInit. Returns the device ordinal.
-  int init(int numCommStreams);
+  /// the collectives' backend (ZERO_RT_CUDA_COMM_*). Call after commInit.
+  /// Returns the device ordinal.
+  int init(int numCommStreams, int commBackend);
   void finalize();
   void setOverlap(bool overlap);
   /// Arena for the step's temporaries (the plan's arena bytes).
@@ -47,7 +48,7 @@ public:
 private:
   void *handle = nullptr;
   int64_t runtimeBytes_ = 0;
-  int32_t (*init_)(int32_t) = nullptr;
+  int32_t (*init_)(int32_t, int32_t) = nullptr;
   void (*finalize_)() = nullptr;
   void (*setOverlap_)(int32_t) = nullptr;
   int64_t (*arenaInit_)(int64_t) = nullptr;

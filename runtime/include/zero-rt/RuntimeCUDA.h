@@ -3,8 +3,9 @@
  * What compiled CUDA steps and their host call besides Runtime.h (memory
  * counters, rank and world size stay there). One process drives one GPU:
  * a compute stream runs the step's kernels and GEMMs in program order, and
- * communication streams run NCCL collectives, ordered against the compute
- * stream by events only, so the host never blocks inside a step.
+ * communication streams run NCCL collectives (or MPI's, staged through host
+ * memory), ordered against the compute stream by events only, so the host
+ * never blocks inside a step.
  *
  * Every CUDA, cuBLAS or NCCL failure prints one line naming the rank, the
  * call and the library's message, and aborts the whole job (MPI_Abort);
@@ -35,15 +36,22 @@ int32_t zero_rt_cuda_abi_version(void);
 
 /*--- Setup ----------------------------------------------------------------*/
 
+/* How the collectives run: NCCL (one GPU per rank), or MPI through host
+ * memory (ranks may share a GPU: the device's data is copied to the host,
+ * reduced or gathered there and copied back, on a staging thread). */
+#define ZERO_RT_CUDA_COMM_NCCL 0
+#define ZERO_RT_CUDA_COMM_MPI 1
+
 /* Selects this rank's GPU (the node-local rank, from
  * OMPI_COMM_WORLD_LOCAL_RANK or else MPI's shared-memory split, modulo the
  * devices), creates the compute stream, `numCommStreams` (>= 1)
- * communication streams, the cuBLAS handle and one NCCL communicator per
- * communication stream, bootstrapped over MPI_COMM_WORLD. Call after
- * zero::rt::commInit (MPI) and before loading a step (its module
- * constructors load kernels on the selected device). Returns the device
- * ordinal. A second call is an error. */
-int32_t zero_rt_cuda_init(int32_t numCommStreams);
+ * communication streams and the cuBLAS handle, and with
+ * ZERO_RT_CUDA_COMM_NCCL one NCCL communicator per communication stream,
+ * bootstrapped over MPI_COMM_WORLD (ranks of a node sharing a GPU are an
+ * error then). Call after zero::rt::commInit (MPI) and before loading a
+ * step (its module constructors load kernels on the selected device).
+ * Returns the device ordinal. A second call is an error. */
+int32_t zero_rt_cuda_init(int32_t numCommStreams, int32_t commBackend);
 /* Waits for all streams, then destroys communicators, handles, streams and
  * the arena. Call before zero::rt::commFinalize. */
 void zero_rt_cuda_finalize(void);
