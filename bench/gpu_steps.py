@@ -35,6 +35,7 @@ import argparse
 import json
 import os
 import statistics
+import struct
 import sys
 import tempfile
 from collections import defaultdict
@@ -134,6 +135,65 @@ def run_all(args, d):
         print(f"ran {name}", flush=True)
 
 
+# EIATTR codes of a cubin's .nv.info sections: a kernel's registers and
+# stack frame (spilled registers and local arrays) as ptxas chose them.
+EIATTR_REGCOUNT, EIATTR_FRAME_SIZE = 0x2F, 0x11
+# sm_80 and sm_90: 64K registers and 64 warps per SM; registers are given
+# to a warp in units of 256.
+SM_REGISTERS, SM_WARPS, REGISTER_UNIT = 65536, 64, 256
+
+
+def kernel_resources(cubin):
+    """{kernel: (registers, stack frame bytes)} of a cubin (ELF64)."""
+    with open(cubin, "rb") as f:
+        data = f.read()
+    if data[:5] != b"\x7fELF\x02":
+        raise SystemExit(f"{cubin}: not a 64-bit ELF cubin")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    entsize, count, names = struct.unpack_from("<HHH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * entsize)
+                for i in range(count)]
+
+    def string(table, offset):
+        start = sections[table][4] + offset
+        return data[start:data.index(b"\0", start)].decode()
+
+    symtab = next(s for s in sections if s[1] == 2)  # SHT_SYMTAB
+
+    def symbol(index):
+        name, = struct.unpack_from("<I", data, symtab[4] + index * 24)
+        return string(symtab[6], name)
+
+    found = defaultdict(lambda: [0, 0])
+    for s in sections:
+        if string(names, s[0]) != ".nv.info":
+            continue
+        at, end = s[4], s[4] + s[5]
+        while at < end:
+            fmt, attr = data[at], data[at + 1]
+            if fmt == 4:  # EIFMT_SVAL: a 16-bit size, then the payload
+                size, = struct.unpack_from("<H", data, at + 2)
+                if attr in (EIATTR_REGCOUNT, EIATTR_FRAME_SIZE) and size == 8:
+                    sym, value = struct.unpack_from("<II", data, at + 4)
+                    found[symbol(sym)][attr == EIATTR_FRAME_SIZE] = value
+                at += 4 + size
+            elif fmt == 3:  # EIFMT_HVAL
+                at += 4
+            elif fmt == 2:  # EIFMT_BVAL
+                at += 3
+            elif fmt == 1:  # EIFMT_NVAL
+                at += 2
+            else:
+                break
+    return {k: tuple(v) for k, v in found.items()}
+
+
+def occupancy(registers):
+    """Resident warps per SM that `registers` a thread allow, of 64."""
+    per_warp = -(-registers * 32 // REGISTER_UNIT) * REGISTER_UNIT
+    return min(SM_WARPS, SM_REGISTERS // max(per_warp, 1)) / SM_WARPS
+
+
 def measured_nodes(path):
     """Microseconds per node of the kernels and GEMMs in the traced step
     whose GPU work took the median time (the host waits for each step's
@@ -157,10 +217,14 @@ def measured_nodes(path):
     totals = [sum(e["dur"] for e in c) for c in chunks]
     median = sorted(range(len(chunks)), key=lambda i: totals[i])[len(chunks) // 2]
     nodes = defaultdict(lambda: [0.0, 0.0])  # kernels, GEMMs
+    kernels = defaultdict(lambda: defaultdict(float))  # node: kernel: µs
     for e in chunks[median]:
         args = e.get("args", {})
-        nodes[args.get("node", NO_NODE)][args.get("kind") == "gemm"] += e["dur"]
-    return nodes, totals[median], len(chunks[median])
+        node = args.get("node", NO_NODE)
+        nodes[node][args.get("kind") == "gemm"] += e["dur"]
+        if args.get("kind") == "kernel":
+            kernels[node][e["name"]] += e["dur"]
+    return nodes, totals[median], len(chunks[median]), kernels
 
 
 def predicted_nodes(path):
@@ -195,14 +259,18 @@ def report(d, top):
     out = os.path.join(d, name)
     if not os.path.exists(out + ".trace.json"):
         return
-    nodes, total, per = measured_nodes(out + ".trace.json")
+    nodes, total, per, kernels = measured_nodes(out + ".trace.json")
     predicted = predicted_nodes(os.path.join(out + ".predicted", "timeline.json"))
+    cubins = sorted(f for f in os.listdir(out) if f.endswith(".cubin"))
+    resources = kernel_resources(os.path.join(out, cubins[-1])) if cubins else {}
     print(f"\n{MODELS[name]['title']}: the median of {TRACED_STEPS} traced steps, "
           f"{per} kernels and GEMMs, {total / 1e3:.3f} ms of GPU work; per node, "
-          f"most measured first:\n")
+          f"most measured first; its longest kernel's registers (ptxas, "
+          f"{cubins[-1] if cubins else 'no cubin'}), the resident warps they allow "
+          f"of {SM_WARPS} (the timeline assumes all) and its stack frame:\n")
     print("| node | kernels: measured | predicted | GEMMs: measured | predicted "
-          "| measured / predicted |")
-    print("|---|---|---|---|---|---|")
+          "| measured / predicted | longest kernel: registers, occupancy, stack |")
+    print("|---|---|---|---|---|---|---|")
     order = sorted(set(nodes) | set(predicted), key=lambda n: -sum(nodes.get(n, [0, 0])))
     rest = [0.0] * 4
     for i, n in enumerate(order):
@@ -212,11 +280,17 @@ def report(d, top):
             rest = [a + b for a, b in zip(rest, row)]
             continue
         ratio = f"{(mk + mg) / (pk + pg):.2f}" if pk + pg > 0 else ""
-        print(f"| {n} | {mk:.0f} µs | {pk:.0f} µs | {mg:.0f} µs | {pg:.0f} µs | {ratio} |")
+        longest = max(kernels.get(n, {}).items(), key=lambda kv: kv[1], default=None)
+        use = ""
+        if longest and longest[0] in resources:
+            regs, frame = resources[longest[0]]
+            use = f"{longest[0]}: {regs}, {occupancy(regs):.0%}, {frame} B"
+        print(f"| {n} | {mk:.0f} µs | {pk:.0f} µs | {mg:.0f} µs | {pg:.0f} µs | {ratio} "
+              f"| {use} |")
     if len(order) > top:
         mk, mg, pk, pg = rest
         print(f"| {len(order) - top} more nodes | {mk:.0f} µs | {pk:.0f} µs | "
-              f"{mg:.0f} µs | {pg:.0f} µs | |")
+              f"{mg:.0f} µs | {pg:.0f} µs | | |")
 
 
 def main():
