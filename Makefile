@@ -93,10 +93,13 @@ test-cuda: build
 	  runtime/tests/run_cuda_tests.sh $(BUILD)/bin/zero-cuda-runtime-test; \
 	else echo "test-cuda: no CUDA runtime in this build"; fi
 
-# --target=cuda programs on this machine's GPUs against the CPU target;
-# SKIP where nvidia-smi lists none.
+# --target=cuda programs on this machine's GPUs against the CPU target,
+# one rank per GPU, then 2 ranks over MPI (sharing a GPU where there is
+# one); SKIP where nvidia-smi lists none.
 test-gpu: build setup
 	$(PYTHON) test/gpu/gpu_parity.py --build $(BUILD)
+	$(PYTHON) test/gpu/gpu_parity.py --build $(BUILD) --ranks 2 --comm mpi \
+	  --models mlp,gpt --zoo transformer
 
 # --target=cuda programs run whole on this machine under zero-run, their
 # CUDA, cuBLAS and NCCL calls answered by the host emulator (kernels and
