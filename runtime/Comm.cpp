@@ -47,7 +47,8 @@ struct State {
   double timeout = 600.0;
   CommStats stats;
   Worker worker;
-  /// A device backend's staging thread's communicator (commRunOnThread).
+  /// A device backend's staging thread's communicator
+  /// (commCollectiveOnThread).
   MPI_Comm device = MPI_COMM_NULL;
   bool tracing = false;
   std::mutex traceMutex;
