@@ -37,32 +37,53 @@ struct LiveParameters {
   DenseMap<Operation *, unsigned> position;
   SmallVector<Operation *> ops;
   SmallVector<int64_t> elements;
+  Block *block = nullptr;
 
-  void compute(Block &block) {
+  /// What `op` adds to the live elements: a parameters-category
+  /// allocation of this block, or its deallocation.
+  int64_t delta(Operation *op) const {
+    auto sized = [&](Value v) -> int64_t {
+      auto alloc = v.getDefiningOp<memref::AllocOp>();
+      if (!alloc || alloc->getBlock() != block ||
+          allocCategory(alloc) != MemoryCategory::parameters ||
+          !alloc.getType().hasStaticShape())
+        return 0;
+      return alloc.getType().getNumElements();
+    };
+    if (auto alloc = dyn_cast<memref::AllocOp>(op))
+      return sized(alloc);
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+      return -sized(dealloc.getMemref());
+    return 0;
+  }
+
+  void compute(Block &b) {
+    block = &b;
     position.clear();
     ops.clear();
-    for (Operation &op : block) {
+    elements.clear();
+    int64_t live = 0;
+    for (Operation &op : b) {
       position[&op] = ops.size();
       ops.push_back(&op);
+      elements.push_back(live += delta(&op));
     }
-    SmallVector<int64_t> delta(ops.size() + 1, 0);
-    for (auto [i, op] : llvm::enumerate(ops)) {
-      auto alloc = dyn_cast<memref::AllocOp>(op);
-      if (!alloc || allocCategory(op) != MemoryCategory::parameters ||
-          !alloc.getType().hasStaticShape())
-        continue;
-      int64_t size = alloc.getType().getNumElements();
-      unsigned end = ops.size();
-      for (Operation *user : alloc->getUsers())
-        if (isa<memref::DeallocOp>(user) && user->getBlock() == &block)
-          end = position[user];
-      delta[i] += size;
-      delta[end] -= size;
+  }
+  /// After the `count` ops following `after` were reordered among
+  /// themselves: their positions and live elements again. The ops before
+  /// and after them keep theirs (the same ops, so the same sum).
+  void reordered(Operation *after, unsigned count) {
+    unsigned first = position.lookup(after) + 1;
+    int64_t live = elements[first - 1];
+    Operation *op = after->getNextNode();
+    for (unsigned i = first; i < first + count; ++i, op = op->getNextNode()) {
+      ops[i] = op;
+      position[op] = i;
+      elements[i] = live += delta(op);
     }
-    elements.assign(ops.size(), 0);
-    int64_t live = 0;
-    for (unsigned i = 0; i < ops.size(); ++i)
-      elements[i] = live += delta[i];
+  }
+  bool before(Operation *a, Operation *b) const {
+    return position.lookup(a) < position.lookup(b);
   }
   /// The most elements live from just after `from` to just before `to`.
   int64_t maxBetween(Operation *from, Operation *to) const {
@@ -126,7 +147,7 @@ struct ZeroPrefetchGathersPass
       SmallVector<Operation *> anchors;
       int64_t ahead = gathers[j].elements;
       for (unsigned k = j; k-- > 0 && ahead <= budget;) {
-        if (gathers[k].wait->isBeforeInBlock(gathers[j].start))
+        if (live.before(gathers[k].wait, gathers[j].start))
           anchors.push_back(gathers[k].wait);
         ahead += gathers[k].elements;
       }
@@ -134,15 +155,19 @@ struct ZeroPrefetchGathersPass
       // Gathers keep their order: never before the previous one's start.
       Operation *previous = gathers[j - 1].start;
       for (Operation *anchor : llvm::reverse(anchors)) {
-        if (anchor->isBeforeInBlock(previous))
+        if (live.before(anchor, previous))
           anchor = previous;
         if (limit >= 0 &&
             live.maxBetween(anchor, gathers[j].start) + gathers[j].elements >
                 limit)
           continue;
+        // The start and what it needs move up among the ops after the
+        // anchor, up to where the start was: only those change places.
+        unsigned moved = live.position.lookup(gathers[j].start) -
+                         live.position.lookup(anchor);
         if (succeeded(startEarlier(gathers[j].start, anchor,
                                    gathers[j].footprint))) {
-          live.compute(block);
+          live.reordered(anchor, moved);
           break;
         }
       }
