@@ -46,6 +46,9 @@ struct Bucket {
   int64_t elements = 0;      ///< per rank
   int64_t wholeElements = 0; ///< of the members' whole tensors
   SmallVector<Member> members;
+  /// Every member's outViews: what an op must not touch before the bucket
+  /// has run, looked up once per op instead of per member.
+  DenseSet<Value> outViews;
   /// Ops that read a member's result and wait until the bucket has run: a
   /// copy into another buffer (a gathered parameter written back to its
   /// replica), elementwise work on it (a gradient's 1/N average); the
@@ -74,10 +77,7 @@ bool mayWrite(Operation *op, const DenseSet<Value> &views) {
 /// would gather ahead of compute, which prefetching decides.
 bool deferrable(Operation *op, const Bucket &bk, SmallVector<Value> &writes,
                 SmallVector<Value> &reads) {
-  auto isMemberOut = [&](Value v) {
-    return llvm::any_of(
-        bk.members, [&](const Member &m) { return m.outViews.contains(v); });
-  };
+  auto isMemberOut = [&](Value v) { return bk.outViews.contains(v); };
   if (auto copy = dyn_cast<memref::CopyOp>(op)) {
     writes = {copy.getTarget()};
     reads = {copy.getSource()};
@@ -216,10 +216,7 @@ struct ZeroBucketCollectivesPass
           close(bk);
           continue;
         }
-        bool readsResult = llvm::any_of(bk.members, [&](const Member &m) {
-          return touchesViews(&op, m.outViews);
-        });
-        if (!readsResult)
+        if (!touchesViews(&op, bk.outViews))
           continue;
         SmallVector<Value> writes, reads;
         if (deferrable(&op, bk, writes, reads)) {
@@ -268,6 +265,7 @@ struct ZeroBucketCollectivesPass
         continue;
       Member m{&op, in, out, count, {}};
       collectViews(rootBuffer(out), m.outViews);
+      bk.outViews.insert(m.outViews.begin(), m.outViews.end());
       bk.worldSize = n;
       bk.elementType = elt;
       bk.elements += count;
