@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace zero::rt;
@@ -22,9 +23,22 @@ namespace {
 /// A collective queued for the communication thread.
 struct Job {
   int32_t kind, dtype;
-  void *send, *recv;
+  const void *send;
+  void *recv;
   int64_t count, bytes;
+  CommStage stage = {};
+  std::function<void()> unstage = {};
   bool done = false, failed = false;
+
+  /// A device backend's copy in, which gives the host buffers.
+  void stageIn() {
+    if (stage)
+      std::tie(send, recv) = stage();
+  }
+  void stageOut() {
+    if (unstage)
+      unstage();
+  }
 };
 
 /// Runs queued collectives in order on its own thread (as a NCCL stream
@@ -47,9 +61,6 @@ struct State {
   double timeout = 600.0;
   CommStats stats;
   Worker worker;
-  /// A device backend's staging thread's communicator
-  /// (commCollectiveOnThread).
-  MPI_Comm device = MPI_COMM_NULL;
   bool tracing = false;
   std::mutex traceMutex;
   std::vector<void (*)()> flushes;
@@ -72,9 +83,6 @@ MPI_Datatype mpiType(int32_t dtype) {
   if (is16(dtype))
     return MPI_UINT16_T;
   return dtype == ZERO_RT_F64 ? MPI_DOUBLE : MPI_FLOAT;
-}
-size_t elemSize(int32_t dtype) {
-  return dtype == ZERO_RT_F64 ? 8 : is16(dtype) ? 2 : 4;
 }
 
 /// MPI has no 16-bit floats: their sums are user operations, each addition
@@ -117,10 +125,8 @@ bool zero::rt::commInit(int *argc, char ***argv, int64_t expected,
     // never interleave with the host's (setup, saving weights).
     g.threaded = provided >= MPI_THREAD_MULTIPLE;
     if (g.threaded) {
-      for (MPI_Comm *c : {&g.worker.comm, &g.device}) {
-        MPI_Comm_dup(MPI_COMM_WORLD, c);
-        MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
-      }
+      MPI_Comm_dup(MPI_COMM_WORLD, &g.worker.comm);
+      MPI_Comm_set_errhandler(g.worker.comm, MPI_ERRORS_RETURN);
     }
     MPI_Op_create(&sum16<f16ToFloat, floatToF16>, /*commute=*/1, &sumOps[0]);
     MPI_Op_create(&sum16<bf16ToFloat, floatToBF16>, /*commute=*/1, &sumOps[1]);
@@ -156,9 +162,8 @@ void zero::rt::commFinalize() {
     g.worker.thread.join();
   }
   if (g.mpi) {
-    for (MPI_Comm *c : {&g.worker.comm, &g.device})
-      if (*c != MPI_COMM_NULL)
-        MPI_Comm_free(c);
+    if (g.worker.comm != MPI_COMM_NULL)
+      MPI_Comm_free(&g.worker.comm);
     for (MPI_Op &op : sumOps)
       if (op != MPI_OP_NULL)
         MPI_Op_free(&op);
@@ -199,10 +204,22 @@ std::vector<TraceEvent> zero::rt::traceEvents() {
 }
 
 void zero::rt::commSetTimeout(double seconds) { g.timeout = seconds; }
-double zero::rt::commTimeout() { return g.timeout; }
 int64_t zero::rt::commRank() { return g.rank; }
 int64_t zero::rt::commWorldSize() { return g.size; }
 const CommStats &zero::rt::commStats() { return g.stats; }
+
+size_t zero::rt::commElementBytes(int32_t dtype) {
+  switch (dtype) {
+  case ZERO_RT_F32:
+    return 4;
+  case ZERO_RT_F64:
+    return 8;
+  case ZERO_RT_F16:
+  case ZERO_RT_BF16:
+    return 2;
+  }
+  return 0;
+}
 
 const char *zero::rt::collectiveName(int32_t kind) {
   static const char *names[] = {"all_reduce", "reduce_scatter", "all_gather"};
@@ -214,7 +231,7 @@ int64_t zero::rt::commBytesSent(int32_t kind, int32_t dtype, int64_t count,
   int64_t n = worldSize;
   int64_t total = kind == ZERO_RT_ALL_REDUCE ? count : count * n;
   int64_t factor = kind == ZERO_RT_ALL_REDUCE ? 2 : 1;
-  return factor * total * (n - 1) / n * (int64_t)elemSize(dtype);
+  return factor * total * (n - 1) / n * (int64_t)commElementBytes(dtype);
 }
 
 void zero::rt::commCount(int32_t kind, int64_t bytes) {
@@ -247,7 +264,7 @@ static void waitOrAbort(MPI_Request &req, const char *what) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
     if (waited > g.timeout)
-      commAbort(std::string(what) + " did not complete within " +
+      commAbort(std::string(what) + " failed: did not complete within " +
                 std::to_string((int)g.timeout) +
                 " s: another rank is gone or stuck (ZERO_COMM_TIMEOUT sets "
                 "the limit)");
@@ -289,48 +306,39 @@ void zero::rt::commAllGatherBytes(const void *in, void *out, int64_t bytes) {
 /// synchronous path uses the nonblocking forms to poll its own watchdog.
 static int runBlocking(const Job &j, MPI_Comm comm) {
   MPI_Datatype t = mpiType(j.dtype);
+  const void *in = j.send == j.recv ? MPI_IN_PLACE : j.send;
   if (j.kind == ZERO_RT_ALL_REDUCE)
-    return MPI_Allreduce(j.send == j.recv ? MPI_IN_PLACE : j.send, j.recv,
-                         j.count, t, sumOp(j.dtype), comm);
+    return MPI_Allreduce(in, j.recv, j.count, t, sumOp(j.dtype), comm);
   if (j.kind == ZERO_RT_REDUCE_SCATTER)
     return MPI_Reduce_scatter_block(j.send, j.recv, j.count, t, sumOp(j.dtype),
                                     comm);
   return MPI_Allgather(j.send, j.count, t, j.recv, j.count, t, comm);
 }
 
-void zero::rt::commCollective(int32_t kind, int32_t dtype, const void *send,
-                              void *recv, int64_t count) {
+/// The collective on the calling thread, polled against the watchdog; on
+/// one rank, a copy. Failures end the job here.
+static void runHere(const Job &j) {
   if (!g.mpi) {
-    // One rank: every collective copies its input.
-    if (send != recv)
-      std::memmove(recv, send, count * elemSize(dtype));
+    if (j.send != j.recv)
+      std::memmove(j.recv, j.send, j.count * commElementBytes(j.dtype));
     return;
   }
-  void *s = const_cast<void *>(send);
+  void *s = const_cast<void *>(j.send);
+  MPI_Datatype t = mpiType(j.dtype);
   MPI_Request req;
   int rc = MPI_SUCCESS;
-  if (kind == ZERO_RT_ALL_REDUCE)
-    rc = MPI_Iallreduce(s == recv ? MPI_IN_PLACE : s, recv, count,
-                        mpiType(dtype), sumOp(dtype), MPI_COMM_WORLD, &req);
-  else if (kind == ZERO_RT_REDUCE_SCATTER)
-    rc = MPI_Ireduce_scatter_block(s, recv, count, mpiType(dtype), sumOp(dtype),
+  if (j.kind == ZERO_RT_ALL_REDUCE)
+    rc = MPI_Iallreduce(s == j.recv ? MPI_IN_PLACE : s, j.recv, j.count, t,
+                        sumOp(j.dtype), MPI_COMM_WORLD, &req);
+  else if (j.kind == ZERO_RT_REDUCE_SCATTER)
+    rc = MPI_Ireduce_scatter_block(s, j.recv, j.count, t, sumOp(j.dtype),
                                    MPI_COMM_WORLD, &req);
   else
-    rc = MPI_Iallgather(s, count, mpiType(dtype), recv, count, mpiType(dtype),
-                        MPI_COMM_WORLD, &req);
+    rc =
+        MPI_Iallgather(s, j.count, t, j.recv, j.count, t, MPI_COMM_WORLD, &req);
   if (rc != MPI_SUCCESS)
     commAbort("a collective could not start: another rank has exited");
-  waitOrAbort(req, collectiveName(kind));
-}
-
-bool zero::rt::commCollectiveOnThread(int32_t kind, int32_t dtype,
-                                      const void *send, void *recv,
-                                      int64_t count) {
-  if (g.device == MPI_COMM_NULL)
-    commAbort("internal error: a collective on a staging thread without "
-              "MPI_THREAD_MULTIPLE");
-  Job job{kind, dtype, const_cast<void *>(send), recv, count, 0};
-  return runBlocking(job, g.device) == MPI_SUCCESS;
+  waitOrAbort(req, collectiveName(j.kind));
 }
 
 static void workerLoop() {
@@ -344,8 +352,10 @@ static void workerLoop() {
     w.queue.pop_front();
     Job job = w.jobs[id];
     lock.unlock();
+    job.stageIn();
     double t0 = commNow();
     int rc = runBlocking(job, w.comm);
+    job.stageOut();
     double t1 = commNow();
     record({collectiveName(job.kind), "communication", 2, t0, t1 - t0,
             job.bytes, id});
@@ -357,34 +367,41 @@ static void workerLoop() {
   }
 }
 
-extern "C" int64_t zero_rt_comm_start(int32_t kind, int32_t dtype, int64_t send,
-                                      int64_t recv, int64_t count,
-                                      int64_t stream) {
-  (void)stream;
-  void *s = reinterpret_cast<void *>(send), *r = reinterpret_cast<void *>(recv);
-  size_t es = elemSize(dtype);
+int64_t zero::rt::commStart(int32_t kind, int32_t dtype, const void *send,
+                            void *recv, int64_t count, CommStage stage,
+                            std::function<void()> unstage) {
   int64_t bytes = commBytesSent(kind, dtype, count, g.size);
   commCount(kind, bytes);
+  Job job{kind,
+          dtype,
+          send,
+          recv,
+          count,
+          bytes,
+          std::move(stage),
+          std::move(unstage)};
   if (!g.mpi) {
-    if (s != r)
-      std::memmove(r, s, count * es);
+    job.stageIn();
+    runHere(job);
+    job.stageOut();
     return -1;
   }
-  Job job{kind, dtype, s, r, count, bytes};
   if (commOverlaps()) {
     Worker &w = g.worker;
     std::lock_guard<std::mutex> lock(w.m);
     if (!w.thread.joinable())
       w.thread = std::thread(workerLoop);
     int64_t id = w.next++;
-    w.jobs[id] = job;
+    w.jobs[id] = std::move(job);
     w.queue.push_back(id);
     w.work.notify_one();
     return id;
   }
   // Synchronous: the collective completes before the step goes on.
+  job.stageIn();
   double t0 = commNow();
-  commCollective(kind, dtype, s, r, count);
+  runHere(job);
+  job.stageOut();
   double t1 = commNow();
   record({collectiveName(kind), "communication", 2, t0, t1 - t0, bytes, -1});
   record({std::string("wait ") + collectiveName(kind), "wait", 1, t0, t1 - t0,
@@ -392,9 +409,9 @@ extern "C" int64_t zero_rt_comm_start(int32_t kind, int32_t dtype, int64_t send,
   return -1;
 }
 
-extern "C" void zero_rt_comm_wait(int64_t handle) {
+TraceEvent zero::rt::commWait(int64_t handle) {
   if (handle < 0)
-    return;
+    return {};
   Worker &w = g.worker;
   double t0 = commNow();
   std::unique_lock<std::mutex> lock(w.m);
@@ -406,18 +423,35 @@ extern "C" void zero_rt_comm_wait(int64_t handle) {
                           [&] { return it->second.done; });
   if (!done)
     commAbort(std::string(collectiveName(it->second.kind)) +
-              " did not complete within " + std::to_string((int)g.timeout) +
+              " failed: did not complete within " +
+              std::to_string((int)g.timeout) +
               " s: another rank is gone or stuck (ZERO_COMM_TIMEOUT sets the "
               "limit)");
   if (it->second.failed)
     commAbort(std::string(collectiveName(it->second.kind)) +
               " failed: another rank has exited");
-  Job job = it->second;
+  TraceEvent e{std::string("wait ") + collectiveName(it->second.kind),
+               "wait",
+               1,
+               t0,
+               commNow() - t0,
+               it->second.bytes,
+               handle};
   w.jobs.erase(it);
-  lock.unlock();
-  double t1 = commNow();
-  record({std::string("wait ") + collectiveName(job.kind), "wait", 1, t0,
-          t1 - t0, job.bytes, handle});
+  return e;
+}
+
+extern "C" int64_t zero_rt_comm_start(int32_t kind, int32_t dtype, int64_t send,
+                                      int64_t recv, int64_t count,
+                                      int64_t stream) {
+  (void)stream;
+  return commStart(kind, dtype, reinterpret_cast<const void *>(send),
+                   reinterpret_cast<void *>(recv), count);
+}
+
+extern "C" void zero_rt_comm_wait(int64_t handle) {
+  if (handle >= 0)
+    record(commWait(handle));
 }
 
 extern "C" int64_t zero_rt_rank(void) { return g.rank; }

@@ -321,4 +321,6 @@ extern "C" void zero_rt_cuda_comm_wait(int64_t handle) {
 
 extern "C" void zero_rt_cuda_set_overlap(int32_t overlap) {
   state().overlap = overlap != 0;
+  // Over MPI the communicator's thread is what overlaps.
+  commSetOverlap(overlap != 0);
 }

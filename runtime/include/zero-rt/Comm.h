@@ -2,7 +2,8 @@
 //
 // One process group per program. Backends implement non-blocking start and
 // wait; the MPI backend serves the CPU target, bootstraps NCCL, and runs a
-// CUDA program's collectives through host memory where ranks share a GPU.
+// CUDA program's collectives through host memory where ranks share a GPU
+// (the device backend's copies run on its communication thread).
 // Every collective is counted in bytes sent per rank, by the ring
 // algorithm's volume: all_reduce 2(N-1)/N of the buffer, reduce_scatter and
 // all_gather (N-1)/N of the whole (N x per-rank) buffer.
@@ -14,8 +15,11 @@
 #include "zero-rt/Trace.h"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace zero::rt {
@@ -36,6 +40,8 @@ void commSetTimeout(double seconds);
 int64_t commRank();
 int64_t commWorldSize();
 const CommStats &commStats();
+/// Bytes of one element of Runtime.h's type `dtype`; 0 for another value.
+size_t commElementBytes(int32_t dtype);
 /// all_reduce, reduce_scatter or all_gather (Runtime.h's kinds).
 const char *collectiveName(int32_t kind);
 /// Bytes a rank sends for one collective of `count` elements (Runtime.h's
@@ -47,17 +53,22 @@ int64_t commBytesSent(int32_t kind, int32_t dtype, int64_t count,
 void commCount(int32_t kind, int64_t bytes);
 /// Makes every rank wait for the others (used around setup and I/O).
 void commBarrier();
-double commTimeout();
-/// Runs one collective (Runtime.h's kinds and count) on host buffers to
-/// completion on the calling thread, ending the job when the other ranks
-/// do not arrive within the timeout; on one rank, a copy.
-void commCollective(int32_t kind, int32_t dtype, const void *send, void *recv,
-                    int64_t count);
-/// The same, blocking, on a communicator of its own for one other thread
-/// (a device backend's staging thread; needs commOverlaps()): false when
-/// MPI reports a failure; the waiting thread enforces the timeout.
-bool commCollectiveOnThread(int32_t kind, int32_t dtype, const void *send,
-                            void *recv, int64_t count);
+/// Copies a device backend's data to host memory on the thread that runs
+/// its collective, returning the host send and receive buffers.
+using CommStage = std::function<std::pair<const void *, void *>()>;
+/// Starts a collective (Runtime.h's kinds and count) on host buffers,
+/// counting its bytes. With commOverlaps() the communication thread runs
+/// it in order and the handle goes to commWait; otherwise it completes
+/// here and the handle is -1. A device backend passes `stage` (send and
+/// recv are then its device buffers, unused here) and `unstage` (the copy
+/// back), run on the same thread around the collective.
+int64_t commStart(int32_t kind, int32_t dtype, const void *send, void *recv,
+                  int64_t count, CommStage stage = {},
+                  std::function<void()> unstage = {});
+/// Waits for commStart's collective, ending the job when the others do not
+/// arrive within the timeout or MPI fails. Returns the wait as a trace
+/// event (host times), for the caller to record or time its own way.
+TraceEvent commWait(int64_t handle);
 /// Sums `count` doubles over the ranks, in place.
 void commAllReduceDoubles(double *data, int64_t count);
 /// Gathers `bytes` bytes from every rank into `out` (rank order), whatever
