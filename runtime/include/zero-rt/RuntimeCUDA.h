@@ -38,7 +38,8 @@ int32_t zero_rt_cuda_abi_version(void);
 
 /* How the collectives run: NCCL (one GPU per rank), or MPI through host
  * memory (ranks may share a GPU: the device's data is copied to the host,
- * reduced or gathered there and copied back, on a staging thread). */
+ * reduced or gathered there and copied back, on the CPU runtime's
+ * communication thread). */
 #define ZERO_RT_CUDA_COMM_NCCL 0
 #define ZERO_RT_CUDA_COMM_MPI 1
 
