@@ -1694,9 +1694,10 @@ ncclResult_t reduce(const char *call, const void *send, void *recv,
           out.data(), c->size);
   std::memcpy(recv, out.data(), bytes);
   // The ring: a reduce-scatter sends (n - 1) / n of its input, an
-  // all-reduce twice that.
+  // all-reduce twice that, in whole elements (as zero-run counts).
   emu().collectiveBytes +=
-      int64_t(scatter ? bytes * (size - 1) : 2 * bytes * (size - 1) / size);
+      int64_t(scatter ? bytes * (size - 1)
+                      : 2 * count * (size - 1) / size * ncclBytes(t));
   return ncclSuccess;
 }
 } // namespace

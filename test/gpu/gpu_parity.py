@@ -55,7 +55,9 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS_DIR = os.path.join(ROOT, "test", "e2e", "models")
-MPIRUN = ["mpirun", "--allow-run-as-root", "--bind-to", "none"]
+# More ranks than cores is allowed (the host emulator's runs; ranks sharing
+# a GPU over MPI).
+MPIRUN = ["mpirun", "--allow-run-as-root", "--bind-to", "none", "--oversubscribe"]
 TOL = {"fp32": (1e-4, 1e-4), "bf16": (2e-2, 5e-3)}
 STEPS = 5
 MEMORY_TOL = 0.05

@@ -9,7 +9,8 @@ and their parameter arrays, cuBLAS calls, collectives on the communication
 streams and event waits, and the device arena; the kernels run as their
 host copies (zero-opt --host-kernels: the same gpu.func before NVVM) and
 the GEMMs are computed by the emulator. For the MLP, CNN and GPT test
-models at ZeRO stages 0-3 in fp32 and bf16, on 2 ranks, 2 AdamW steps:
+models at ZeRO stages 0-3 in fp32 and bf16, on 2 ranks, 2 AdamW steps
+(and the GPT on 3 and on 8 ranks):
 
 - losses and saved weights equal the CPU target's (TOL below); also for
   the GPT in fp16 with loss scaling and clipping at stage 2, a GPT whose
@@ -87,8 +88,8 @@ ZOO = gpu_parity.ZOO
 
 
 class Emulated(gpu_parity.Runner):
-    def __init__(self, bindir, tmp, emulator):
-        super().__init__(bindir, tmp, RANKS, stand_in=False)
+    def __init__(self, bindir, tmp, emulator, ranks=RANKS):
+        super().__init__(bindir, tmp, ranks, stand_in=False)
         self.emulator = emulator
 
     def mpirun(self, out, data, steps, extra_env=None, tag="run", args=()):
@@ -96,14 +97,14 @@ class Emulated(gpu_parity.Runner):
         env = {"LD_PRELOAD": self.emulator, "ZERO_CUDA_EMU_REPORT": report,
                "ZERO_RT_NCCL_TIMEOUT_S": "60"}
         env.update(extra_env or {})
-        cmd = list(gpu_parity.MPIRUN) + ["-np", str(RANKS)]
+        cmd = list(gpu_parity.MPIRUN) + ["-np", str(self.ranks)]
         for k, v in env.items():
             cmd += ["-x", f"{k}={v}"]
         log, stats, trace = out + ".jsonl", out + ".stats.json", out + ".trace.json"
         cmd += [os.path.join(self.bindir, "zero-run"), out, "--data", data,
                 "--steps", str(steps), "--log", log, "--stats", stats,
                 "--trace", trace] + list(args)
-        paths = [f"{report}.{rank}.json" for rank in range(RANKS)]
+        paths = [f"{report}.{rank}.json" for rank in range(self.ranks)]
         for path in paths:  # a run that writes none must not read the last's
             if os.path.exists(path):
                 os.remove(path)
@@ -116,9 +117,9 @@ class Emulated(gpu_parity.Runner):
         return r, reports, stats, trace
 
 
-def clean(proc, reports):
+def clean(r, proc, reports):
     """The run succeeded and every rank's emulator saw no violation."""
-    return proc.returncode == 0 and len(reports) == RANKS and not any(
+    return proc.returncode == 0 and len(reports) == r.ranks and not any(
         rep["violations"] for rep in reports)
 
 
@@ -131,7 +132,7 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
     data = os.path.join(r.tmp, f"{name}.data.npz")
     tag = f"{name}.{precision}.s{stage}" + "".join(
         "." + "".join(c for c in f if c.isalnum()) for f in extra) + (
-        ".shared" if shared else "")
+        ".shared" if shared else "") + (f".n{r.ranks}" if r.ranks != RANKS else "")
     flags = [f"--stage={stage}"] + list(extra)
     if precision:
         flags.append(f"--precision={precision}")
@@ -145,8 +146,8 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
     if proc.returncode:
         print(f"FAIL {tag}: zero-run exited {proc.returncode}\n{proc.stdout}{proc.stderr}")
         return False
-    if len(reports) != RANKS:
-        print(f"FAIL {tag}: {len(reports)} emulator reports for {RANKS} ranks")
+    if len(reports) != r.ranks:
+        print(f"FAIL {tag}: {len(reports)} emulator reports for {r.ranks} ranks")
         return False
     with open(stats_path) as f:
         stats = json.load(f)
@@ -222,7 +223,7 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
     rep = reports[0]
     ok = not problems
     print(f"{'ok  ' if ok else 'FAIL'} {name:4s} {precision or 'as exported'} stage "
-          f"{stage} on {RANKS}{' sharing one GPU (--comm=mpi)' if shared else ''}"
+          f"{stage} on {r.ranks}{' sharing one GPU (--comm=mpi)' if shared else ''}"
           f"{''.join(' ' + f for f in extra)}: "
           f"{values}{rep['launches'] // STEPS} launches of "
           f"{len(rep['launches_by_kernel'])} kernels, "
@@ -255,7 +256,7 @@ def check_checkpoints(r):
     ok = True
     for what, n, args in steps:
         proc, reports, _, _ = r.mpirun(out, data, n, tag="ck", args=args)
-        good = clean(proc, reports)
+        good = clean(r, proc, reports)
         print(f"{'ok  ' if good else 'FAIL'} gpt stage 3 {what}"
               + ("" if good else f": exit {proc.returncode}, {len(reports)} reports, "
                  f"{[rep['violations'][:2] for rep in reports]}: {proc.stderr[-800:]}"),
@@ -264,9 +265,9 @@ def check_checkpoints(r):
     if not ok:
         return False
     # The CPU target's arrays of the same run.
-    gpu_parity.run(gpu_parity.MPIRUN + ["-np", str(RANKS), os.path.join(r.bindir, "zero-run"),
+    gpu_parity.run(gpu_parity.MPIRUN + ["-np", str(r.ranks), os.path.join(r.bindir, "zero-run"),
                    cpu, "--data", data, "--steps", "4", "--save-weights", cpu + ".w.npz"])
-    gpu_parity.run(gpu_parity.MPIRUN + ["-np", str(RANKS), os.path.join(r.bindir, "zero-run"),
+    gpu_parity.run(gpu_parity.MPIRUN + ["-np", str(r.ranks), os.path.join(r.bindir, "zero-run"),
                    cpu, "--data", data, "--steps", "1", "--infer", "--out", cpu + ".infer.npz"])
 
     def shapes(path):
@@ -288,9 +289,9 @@ def check_checkpoints(r):
         ok &= same
     whole = os.path.exists(manifest) and all(
         os.path.exists(os.path.join(ck, "step-00000003", f"rank-{i:05d}.npz"))
-        for i in range(RANKS))
+        for i in range(r.ranks))
     print(f"{'ok  ' if whole else 'FAIL'} gpt stage 3 checkpoint at step 3: manifest "
-          f"and {RANKS} shards", flush=True)
+          f"and {r.ranks} shards", flush=True)
     return ok and whole
 
 
@@ -344,7 +345,7 @@ def check_errors(r):
     for build, sm in ((sm80, 86), (sm80, 89), (fat, 80), (fat, 90)):
         proc, reports, _, _ = r.mpirun(build, data, 1, {"ZERO_CUDA_EMU_SM": str(sm)},
                                        tag=f"sm{sm}")
-        good = clean(proc, reports)
+        good = clean(r, proc, reports)
         print(f"{'ok  ' if good else 'FAIL'} {os.path.basename(build)} runs on sm_{sm}"
               + ("" if good else f": {proc.stderr[-600:]}"), flush=True)
         ok &= good
@@ -441,6 +442,13 @@ def main():
             ok &= check_run(r, "gpt", "fp32", 2, extra=["--overlap-comm=false"],
                             shared=True)
             ok &= check_checkpoints(r)
+            # Other world sizes, one emulated GPU per rank: 3 (shards
+            # padded: no size divides by 3) and 8 (a node of 8 GPUs).
+            for ranks, runs in ((3, (("fp32", 3), ("bf16", 2))),
+                                (8, (("bf16", 3), ("fp32", 1)))):
+                wide = Emulated(r.bindir, tmp, emulator, ranks=ranks)
+                for precision, stage in runs:
+                    ok &= check_run(wide, "gpt", precision, stage)
         # Models PyTorch and torchvision wrote (BatchNorm synchronized over
         # the ranks in resnet18, float64 there): GPU tolerances, as Adam
         # makes rounding noise of a zero gradient (attention's key bias)
