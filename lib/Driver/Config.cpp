@@ -363,17 +363,56 @@ static bool parseScheduler(Reader &r, const json::Object &o,
   return true;
 }
 
+/// zero_optimization.offload_optimizer / offload_param. Device "none" is
+/// what zero-opt does; "cpu" and "nvme" are not implemented: a warning that
+/// `what` (a clause: "the optimizer state stays") in device memory.
+static bool parseOffload(Reader &r, const json::Value &v,
+                         const std::string &key, llvm::StringRef what) {
+  // DeepSpeed's keys of both sections; only `device` matters here.
+  static const llvm::StringSet<> known = {
+      "device",     "nvme_path",  "buffer_count",  "buffer_size",
+      "max_in_cpu", "pin_memory", "pipeline_read", "pipeline_write",
+      "fast_init",  "ratio"};
+  const json::Object *o = r.object(v, key);
+  if (!o)
+    return false;
+  std::string device = "none";
+  for (const auto &kv : *o) {
+    std::string k = key + "." + kv.first.str();
+    if (!known.contains(kv.first))
+      return r.fail(k, "is not a DeepSpeed offload setting");
+    if (kv.first == "device") {
+      if (!r.string(kv.second, k, device))
+        return false;
+      if (device != "none" && device != "cpu" && device != "nvme")
+        return r.fail(k, "is '" + device + "'; expected none, cpu or nvme");
+    }
+  }
+  if (device != "none")
+    r.warn(key + ".device",
+           "is '" + device + "': offloading is not implemented; " + what.str() +
+               " in device memory (plan.json's memory says how much)");
+  return true;
+}
+
+/// A boolean whose value `done` is what zero-opt does; the other value warns
+/// with `otherwise`.
+static bool parseFixed(Reader &r, const json::Value &v, const std::string &key,
+                       bool done, llvm::StringRef otherwise) {
+  bool value = done;
+  if (!r.boolean(v, key, value))
+    return false;
+  if (value != done)
+    r.warn(key, std::string("is ") + (value ? "true" : "false") + ": " +
+                    otherwise.str());
+  return true;
+}
+
 static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
-  // Applied, or accepted with a warning until implemented.
+  // Accepted with a warning until implemented.
   static const llvm::StringSet<> later = {
-      "contiguous_gradients",
-      "offload_optimizer",
-      "offload_param",
-      "reduce_scatter",
-      "allgather_partitions",
       "stage3_gather_16bit_weights_on_model_save",
       "sub_group_size",
-      "round_robin_gradients",
       "load_from_fp32_weights",
       "elastic_checkpoint",
       "zero_quantized_weights",
@@ -381,13 +420,43 @@ static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
       "zero_hpz_partition_size",
       "mics_shard_size",
       "ignore_unused_parameters",
-      "use_multi_rank_bucket_allreduce",
-      "cpu_offload",
-      "cpu_offload_params",
-      "cpu_offload_use_pin_memory"};
+      "use_multi_rank_bucket_allreduce"};
   for (const auto &kv : o) {
     std::string key = "zero_optimization." + kv.first.str();
-    if (kv.first == "stage") {
+    if (kv.first == "offload_optimizer" || kv.first == "offload_param") {
+      if (!parseOffload(r, kv.second, key,
+                        kv.first == "offload_optimizer"
+                            ? "the optimizer state stays"
+                            : "the parameters' shards stay"))
+        return false;
+    } else if (kv.first == "cpu_offload" || kv.first == "cpu_offload_params" ||
+               kv.first == "cpu_offload_use_pin_memory") {
+      // DeepSpeed's older spelling of offload_optimizer / offload_param.
+      if (!parseFixed(r, kv.second, key, false,
+                      "offloading is not implemented; it has no effect"))
+        return false;
+    } else if (kv.first == "contiguous_gradients") {
+      // Gradients lie at the plan's fixed offsets either way: no copies
+      // and no fragmentation to avoid.
+      bool unused;
+      if (!r.boolean(kv.second, key, unused))
+        return false;
+    } else if (kv.first == "reduce_scatter") {
+      if (!parseFixed(r, kv.second, key, true,
+                      "zero-opt reduce-scatters gradients at stages 1-3 all "
+                      "the same (half an all-reduce's bytes)"))
+        return false;
+    } else if (kv.first == "allgather_partitions") {
+      if (!parseFixed(r, kv.second, key, true,
+                      "zero-opt all-gathers the updated shards all the same "
+                      "(one collective instead of a broadcast per rank)"))
+        return false;
+    } else if (kv.first == "round_robin_gradients") {
+      if (!parseFixed(r, kv.second, key, false,
+                      "it orders offloaded gradients' copies, and offloading "
+                      "is not implemented; it has no effect"))
+        return false;
+    } else if (kv.first == "stage") {
       if (!r.integer(kv.second, key, c.stage))
         return false;
       if (c.stage < 0 || c.stage > 3)
