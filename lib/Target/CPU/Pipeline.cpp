@@ -38,6 +38,10 @@ void cpu::buildCPUMemoryPlan(OpPassManager &pm,
   fuse.recomputeShared = options.recomputeShared || options.simulateGPU;
   pm.addPass(createZeroCPUFuseElementwise(fuse));
   pm.addPass(createCSEPass());
+  // The GPU loads no term a constant mask makes zero (a causal softmax's
+  // backward sums), once each sum's producers are fused in.
+  if (fuse.recomputeShared)
+    pm.addNestedPass<func::FuncOp>(cuda::createZeroGPUSkipMaskedTerms());
   pm.addNestedPass<func::FuncOp>(createZeroFoldTransposesIntoMatmuls());
   pm.addPass(createZeroCPUPrepareEntries());
   // On tensors, so that the padded copies are planned as any other.

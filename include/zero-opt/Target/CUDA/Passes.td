@@ -165,6 +165,52 @@ def ZeroGPUHostKernels : Pass<"zero-gpu-host-kernels", "ModuleOp"> {
                            "mlir::math::MathDialect"];
 }
 
+def ZeroGPUSkipMaskedTerms : Pass<"zero-gpu-skip-masked-terms"> {
+  let summary = "Sums whose terms a constant mask makes zero select them "
+                "away, so the GPU does not read them";
+  let description = [{
+    Runs on tensors after elementwise fusion (on the CPU with
+    `--simulate-gpu` too). A causal softmax's probabilities are exactly
+    zero where its constant mask is false: `exp(select(mask, s, -inf) -
+    max)` is `exp(-inf)`. The softmax backward's row sum of `dP * P`
+    still reads both operands whole, half of them to add those zeros.
+
+    For a reduction (a `linalg.generic` whose body yields `term + acc`,
+    `acc` its one output's block argument used nowhere else) with an
+    input `P` such that `term` is zero wherever `P` is (`P` itself,
+    widened or narrowed, times anything, divided by anything, negated),
+    where `P` is the result of an elementwise generic whose yielded value
+    is zero wherever an element of a constant i1 input is false (a select
+    of zero, or the exponential of a select of `-inf`, less a row's
+    statistic, scaled), the term becomes `select(mask, term, 0)` with the
+    mask as a new input, indexed as the producer indexed it for that
+    element of `P`. `zero-gpu-guard-loads` then loads neither operand
+    where the mask is false, and the timeline prices the reads saved
+    (`zero::guardedReadShare`). When the producer subtracts a statistic
+    taken over some of its loops (a row's maximum), every slice of the
+    mask along those loops must hold a true element, so that the
+    statistic is finite and the masked values are `-inf`, not NaN.
+    Models often write `-inf` as a large finite number (`-1e9`, a type's
+    lowest value): a negative fill at or below `max-fill`, as the
+    producer scales and shifts it, counts as `-inf`; its exponentials are
+    then zero as long as the unmasked values the statistic is taken over
+    lie more than 104 above it (`exp` of less than -104 is zero in f32).
+
+    The sums are the same: each term dropped was `x * 0`, a zero for
+    finite `x`, and adding it left the sum as it was. Only a term whose
+    other factor is infinite or NaN (which would have made it NaN) reads
+    differently: the masked products are dropped as a fused attention
+    kernel never forms them.
+  }];
+  let options = [
+    Option<"maxFill", "max-fill", "double", "-1e4",
+           "A select's negative fill at or below this counts as -inf "
+           "before an exponential">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect"];
+}
+
 def ZeroGPUPadGemmDims : Pass<"zero-gpu-pad-gemm-dims"> {
   let summary = "Pad 16-bit GEMMs' odd dimensions to multiples of 8";
   let description = [{
