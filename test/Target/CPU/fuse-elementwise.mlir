@@ -687,3 +687,58 @@ func.func @gemm_read_in_f32_bias_kept(%a: tensor<8x16xbf16>, %b: tensor<16x32xbf
   } -> tensor<8x32xf32>
   return %gelu, %back, %wide : tensor<8x32xbf16>, tensor<8x32xbf16>, tensor<8x32xf32>
 }
+
+// -----
+
+// A shared producer written with unit dimensions its users do not have (a
+// layer norm's backward writes [1, B, 1, T, D, 1]), collapsed for two users:
+// with recompute-shared, it runs over the kept loops, reads its unit-expanded
+// input whole, and is computed again in both users; nothing is written at
+// [1, 4, 1, 8].
+#w = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#row4 = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @unit_collapse_recomputed
+// CHECK-NOT: tensor<1x4x1x8xbf16>
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel"]
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: return
+// OFF-LABEL: func.func @unit_collapse_recomputed
+// OFF: tensor.collapse_shape %{{.*}} : tensor<1x4x1x8xbf16> into tensor<4x8xbf16>
+func.func @unit_collapse_recomputed(%x: tensor<4x8xbf16>, %s: tensor<4xf32>, %dy: tensor<4x8xbf16>) -> (tensor<4xf32>, tensor<4x8xbf16>) {
+  %xe = tensor.expand_shape %x [[0, 1], [2, 3]] output_shape [1, 4, 1, 8] : tensor<4x8xbf16> into tensor<1x4x1x8xbf16>
+  %e = tensor.empty() : tensor<1x4x1x8xbf16>
+  %c = linalg.generic {indexing_maps = [#w, #row4, #w], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%xe, %s : tensor<1x4x1x8xbf16>, tensor<4xf32>) outs(%e : tensor<1x4x1x8xbf16>) {
+  ^bb0(%a: bf16, %r: f32, %o: bf16):
+    %wa = arith.extf %a : bf16 to f32
+    %m = arith.mulf %wa, %r : f32
+    %t = arith.truncf %m : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<1x4x1x8xbf16>
+  %cc = tensor.collapse_shape %c [[0, 1], [2, 3]] : tensor<1x4x1x8xbf16> into tensor<4x8xbf16>
+  %z = arith.constant 0.0 : f32
+  %a0 = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%z : f32) outs(%a0 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%dy, %cc : tensor<4x8xbf16>, tensor<4x8xbf16>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%d: bf16, %v: bf16, %o: f32):
+    %p = arith.mulf %d, %v : bf16
+    %pw = arith.extf %p : bf16 to f32
+    %n = arith.addf %pw, %o : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x8xbf16>
+  %out = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%dy, %cc : tensor<4x8xbf16>, tensor<4x8xbf16>) outs(%e2 : tensor<4x8xbf16>) {
+  ^bb0(%d: bf16, %v: bf16, %o: bf16):
+    %n = arith.addf %d, %v : bf16
+    linalg.yield %n : bf16
+  } -> tensor<4x8xbf16>
+  return %sum, %out : tensor<4xf32>, tensor<4x8xbf16>
+}

@@ -149,6 +149,71 @@ static bool addsUnitLoopToReduction(OpOperand *operand) {
   return true;
 }
 
+/// A recomputable op whose one result only a collapse_shape reads, the
+/// collapse dropping unit dimensions alone and its result read by several
+/// ops (a layer norm's backward writes [1, B, 1, T, D, 1] for its two
+/// users' [B, T, D]), as the op over the loops it keeps, writing the
+/// collapsed shape: its users then read it directly and can compute it
+/// again each. The new op, or null.
+static linalg::GenericOp dropCollapsedUnitLoops(linalg::GenericOp op) {
+  if (!op->hasOneUse() || op->getNumResults() != 1 ||
+      op.getNumDpsInits() != 1 || op.hasIndexSemantics() ||
+      op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)) ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return {};
+  auto collapse = dyn_cast<tensor::CollapseShapeOp>(*op->user_begin());
+  if (!collapse || collapse->hasOneUse() ||
+      !collapse.getResultType().hasStaticShape())
+    return {};
+  ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+  // Each group keeps one loop: its only dimension longer than 1, or its
+  // first when all are 1.
+  SmallVector<bool> dropped(shape.size(), true);
+  for (const ReassociationIndices &group : collapse.getReassociationIndices()) {
+    auto longer = llvm::make_filter_range(
+        group, [&](int64_t d) { return shape[d] != 1; });
+    if (llvm::range_size(longer) > 1)
+      return {};
+    dropped[longer.empty() ? group.front() : *longer.begin()] = false;
+  }
+  MLIRContext *ctx = op.getContext();
+  SmallVector<AffineExpr> loops;
+  unsigned kept = 0;
+  for (bool drop : dropped)
+    loops.push_back(drop ? getAffineConstantExpr(0, ctx)
+                         : getAffineDimExpr(kept++, ctx));
+  // Inputs widened by unit dimensions for the wide op are read whole.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    Value v = in->get();
+    AffineMap map =
+        op.getMatchingIndexingMap(in).replaceDimsAndSymbols(loops, {}, kept, 0);
+    if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>())
+      if (std::optional<AffineMap> read =
+              zero::readThroughUnitReshape(expand, map)) {
+        v = expand.getSrc();
+        map = *read;
+      }
+    inputs.push_back(v);
+    maps.push_back(map);
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(kept, ctx));
+  IRRewriter rewriter(ctx);
+  rewriter.setInsertionPoint(collapse);
+  RankedTensorType type = collapse.getResultType();
+  Value init = tensor::EmptyOp::create(rewriter, op.getLoc(), type.getShape(),
+                                       type.getElementType());
+  auto narrow = linalg::GenericOp::create(
+      rewriter, op.getLoc(), type, inputs, init, maps,
+      SmallVector<utils::IteratorType>(kept, utils::IteratorType::parallel));
+  rewriter.cloneRegionBefore(op.getRegion(), narrow.getRegion(),
+                             narrow.getRegion().end());
+  rewriter.replaceOp(collapse, narrow->getResults());
+  rewriter.eraseOp(op);
+  return narrow;
+}
+
 namespace {
 /// A collapse then an expand of an elementwise op's result (tosa's
 /// [1, B*T, N] -> [B*T, N] -> [B, T, N] after a batch-1 GEMM) as the op on
@@ -285,11 +350,16 @@ struct ZeroCPUFuseElementwisePass
       }
       if (!recomputeShared || round == kRounds)
         return;
-      SmallVector<linalg::GenericOp> shared, producers;
+      SmallVector<linalg::GenericOp> shared, producers, collapsed;
       getOperation()->walk([&](linalg::GenericOp op) {
-        if (!op->hasOneUse() && !op->use_empty() && recomputable(op))
+        if (op->hasOneUse() && recomputable(op))
+          collapsed.push_back(op);
+        else if (!op->use_empty() && recomputable(op))
           shared.push_back(op);
       });
+      for (linalg::GenericOp op : collapsed)
+        if (linalg::GenericOp narrow = dropCollapsedUnitLoops(op))
+          shared.push_back(narrow);
       for (linalg::GenericOp op : shared) {
         readThroughUnitExpands(op);
         if (usersTakeIn(op))
