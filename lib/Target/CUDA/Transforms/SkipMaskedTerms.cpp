@@ -232,8 +232,13 @@ struct Mask {
 /// The mask `r`'s term can be selected by: the constant condition input of
 /// the producer of `r`'s input `in`. None when the producer's zeros are not
 /// proven.
-std::optional<Mask> maskFor(linalg::GenericOp r, OpOperand *in,
-                            double maxFill) {
+/// `slicesHold` answers by mask, map, loops and kept value: every layer's
+/// softmax asks about the same mask.
+using SliceCache =
+    llvm::DenseMap<std::tuple<Attribute, AffineMap, uint64_t, unsigned>, bool>;
+
+std::optional<Mask> maskFor(linalg::GenericOp r, OpOperand *in, double maxFill,
+                            SliceCache &cache) {
   auto g = in->get().getDefiningOp<linalg::GenericOp>();
   if (!g || !g.hasPureTensorSemantics() || g->getNumResults() != 1 ||
       g.getNumLoops() != g.getNumParallelLoops())
@@ -252,9 +257,20 @@ std::optional<Mask> maskFor(linalg::GenericOp r, OpOperand *in,
       !bits.getElementType().isInteger(1))
     return std::nullopt;
   AffineMap maskInG = g.getMatchingIndexingMap(maskOperand);
-  if (cause->statisticLoops.any() &&
-      !slicesHold(bits, maskInG, cause->statisticLoops, !cause->zeroWhen))
-    return std::nullopt;
+  if (cause->statisticLoops.any()) {
+    const llvm::SmallBitVector &loops = cause->statisticLoops;
+    if (loops.size() > 64)
+      return std::nullopt;
+    uint64_t key = 0;
+    for (unsigned loop : loops.set_bits())
+      key |= uint64_t(1) << loop;
+    auto [it, inserted] = cache.try_emplace(
+        {bits, maskInG, key, unsigned(!cause->zeroWhen)}, false);
+    if (inserted)
+      it->second = slicesHold(bits, maskInG, loops, !cause->zeroWhen);
+    if (!it->second)
+      return std::nullopt;
+  }
   AffineMap maskInR = maskInG.compose(
       inversePermutation(produced).compose(r.getMatchingIndexingMap(in)));
   if (!maskInR.isProjectedPermutation(/*allowZeroInResults=*/true))
@@ -264,7 +280,7 @@ std::optional<Mask> maskFor(linalg::GenericOp r, OpOperand *in,
 
 /// Selects `r`'s term by a mask, where one is found; the new op, or null.
 linalg::GenericOp skipMaskedTerms(RewriterBase &rewriter, linalg::GenericOp r,
-                                  double maxFill) {
+                                  double maxFill, SliceCache &cache) {
   if (!r.hasPureTensorSemantics() || r.getNumReductionLoops() == 0 ||
       r.getNumDpsInits() != 1 || r->getNumResults() != 1)
     return {};
@@ -284,7 +300,7 @@ linalg::GenericOp skipMaskedTerms(RewriterBase &rewriter, linalg::GenericOp r,
   for (OpOperand *in : r.getDpsInputOperands()) {
     if (!zeroIfZero(term, r.getMatchingBlockArgument(in)))
       continue;
-    std::optional<Mask> mask = maskFor(r, in, maxFill);
+    std::optional<Mask> mask = maskFor(r, in, maxFill, cache);
     if (!mask)
       continue;
     SmallVector<Value> inputs(r.getDpsInputs());
@@ -328,8 +344,9 @@ struct ZeroGPUSkipMaskedTermsPass
         reductions.push_back(op);
     });
     IRRewriter rewriter(&getContext());
+    SliceCache cache;
     for (linalg::GenericOp r : reductions)
-      (void)skipMaskedTerms(rewriter, r, maxFill);
+      (void)skipMaskedTerms(rewriter, r, maxFill, cache);
   }
 };
 } // namespace
