@@ -159,17 +159,20 @@ FailureOr<SmallVector<Value>> mlir::zero::buildGradients(OpBuilder &outer,
   TosaBuilder tb(b, loc);
 
   llvm::DenseMap<Value, Value> adjoint;
-  auto accumulate = [&](Value v, Value g) {
+  // A fan-out's sum is part of the backward of the user whose contribution
+  // it adds: kernels and reports name it by that node.
+  auto accumulate = [&](Value v, Value g, Operation *user) {
     auto it = adjoint.find(v);
     if (it == adjoint.end()) {
       adjoint[v] = g;
       return;
     }
-    if (Value joined = addPaddings(tb, b, loc, it->second, g)) {
+    Location at = user->getLoc();
+    if (Value joined = addPaddings(tb, b, at, it->second, g)) {
       it->second = joined;
       return;
     }
-    it->second = tosa::AddOp::create(b, loc, v.getType(), it->second, g);
+    it->second = tosa::AddOp::create(b, at, v.getType(), it->second, g);
   };
 
   if (active.contains(y))
@@ -200,7 +203,7 @@ FailureOr<SmallVector<Value>> mlir::zero::buildGradients(OpBuilder &outer,
     for (auto [v, need, g] :
          llvm::zip(op->getOperands(), needed, operandAdj))
       if (need && g)
-        accumulate(v, g);
+        accumulate(v, g, op);
   }
 
   SmallVector<Value> grads;

@@ -1,4 +1,5 @@
 // RUN: zero-opt %s --split-input-file --verify-diagnostics --zero-expand-gradients | FileCheck %s
+// RUN: zero-opt %s --split-input-file --verify-diagnostics --zero-expand-gradients --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
 
 // y = sum(x * w) with w used twice (fan-out) and broadcast over rows:
 // dy/dw sums both uses and the broadcast dimension.
@@ -234,4 +235,22 @@ func.func @gap(%x: tensor<2x7xf32>) -> tensor<2x7xf32> {
   %t = tosa.reduce_sum %abc {axis = 0 : i32} : (tensor<2x1xf32>) -> tensor<1x1xf32>
   %g = zero.gradient %t wrt %x : tensor<1x1xf32>, (tensor<2x7xf32>) -> tensor<2x7xf32>
   return %g : tensor<2x7xf32>
+}
+
+// -----
+
+// The sum of a fan-out's adjoints takes the location of the user whose
+// contribution it adds (visited in reverse: the first user), so that the
+// kernels it fuses into are named by a node of the model.
+// CHECK-LABEL: func.func @fanout_sum_location
+// LOC-LABEL: func.func @fanout_sum_location
+// LOC: tosa.add %{{.*}}, %{{.*}} {zero.backward} : {{.*}} loc(#[[AT:.*]])
+// LOC: #[[AT]] = loc("/h.0/Mul_1")
+func.func @fanout_sum_location(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %s = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %a = tosa.mul %x, %x, %s : (tensor<4xf32>, tensor<4xf32>, tensor<1xi8>) -> tensor<4xf32> loc("/h.0/Mul_1")
+  %b = tosa.exp %a : (tensor<4xf32>) -> tensor<4xf32> loc("/h.0/Exp_2")
+  %r = tosa.reduce_sum %b {axis = 0 : i32} : (tensor<4xf32>) -> tensor<1xf32> loc("/h.0/ReduceSum_3")
+  %g = zero.gradient %r wrt %x : tensor<1xf32>, (tensor<4xf32>) -> tensor<4xf32> loc("/h.0/Grad")
+  return %g : tensor<4xf32>
 }
