@@ -323,19 +323,18 @@ static void runHere(const Job &j) {
       std::memmove(j.recv, j.send, j.count * commElementBytes(j.dtype));
     return;
   }
-  void *s = const_cast<void *>(j.send);
   MPI_Datatype t = mpiType(j.dtype);
   MPI_Request req;
   int rc = MPI_SUCCESS;
   if (j.kind == ZERO_RT_ALL_REDUCE)
-    rc = MPI_Iallreduce(s == j.recv ? MPI_IN_PLACE : s, j.recv, j.count, t,
-                        sumOp(j.dtype), MPI_COMM_WORLD, &req);
+    rc = MPI_Iallreduce(j.send == j.recv ? MPI_IN_PLACE : j.send, j.recv,
+                        j.count, t, sumOp(j.dtype), MPI_COMM_WORLD, &req);
   else if (j.kind == ZERO_RT_REDUCE_SCATTER)
-    rc = MPI_Ireduce_scatter_block(s, j.recv, j.count, t, sumOp(j.dtype),
+    rc = MPI_Ireduce_scatter_block(j.send, j.recv, j.count, t, sumOp(j.dtype),
                                    MPI_COMM_WORLD, &req);
   else
-    rc =
-        MPI_Iallgather(s, j.count, t, j.recv, j.count, t, MPI_COMM_WORLD, &req);
+    rc = MPI_Iallgather(j.send, j.count, t, j.recv, j.count, t, MPI_COMM_WORLD,
+                        &req);
   if (rc != MPI_SUCCESS)
     commAbort("a collective could not start: another rank has exited");
   waitOrAbort(req, collectiveName(j.kind));

@@ -1,6 +1,7 @@
 //===- Config.cpp - training settings from ds_config.json ------*- C++ -*-===//
 #include "zero-opt/Driver/Config.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/JSON.h"
@@ -396,15 +397,15 @@ static bool parseOffload(Reader &r, const json::Value &v,
 }
 
 /// A boolean whose value `done` is what zero-opt does; the other value warns
-/// with `otherwise`.
+/// with `otherwise` (none: either value is what it does).
 static bool parseFixed(Reader &r, const json::Value &v, const std::string &key,
-                       bool done, llvm::StringRef otherwise) {
+                       bool done, const char *otherwise) {
   bool value = done;
   if (!r.boolean(v, key, value))
     return false;
-  if (value != done)
-    r.warn(key, std::string("is ") + (value ? "true" : "false") + ": " +
-                    otherwise.str());
+  if (value != done && otherwise)
+    r.warn(key,
+           std::string("is ") + (value ? "true" : "false") + ": " + otherwise);
   return true;
 }
 
@@ -421,6 +422,27 @@ static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
       "mics_shard_size",
       "ignore_unused_parameters",
       "use_multi_rank_bucket_allreduce"};
+  // Booleans: the value zero-opt's plan has by construction, and what the
+  // other value gets instead.
+  static const char *kNoOffload =
+      "offloading is not implemented; it has no effect";
+  static const llvm::StringMap<std::pair<bool, const char *>> fixed = {
+      // DeepSpeed's older spelling of offload_optimizer / offload_param.
+      {"cpu_offload", {false, kNoOffload}},
+      {"cpu_offload_params", {false, kNoOffload}},
+      {"cpu_offload_use_pin_memory", {false, kNoOffload}},
+      // Gradients lie at the plan's fixed offsets either way: no copies
+      // and no fragmentation to avoid.
+      {"contiguous_gradients", {true, nullptr}},
+      {"reduce_scatter",
+       {true, "zero-opt reduce-scatters gradients at stages 1-3 all the same "
+              "(half an all-reduce's bytes)"}},
+      {"allgather_partitions",
+       {true, "zero-opt all-gathers the updated shards all the same (one "
+              "collective instead of a broadcast per rank)"}},
+      {"round_robin_gradients",
+       {false, "it orders offloaded gradients' copies, and offloading is not "
+               "implemented; it has no effect"}}};
   for (const auto &kv : o) {
     std::string key = "zero_optimization." + kv.first.str();
     if (kv.first == "offload_optimizer" || kv.first == "offload_param") {
@@ -429,32 +451,8 @@ static bool parseZero(Reader &r, const json::Object &o, TrainingConfig &c) {
                             ? "the optimizer state stays"
                             : "the parameters' shards stay"))
         return false;
-    } else if (kv.first == "cpu_offload" || kv.first == "cpu_offload_params" ||
-               kv.first == "cpu_offload_use_pin_memory") {
-      // DeepSpeed's older spelling of offload_optimizer / offload_param.
-      if (!parseFixed(r, kv.second, key, false,
-                      "offloading is not implemented; it has no effect"))
-        return false;
-    } else if (kv.first == "contiguous_gradients") {
-      // Gradients lie at the plan's fixed offsets either way: no copies
-      // and no fragmentation to avoid.
-      bool unused;
-      if (!r.boolean(kv.second, key, unused))
-        return false;
-    } else if (kv.first == "reduce_scatter") {
-      if (!parseFixed(r, kv.second, key, true,
-                      "zero-opt reduce-scatters gradients at stages 1-3 all "
-                      "the same (half an all-reduce's bytes)"))
-        return false;
-    } else if (kv.first == "allgather_partitions") {
-      if (!parseFixed(r, kv.second, key, true,
-                      "zero-opt all-gathers the updated shards all the same "
-                      "(one collective instead of a broadcast per rank)"))
-        return false;
-    } else if (kv.first == "round_robin_gradients") {
-      if (!parseFixed(r, kv.second, key, false,
-                      "it orders offloaded gradients' copies, and offloading "
-                      "is not implemented; it has no effect"))
+    } else if (auto it = fixed.find(kv.first); it != fixed.end()) {
+      if (!parseFixed(r, kv.second, key, it->second.first, it->second.second))
         return false;
     } else if (kv.first == "stage") {
       if (!r.integer(kv.second, key, c.stage))

@@ -205,7 +205,7 @@ def ZeroGPUSkipMaskedTerms : Pass<"zero-gpu-skip-masked-terms"> {
   let options = [
     Option<"maxFill", "max-fill", "double", "-1e4",
            "A select's negative fill at or below this counts as -inf "
-           "before an exponential">,
+           "before an exponential (-104 or less)">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect"];

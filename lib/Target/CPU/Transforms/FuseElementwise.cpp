@@ -350,14 +350,14 @@ struct ZeroCPUFuseElementwisePass
       }
       if (!recomputeShared || round == kRounds)
         return;
-      SmallVector<linalg::GenericOp> shared, producers, collapsed;
+      // Shared producers, and single-use ones a unit collapse may hide.
+      SmallVector<linalg::GenericOp> shared, producers, single;
       getOperation()->walk([&](linalg::GenericOp op) {
-        if (op->hasOneUse() && recomputable(op))
-          collapsed.push_back(op);
-        else if (!op->use_empty() && recomputable(op))
-          shared.push_back(op);
+        if (op->use_empty() || !recomputable(op))
+          return;
+        (op->hasOneUse() ? single : shared).push_back(op);
       });
-      for (linalg::GenericOp op : collapsed)
+      for (linalg::GenericOp op : single)
         if (linalg::GenericOp narrow = dropCollapsedUnitLoops(op))
           shared.push_back(narrow);
       for (linalg::GenericOp op : shared) {

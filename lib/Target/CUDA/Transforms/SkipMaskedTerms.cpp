@@ -11,6 +11,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <sstream>
+
 namespace mlir::zero::cuda {
 #define GEN_PASS_DEF_ZEROGPUSKIPMASKEDTERMS
 #include "zero-opt/Target/CUDA/Passes.h.inc"
@@ -21,6 +23,8 @@ using namespace mlir;
 namespace {
 /// Bounds the walks over a body's expressions.
 constexpr unsigned kMaxDepth = 16;
+/// exp(x) rounds to zero in f32 (and every narrower type) below this.
+constexpr double kMaxFill = -104;
 
 /// Whether `v` is zero wherever `p` is (any finite other factor).
 bool zeroIfZero(Value v, Value p, unsigned depth = 0) {
@@ -167,7 +171,6 @@ std::optional<ZeroCause> zeroWhereHidden(linalg::GenericOp g, Value v,
     return cause;
   if (isa<arith::ExtFOp, arith::TruncFOp, arith::NegFOp>(op))
     return zeroWhereHidden(g, op->getOperand(0), maxFill, depth + 1);
-  // exp(x) is zero in f32 (and every narrower type) for x below -104.
   if (isa<math::ExpOp>(op)) {
     std::optional<ZeroCause> cause =
         belowWhereHidden(g, op->getOperand(0), depth + 1);
@@ -185,41 +188,62 @@ std::optional<ZeroCause> zeroWhereHidden(linalg::GenericOp g, Value v,
   return std::nullopt;
 }
 
-/// Whether every slice of `mask` along the dimensions `map` gives `loops`
-/// (the others fixed) holds an element equal to `kept`.
-bool slicesHold(DenseElementsAttr mask, AffineMap map,
-                const llvm::SmallBitVector &loops, bool kept) {
-  if (mask.isSplat())
-    return mask.getSplatValue<bool>() == kept;
-  ArrayRef<int64_t> shape = cast<ShapedType>(mask.getType()).getShape();
-  SmallVector<bool> along(shape.size(), false);
-  for (auto [dim, expr] : llvm::enumerate(map.getResults()))
-    if (auto d = dyn_cast<AffineDimExpr>(expr))
-      along[dim] = loops.test(d.getPosition());
-  // Each element's slice: its index with the dimensions along zeroed.
-  SmallVector<int64_t> strides(shape.size(), 1), sliceStrides(shape.size(), 0);
-  int64_t slices = 1;
-  for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
-    if (d + 1 < int64_t(shape.size()))
-      strides[d] = strides[d + 1] * shape[d + 1];
-    if (!along[d]) {
-      sliceStrides[d] = slices;
-      slices *= shape[d];
-    }
+/// Whether every slice of `mask` along the dimensions that `map` gives
+/// `loops` (the others fixed) holds an element equal to `kept`. Answers are
+/// kept: every layer's softmax asks about the same mask.
+class SliceCheck {
+public:
+  bool holds(DenseElementsAttr mask, AffineMap map,
+             const llvm::SmallBitVector &loops, bool kept) {
+    SmallVector<bool> along(map.getNumResults(), false);
+    for (auto [dim, expr] : llvm::enumerate(map.getResults()))
+      if (auto d = dyn_cast<AffineDimExpr>(expr))
+        along[dim] = loops.test(d.getPosition());
+    if (along.size() > 64)
+      return compute(mask, along, kept);
+    uint64_t key = 0;
+    for (auto [dim, a] : llvm::enumerate(along))
+      key |= uint64_t(a) << dim;
+    auto [it, inserted] =
+        answers.try_emplace({mask, key, unsigned(kept)}, false);
+    if (inserted)
+      it->second = compute(mask, along, kept);
+    return it->second;
   }
-  std::vector<bool> seen(slices, false);
-  int64_t index = 0;
-  for (bool value : mask.getValues<bool>()) {
-    if (value == kept) {
-      int64_t slice = 0;
-      for (size_t d = 0; d < shape.size(); ++d)
-        slice += (index / strides[d]) % shape[d] * sliceStrides[d];
-      seen[slice] = true;
+
+private:
+  static bool compute(DenseElementsAttr mask, ArrayRef<bool> along, bool kept) {
+    if (mask.isSplat())
+      return mask.getSplatValue<bool>() == kept;
+    ArrayRef<int64_t> shape = cast<ShapedType>(mask.getType()).getShape();
+    // Each element's slice: its index with the dimensions along zeroed.
+    SmallVector<int64_t> strides(shape.size(), 1),
+        sliceStrides(shape.size(), 0);
+    int64_t slices = 1;
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+      if (d + 1 < int64_t(shape.size()))
+        strides[d] = strides[d + 1] * shape[d + 1];
+      if (!along[d]) {
+        sliceStrides[d] = slices;
+        slices *= shape[d];
+      }
     }
-    ++index;
+    std::vector<bool> seen(slices, false);
+    int64_t index = 0;
+    for (bool value : mask.getValues<bool>()) {
+      if (value == kept) {
+        int64_t slice = 0;
+        for (size_t d = 0; d < shape.size(); ++d)
+          slice += (index / strides[d]) % shape[d] * sliceStrides[d];
+        seen[slice] = true;
+      }
+      ++index;
+    }
+    return llvm::all_of(seen, [](bool s) { return s; });
   }
-  return llvm::all_of(seen, [](bool s) { return s; });
-}
+
+  DenseMap<std::tuple<Attribute, uint64_t, unsigned>, bool> answers;
+};
 
 /// A constant mask, its indexing map in a reduction's loops, and the value
 /// of its elements where the reduction's terms are zero.
@@ -232,13 +256,8 @@ struct Mask {
 /// The mask `r`'s term can be selected by: the constant condition input of
 /// the producer of `r`'s input `in`. None when the producer's zeros are not
 /// proven.
-/// `slicesHold` answers by mask, map, loops and kept value: every layer's
-/// softmax asks about the same mask.
-using SliceCache =
-    llvm::DenseMap<std::tuple<Attribute, AffineMap, uint64_t, unsigned>, bool>;
-
 std::optional<Mask> maskFor(linalg::GenericOp r, OpOperand *in, double maxFill,
-                            SliceCache &cache) {
+                            SliceCheck &slices) {
   auto g = in->get().getDefiningOp<linalg::GenericOp>();
   if (!g || !g.hasPureTensorSemantics() || g->getNumResults() != 1 ||
       g.getNumLoops() != g.getNumParallelLoops())
@@ -257,20 +276,9 @@ std::optional<Mask> maskFor(linalg::GenericOp r, OpOperand *in, double maxFill,
       !bits.getElementType().isInteger(1))
     return std::nullopt;
   AffineMap maskInG = g.getMatchingIndexingMap(maskOperand);
-  if (cause->statisticLoops.any()) {
-    const llvm::SmallBitVector &loops = cause->statisticLoops;
-    if (loops.size() > 64)
-      return std::nullopt;
-    uint64_t key = 0;
-    for (unsigned loop : loops.set_bits())
-      key |= uint64_t(1) << loop;
-    auto [it, inserted] = cache.try_emplace(
-        {bits, maskInG, key, unsigned(!cause->zeroWhen)}, false);
-    if (inserted)
-      it->second = slicesHold(bits, maskInG, loops, !cause->zeroWhen);
-    if (!it->second)
-      return std::nullopt;
-  }
+  if (cause->statisticLoops.any() &&
+      !slices.holds(bits, maskInG, cause->statisticLoops, !cause->zeroWhen))
+    return std::nullopt;
   AffineMap maskInR = maskInG.compose(
       inversePermutation(produced).compose(r.getMatchingIndexingMap(in)));
   if (!maskInR.isProjectedPermutation(/*allowZeroInResults=*/true))
@@ -280,7 +288,7 @@ std::optional<Mask> maskFor(linalg::GenericOp r, OpOperand *in, double maxFill,
 
 /// Selects `r`'s term by a mask, where one is found; the new op, or null.
 linalg::GenericOp skipMaskedTerms(RewriterBase &rewriter, linalg::GenericOp r,
-                                  double maxFill, SliceCache &cache) {
+                                  double maxFill, SliceCheck &slices) {
   if (!r.hasPureTensorSemantics() || r.getNumReductionLoops() == 0 ||
       r.getNumDpsInits() != 1 || r->getNumResults() != 1)
     return {};
@@ -300,7 +308,7 @@ linalg::GenericOp skipMaskedTerms(RewriterBase &rewriter, linalg::GenericOp r,
   for (OpOperand *in : r.getDpsInputOperands()) {
     if (!zeroIfZero(term, r.getMatchingBlockArgument(in)))
       continue;
-    std::optional<Mask> mask = maskFor(r, in, maxFill, cache);
+    std::optional<Mask> mask = maskFor(r, in, maxFill, slices);
     if (!mask)
       continue;
     SmallVector<Value> inputs(r.getDpsInputs());
@@ -338,15 +346,25 @@ struct ZeroGPUSkipMaskedTermsPass
     : zero::cuda::impl::ZeroGPUSkipMaskedTermsBase<ZeroGPUSkipMaskedTermsPass> {
   using Base::Base;
   void runOnOperation() override {
+    // A larger fill's exponential is not zero in f32.
+    if (maxFill > kMaxFill) {
+      std::ostringstream given;
+      given << static_cast<double>(maxFill);
+      getOperation()->emitError()
+          << "max-fill is " << given.str() << "; give "
+          << static_cast<int64_t>(kMaxFill)
+          << " or less (exp of a larger value is not zero in f32)";
+      return signalPassFailure();
+    }
     SmallVector<linalg::GenericOp> reductions;
     getOperation()->walk([&](linalg::GenericOp op) {
       if (op.getNumReductionLoops() > 0)
         reductions.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    SliceCache cache;
+    SliceCheck slices;
     for (linalg::GenericOp r : reductions)
-      (void)skipMaskedTerms(rewriter, r, maxFill, cache);
+      (void)skipMaskedTerms(rewriter, r, maxFill, slices);
   }
 };
 } // namespace
