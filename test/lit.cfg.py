@@ -22,6 +22,13 @@ config.environment["ZERO_OPT_CACHE_DIR"] = os.path.join(
 if config.cuda_toolkit_dir and os.path.exists(
         os.path.join(config.cuda_toolkit_dir, "bin", "ptxas")):
     config.available_features.add("cuda-toolkit")
+    # ptxas's own threads (CUDA 12.4 on): the CUDA target's default.
+    import subprocess
+    ptxas_help = subprocess.run(
+        [os.path.join(config.cuda_toolkit_dir, "bin", "ptxas"), "--help"],
+        capture_output=True, text=True).stdout
+    if "--split-compile" in ptxas_help:
+        config.available_features.add("ptxas-split-compile")
 else:
     lit_config.note("no CUDA toolkit: the device-code tests are skipped")
 # Running CUDA programs needs the project's CUDA runtime; running them

@@ -49,6 +49,7 @@ void cuda::buildCUDALowering(OpPassManager &pm,
   GPUKernelLoweringOptions kernels;
   kernels.chips = options.chips.getValue();
   kernels.toolkit = options.toolkit.getValue();
+  kernels.ptxasOptions = options.ptxasOptions.getValue();
   kernels.format = "bin";
   kernels.hostKernels = options.hostKernels.getValue();
   buildGPUKernelLowering(pm, kernels);

@@ -16,6 +16,7 @@ using namespace mlir;
 using namespace mlir::zero;
 
 std::string cuda::defaultToolkitDir() { return ZERO_CUDA_TOOLKIT_DIR; }
+std::string cuda::defaultPtxasOptions() { return ZERO_PTXAS_OPTIONS; }
 
 void cuda::buildGPUKernelLowering(OpPassManager &pm,
                                   const GPUKernelLoweringOptions &options) {
@@ -56,6 +57,7 @@ void cuda::buildGPUKernelLowering(OpPassManager &pm,
   GpuModuleToBinaryPassOptions binary;
   binary.toolkitPath = options.toolkit;
   binary.compilationTarget = options.format;
+  binary.cmdOptions = options.ptxasOptions;
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 

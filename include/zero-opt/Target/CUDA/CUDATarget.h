@@ -15,6 +15,8 @@ namespace mlir::zero::cuda {
 
 /// The toolkit found when zero-opt was built ("" when none was).
 std::string defaultToolkitDir();
+/// The ptxas options that suit that toolkit.
+std::string defaultPtxasOptions();
 
 /// Options of the kernels' lowering to device code.
 struct GPUKernelLoweringOptions
@@ -38,6 +40,11 @@ struct GPUKernelLoweringOptions
       llvm::cl::desc("CUDA toolkit folder (ptxas, libdevice); default: the "
                      "one found at build time"),
       llvm::cl::init(defaultToolkitDir())};
+  Option<std::string> ptxasOptions{
+      *this, "ptxas-options",
+      llvm::cl::desc("Options for ptxas; default: its own threads on every "
+                     "core where the build's toolkit has them (12.4 on)"),
+      llvm::cl::init(defaultPtxasOptions())};
 };
 
 /// From the kernels of zero-form-kernels to a gpu.binary: zero-gpu-map-
@@ -64,6 +71,11 @@ struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
       llvm::cl::desc("CUDA toolkit folder (ptxas, libdevice); default: the "
                      "one found at build time"),
       llvm::cl::init(defaultToolkitDir())};
+  Option<std::string> ptxasOptions{
+      *this, "ptxas-options",
+      llvm::cl::desc("Options for ptxas; default: its own threads on every "
+                     "core where the build's toolkit has them (12.4 on)"),
+      llvm::cl::init(defaultPtxasOptions())};
   Option<bool> hostKernels{
       *this, "host-kernels",
       llvm::cl::desc("Also a host copy of every kernel "

@@ -33,16 +33,6 @@ Value zero::rootBuffer(Value v) {
 }
 
 namespace {
-/// Where a view's bytes lie in its root buffer; no range when an offset,
-/// a size or a stride is not static. A view of rows of one contiguous run
-/// each, a period apart (a bucket member's slot in every rank's part of
-/// the staging buffer), also has its period and run, in bytes.
-struct ByteSpan {
-  Value root;
-  std::optional<std::pair<int64_t, int64_t>> range;
-  std::optional<std::pair<int64_t, int64_t>> periodic;
-};
-
 /// (period, run) in elements when `shape` with `strides` is rows of one
 /// contiguous run each: the dimensions after the first of more than one
 /// element are row-major contiguous, and that first one's stride is at
@@ -66,7 +56,7 @@ periodicRows(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
 }
 } // namespace
 
-static ByteSpan byteSpan(Value v) {
+BufferSpan zero::bufferSpan(Value v) {
   // Views other than memref.view keep their source's base pointer, so the
   // layout of `v` places its elements from that base; memref.view moves
   // the base by its byte shift.
@@ -109,25 +99,29 @@ static ByteSpan byteSpan(Value v) {
   return {v, range, periodic};
 }
 
-/// Whether `a` and `b` are two arguments of a function whose calls pass
-/// disjoint buffers (`kDisjointArgumentsAttr`).
-static bool disjointArguments(Value a, Value b) {
-  auto x = dyn_cast<BlockArgument>(a), y = dyn_cast<BlockArgument>(b);
-  if (!x || !y || x.getOwner() != y.getOwner() || !x.getOwner()->isEntryBlock())
-    return false;
-  auto fn = dyn_cast<FunctionOpInterface>(x.getOwner()->getParentOp());
-  return fn && fn->hasAttr(kDisjointArgumentsAttr);
+RootKind zero::rootKind(Value root) {
+  if (Operation *def = root.getDefiningOp())
+    return isa<memref::AllocOp, memref::AllocaOp>(def) ||
+                   def->hasAttr(kArenaAttr)
+               ? RootKind::Allocated
+               : RootKind::Unknown;
+  auto arg = cast<BlockArgument>(root);
+  auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return arg.getOwner()->isEntryBlock() && fn &&
+                 fn->hasAttr(kDisjointArgumentsAttr)
+             ? RootKind::DisjointArgument
+             : RootKind::Unknown;
 }
 
-static bool mayOverlap(const ByteSpan &x, const ByteSpan &y) {
+bool zero::mayOverlap(const BufferSpan &x, const BufferSpan &y) {
   if (x.root != y.root) {
-    auto allocated = [](Value v) {
-      Operation *def = v.getDefiningOp();
-      return def && (isa<memref::AllocOp, memref::AllocaOp>(def) ||
-                     def->hasAttr(kArenaAttr));
-    };
-    return !allocated(x.root) && !allocated(y.root) &&
-           !disjointArguments(x.root, y.root);
+    RootKind a = rootKind(x.root), b = rootKind(y.root);
+    if (a == RootKind::Allocated || b == RootKind::Allocated)
+      return false;
+    // Two arguments of one step whose calls pass disjoint buffers.
+    return a != RootKind::DisjointArgument || b != RootKind::DisjointArgument ||
+           cast<BlockArgument>(x.root).getOwner() !=
+               cast<BlockArgument>(y.root).getOwner();
   }
   if (!x.range || !y.range)
     return true;
@@ -145,7 +139,7 @@ static bool mayOverlap(const ByteSpan &x, const ByteSpan &y) {
 }
 
 bool zero::mayOverlap(Value a, Value b) {
-  return ::mayOverlap(byteSpan(a), byteSpan(b));
+  return mayOverlap(bufferSpan(a), bufferSpan(b));
 }
 
 SmallVector<bool> zero::noAliasArguments(func::FuncOp fn,
@@ -165,14 +159,14 @@ SmallVector<bool> zero::noAliasArguments(func::FuncOp fn,
           return !isa<MemRefType, IndexType, IntegerType, FloatType>(t);
         }))
       return SmallVector<bool>(n, false);
-    SmallVector<std::optional<ByteSpan>> spans;
+    SmallVector<std::optional<BufferSpan>> spans;
     for (Value operand : call->getOperands())
       spans.push_back(isa<MemRefType>(operand.getType())
-                          ? std::optional(byteSpan(operand))
+                          ? std::optional(bufferSpan(operand))
                           : std::nullopt);
     for (unsigned i = 0; i < n; ++i)
       for (unsigned j = 0; j < n && noAlias[i]; ++j)
-        if (i != j && spans[j] && ::mayOverlap(*spans[i], *spans[j]))
+        if (i != j && spans[j] && mayOverlap(*spans[i], *spans[j]))
           noAlias[i] = false;
   }
   return noAlias;

@@ -26,6 +26,9 @@
 using namespace mlir;
 using namespace mlir::zero;
 
+/// `mayOverlap` on values, as a callback.
+static bool valuesMayOverlap(Value a, Value b) { return mayOverlap(a, b); }
+
 //===----------------------------------------------------------------------===//
 // Hardware descriptions
 //===----------------------------------------------------------------------===//
@@ -772,7 +775,7 @@ private:
         double n;
         if (auto linalgOp = dyn_cast<linalg::LinalgOp>(inner)) {
           pending += cost.linalgWork(linalgOp);
-          if (fusedInitializationRoot(&inner, mayOverlap))
+          if (fusedInitializationRoot(&inner, valuesMayOverlap))
             continue;
           n = opt.launchThreads ? opt.launchThreads(&inner)
                                 : parallelIterations(linalgOp);
@@ -887,7 +890,7 @@ private:
         return true;
       }
       // A fill the next op's threads run is no launch of its own.
-      Operation *root = fusedInitializationRoot(op, mayOverlap);
+      Operation *root = fusedInitializationRoot(op, valuesMayOverlap);
       auto launched = root ? cast<linalg::LinalgOp>(root) : linalgOp;
       double threads = opt.launchThreads ? opt.launchThreads(launched)
                                          : parallelIterations(launched);

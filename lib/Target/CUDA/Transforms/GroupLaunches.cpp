@@ -33,10 +33,11 @@ using namespace mlir;
 
 namespace {
 
-/// A buffer a launch reads or writes; a bucket copy's staging side is its
-/// member's slot: `rows` rows of columns [begin, end).
+/// A buffer a launch reads or writes, with its span; a bucket copy's
+/// staging side is its member's slot: `rows` rows of columns [begin, end).
 struct Access {
   Value buffer;
+  zero::BufferSpan span;
   int64_t rows = 0, begin = 0, end = 0;
 };
 
@@ -75,39 +76,47 @@ bool isLaunch(Operation *op) {
   return zero::writesOnlyOutputs(op);
 }
 
+Access whole(Value buffer) { return {buffer, zero::bufferSpan(buffer)}; }
+
 /// What `op` reads and writes.
 void addAccesses(Operation *op, Unit &u) {
   auto slot = [](auto bucket, Value member, Value staging) {
     int64_t rows = bucket.getRows();
     int64_t columns =
         cast<ShapedType>(member.getType()).getNumElements() / rows;
-    return Access{staging, rows, static_cast<int64_t>(bucket.getOffset()),
-                  static_cast<int64_t>(bucket.getOffset()) + columns};
+    Access a = whole(staging);
+    a.rows = rows;
+    a.begin = bucket.getOffset();
+    a.end = a.begin + columns;
+    return a;
   };
   if (auto pack = dyn_cast<zero::BucketPackOp>(op)) {
-    u.reads.push_back({pack.getSource()});
+    u.reads.push_back(whole(pack.getSource()));
     u.writes.push_back(slot(pack, pack.getSource(), pack.getStaging()));
     return;
   }
   if (auto unpack = dyn_cast<zero::BucketUnpackOp>(op)) {
     u.reads.push_back(slot(unpack, unpack.getDest(), unpack.getStaging()));
-    u.writes.push_back({unpack.getDest()});
+    u.writes.push_back(whole(unpack.getDest()));
     return;
   }
   if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-    u.reads.push_back({copy.getSource()});
-    u.writes.push_back({copy.getTarget()});
+    u.reads.push_back(whole(copy.getSource()));
+    u.writes.push_back(whole(copy.getTarget()));
     return;
   }
   // Every buffer the op or its body uses is read (a gather loads from
   // buffers that are no operand of the op); its outputs are written.
+  llvm::SmallSetVector<Value, 8> read;
   op->walk([&](Operation *nested) {
     for (Value v : nested->getOperands())
       if (isa<BaseMemRefType>(v.getType()))
-        u.reads.push_back({v});
+        read.insert(v);
   });
+  for (Value v : read)
+    u.reads.push_back(whole(v));
   for (OpOperand &init : cast<linalg::LinalgOp>(op).getDpsInitsMutable())
-    u.writes.push_back({init.get()});
+    u.writes.push_back(whole(init.get()));
 }
 
 /// The largest buffer whose lifetime may come to overlap others' (by the
@@ -134,20 +143,58 @@ bool mayOverlap(const Access &x, const Access &y) {
   // Slots of one bucket: the same rows, apart when their columns are.
   if (x.rows && y.rows && x.buffer == y.buffer && x.rows == y.rows)
     return x.begin < y.end && y.begin < x.end;
-  return zero::mayOverlap(x.buffer, y.buffer);
+  return zero::mayOverlap(x.span, y.span);
 }
 
-bool conflicts(const Unit &a, const Unit &b) {
-  auto meet = [](ArrayRef<Access> xs, ArrayRef<Access> ys) {
-    for (const Access &x : xs)
-      for (const Access &y : ys)
-        if (mayOverlap(x, y))
-          return true;
-    return false;
+/// The accesses of the units placed so far, by root: a unit's conflicts
+/// are among those of its roots and, for roots not allocated in the
+/// function, those that may alias them (`zero::RootKind`), so placing a
+/// run takes time in its accesses, not in pairs of its units.
+class AccessIndex {
+public:
+  struct Entry {
+    unsigned unit;
+    const Access *access;
+    bool write;
   };
-  return meet(a.writes, b.reads) || meet(a.writes, b.writes) ||
-         meet(a.reads, b.writes);
-}
+
+  void add(unsigned unit, const Access &a, bool write) {
+    Entry e{unit, &a, write};
+    byRoot[a.span.root].push_back(e);
+    zero::RootKind kind = zero::rootKind(a.span.root);
+    if (kind != zero::RootKind::Allocated)
+      notAllocated.push_back(e);
+    if (kind == zero::RootKind::Unknown)
+      unknown.push_back(e);
+  }
+
+  /// Calls `f` on each entry that may conflict with `a` (one of the two
+  /// writes, and their bytes may meet).
+  template <typename F>
+  void forEachConflict(const Access &a, bool write, F f) const {
+    auto scan = [&](ArrayRef<Entry> entries) {
+      for (const Entry &e : entries)
+        if ((write || e.write) && mayOverlap(*e.access, a))
+          f(e);
+    };
+    switch (zero::rootKind(a.span.root)) {
+    case zero::RootKind::Allocated:
+      scan(byRoot.lookup(a.span.root));
+      return;
+    case zero::RootKind::DisjointArgument:
+      scan(byRoot.lookup(a.span.root));
+      scan(unknown);
+      return;
+    case zero::RootKind::Unknown:
+      scan(notAllocated);
+      return;
+    }
+  }
+
+private:
+  DenseMap<Value, SmallVector<Entry>> byRoot;
+  SmallVector<Entry> notAllocated, unknown;
+};
 
 struct ZeroGPUGroupLaunchesPass
     : zero::cuda::impl::ZeroGPUGroupLaunchesBase<ZeroGPUGroupLaunchesPass> {
@@ -234,15 +281,28 @@ void ZeroGPUGroupLaunchesPass::groupRun(ArrayRef<Operation *> run) {
           after[j].insert(i);
   }
 
+  // A unit's wave is one more than the latest of the earlier units it
+  // conflicts with or must follow.
   int64_t waves = 0;
+  AccessIndex index;
   for (unsigned j = 0; j < units.size(); ++j) {
-    auto it = after.find(j);
-    for (unsigned i = 0; i < j; ++i)
-      if (units[i].wave >= units[j].wave &&
-          (conflicts(units[i], units[j]) ||
-           (it != after.end() && it->second.contains(i))))
-        units[j].wave = units[i].wave + 1;
-    waves = std::max(waves, units[j].wave + 1);
+    Unit &u = units[j];
+    auto follow = [&](unsigned i) {
+      u.wave = std::max(u.wave, units[i].wave + 1);
+    };
+    for (const Access &a : u.reads)
+      index.forEachConflict(a, false, [&](auto &e) { follow(e.unit); });
+    for (const Access &a : u.writes)
+      index.forEachConflict(a, true, [&](auto &e) { follow(e.unit); });
+    if (auto it = after.find(j); it != after.end())
+      for (unsigned i : it->second)
+        if (i < j)
+          follow(i);
+    for (const Access &a : u.reads)
+      index.add(j, a, false);
+    for (const Access &a : u.writes)
+      index.add(j, a, true);
+    waves = std::max(waves, u.wave + 1);
   }
   SmallVector<SmallVector<unsigned>> byWave(waves);
   for (auto [i, u] : llvm::enumerate(units))

@@ -225,7 +225,7 @@ ZeroGPUHostKernelsPass::hostCopy(gpu::GPUFuncOp kernel) {
     phaseOf[&op] = phases.size() - 1;
   }
   OpBuilder::InsertPoint inBlock = b.saveInsertionPoint();
-  for (auto [current, phase] : llvm::enumerate(phases)) {
+  for (unsigned current = 0; current < phases.size(); ++current) {
     b.restoreInsertionPoint(inBlock);
     for (unsigned i : {5u, 4u, 3u}) {
       auto loop = scf::ForOp::create(b, loc, zero, sizes[i], one);
@@ -254,7 +254,7 @@ ZeroGPUHostKernelsPass::hostCopy(gpu::GPUFuncOp kernel) {
       b.clone(*op, local);
       return success();
     };
-    for (Operation *op : phase)
+    for (Operation *op : phases[current])
       if (failed(cloneWithDefs(op))) {
         fn.erase();
         return kernel.emitError("a value crosses a barrier: it has no host "

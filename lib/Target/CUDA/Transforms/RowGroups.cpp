@@ -227,8 +227,9 @@ void ZeroGPURowGroupsPass::groupFrom(Operation *start) {
   if (!admit(start))
     return;
   // Between members: views and constants (they stay, before the group),
-  // allocations (stay) and deallocations (move after the group).
-  SmallVector<memref::DeallocOp> deallocs;
+  // allocations (stay) and deallocations (move after the group), each
+  // with the members before it.
+  SmallVector<std::pair<memref::DeallocOp, size_t>> deallocs;
   bool dependent = false;
   for (Operation *op = start->getNextNode(); op; op = op->getNextNode()) {
     if (isa<memref::AllocOp>(op) ||
@@ -236,7 +237,7 @@ void ZeroGPURowGroupsPass::groupFrom(Operation *start) {
                                       op->hasTrait<OpTrait::ConstantLike>())))
       continue;
     if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-      deallocs.push_back(dealloc);
+      deallocs.push_back({dealloc, members.size()});
       continue;
     }
     // A fill joins with the op it initializes, or not at all.
@@ -269,10 +270,11 @@ void ZeroGPURowGroupsPass::groupFrom(Operation *start) {
   }
   if (!dependent)
     return;
-  // Deallocations past the last member stay where they are.
+  // Deallocations past the last member stay where they are (counted, not
+  // compared by position: ops moved into earlier groups left the block's
+  // order to be numbered again).
   Operation *last = members.back();
-  llvm::erase_if(deallocs,
-                 [&](memref::DeallocOp d) { return last->isBeforeInBlock(d); });
+  llvm::erase_if(deallocs, [&](auto &d) { return d.second == members.size(); });
 
   // Named after the reduction it grows from (the last member may be a
   // gradient's sum that no ONNX node names).
@@ -281,8 +283,8 @@ void ZeroGPURowGroupsPass::groupFrom(Operation *start) {
   Block *body = &group.getBody().emplaceBlock();
   for (Operation *op : members)
     op->moveBefore(body, body->end());
-  for (memref::DeallocOp d : llvm::reverse(deallocs))
-    d->moveAfter(group);
+  for (auto &d : llvm::reverse(deallocs))
+    d.first->moveAfter(group);
   ++groups;
   grouped += llvm::count_if(
       members, [](Operation *op) { return !isa<linalg::FillOp>(op); });
