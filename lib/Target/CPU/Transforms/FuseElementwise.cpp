@@ -317,6 +317,10 @@ struct ZeroCPUFuseElementwisePass
     }
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
+    // The driver erases ops fusion leaves dead; its region simplification
+    // (liveness over the whole step, every iteration) found nothing more
+    // and took 60% of the pass, superlinearly in depth.
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     // Fusion makes new producers with several users (a fused select and
     // exponential feed both a sum and a product): a few rounds of
     // recomputing such producers in each user and fusing again.

@@ -90,6 +90,16 @@ linalg::LinalgOp lastWriter(Operation *op, Value buffer) {
   return nullptr;
 }
 
+/// Whether `op` lies between `from` and `to`, `to` after `from` in their
+/// block: a walk over the few ops between them, where `isBeforeInBlock`
+/// would number the whole step again after every rewrite.
+bool liesBetween(Operation *from, Operation *op, Operation *to) {
+  for (Operation *p = from->getNextNode(); p && p != to; p = p->getNextNode())
+    if (p == op)
+      return true;
+  return false;
+}
+
 /// Whether `a` and `b` are one buffer: the same value, or the same view
 /// (subviews, reshapes, casts) of one.
 bool sameBuffer(Value a, Value b) {
@@ -222,8 +232,7 @@ std::optional<Match> match(linalg::GenericOp sum) {
   // two writes what they read (the max then reads it for both).
   Value sOut = sum.getDpsInits()[0];
   if (Operation *def = sOut.getDefiningOp();
-      def && def->getBlock() == sum->getBlock() &&
-      r.max->isBeforeInBlock(def) &&
+      def && liesBetween(r.max, def, sum) &&
       (!isa<memref::AllocOp>(def) || def->getNumOperands()))
     return std::nullopt;
   DenseSet<Value> read, sumViews;
@@ -297,8 +306,7 @@ void rewrite(Match r) {
   Operation *mFill = maxOp->getPrevNode(), *sFill = sum->getPrevNode();
   // The sum's buffer, zero-filled, before the max's fill.
   if (Operation *alloc = sOut.getDefiningOp();
-      alloc && alloc->getBlock() == mFill->getBlock() &&
-      mFill->isBeforeInBlock(alloc))
+      alloc && liesBetween(mFill, alloc, sum))
     alloc->moveBefore(mFill);
   OpBuilder b(maxOp);
   Type st = cast<MemRefType>(sOut.getType()).getElementType();
@@ -366,11 +374,9 @@ void rewrite(Match r) {
               arith::AddFOp::create(nb, loc, scaled, args[3]).getResult());
         });
     old->erase();
-    // The partial maxima are read until then.
+    // The partial maxima (written by the max) are read until then.
     for (Operation *user : llvm::make_early_inc_range(partialMax.getUsers()))
-      if (isa<memref::DeallocOp>(user) &&
-          user->getBlock() == combined->getBlock() &&
-          user->isBeforeInBlock(combined))
+      if (isa<memref::DeallocOp>(user) && liesBetween(maxOp, user, combined))
         user->moveAfter(combined);
   }
   maxOp->erase();
@@ -380,17 +386,26 @@ void rewrite(Match r) {
 struct ZeroGPUOnlineSoftmaxPass
     : zero::cuda::impl::ZeroGPUOnlineSoftmaxBase<ZeroGPUOnlineSoftmaxPass> {
   void runOnOperation() override {
-    // Rewriting erases the matched ops: match again until nothing does.
+    // One sweep over the generics in order, skipping those a rewrite
+    // erased; sweeps until one matches nothing (one more, in practice).
     for (bool changed = true; changed;) {
       changed = false;
-      getOperation().walk([&](linalg::GenericOp g) {
+      SmallVector<linalg::GenericOp> generics;
+      getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
+      DenseSet<Operation *> erased;
+      for (linalg::GenericOp g : generics) {
+        if (erased.contains(g))
+          continue;
         std::optional<Match> r = match(g);
         if (!r)
-          return WalkResult::advance();
+          continue;
+        erased.insert(r->max);
+        erased.insert(r->sum);
+        if (r->sumCombine)
+          erased.insert(r->sumCombine);
         rewrite(*r);
         changed = true;
-        return WalkResult::interrupt();
-      });
+      }
     }
   }
 };
