@@ -177,12 +177,16 @@ public:
         if ((write || e.write) && mayOverlap(*e.access, a))
           f(e);
     };
+    auto sameRoot = [&] {
+      auto it = byRoot.find(a.span.root);
+      return it == byRoot.end() ? ArrayRef<Entry>() : ArrayRef(it->second);
+    };
     switch (zero::rootKind(a.span.root)) {
     case zero::RootKind::Allocated:
-      scan(byRoot.lookup(a.span.root));
+      scan(sameRoot());
       return;
     case zero::RootKind::DisjointArgument:
-      scan(byRoot.lookup(a.span.root));
+      scan(sameRoot());
       scan(unknown);
       return;
     case zero::RootKind::Unknown:
