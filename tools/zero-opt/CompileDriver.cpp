@@ -225,7 +225,8 @@ int mlir::zero::compileMain(int argc, char **argv) {
                               cl::cat(cat));
   cl::opt<unsigned> threads(
       "compile-threads",
-      cl::desc("Threads that compile objects (default: one per core)"),
+      cl::desc("Threads that compile objects, and ptxas's for --target=cuda "
+               "(default: one per core)"),
       cl::init(0), cl::cat(cat));
   cl::opt<bool> timeReport(
       "time-report",
