@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -23,7 +24,6 @@ if config.cuda_toolkit_dir and os.path.exists(
         os.path.join(config.cuda_toolkit_dir, "bin", "ptxas")):
     config.available_features.add("cuda-toolkit")
     # ptxas's own threads (CUDA 12.4 on): the CUDA target's default.
-    import subprocess
     ptxas_help = subprocess.run(
         [os.path.join(config.cuda_toolkit_dir, "bin", "ptxas"), "--help"],
         capture_output=True, text=True).stdout
@@ -38,7 +38,6 @@ if os.path.exists(os.path.join(config.zero_obj_root, "lib",
                                "libZeroRuntimeCUDA.so")):
     config.available_features.add("cuda-runtime")
 try:
-    import subprocess
     gpus = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
                           text=True, timeout=60).stdout
     if any(line.startswith("GPU ") for line in gpus.splitlines()):

@@ -394,10 +394,9 @@ LogicalResult mlir::zero::lowerStepToLLVM(ModuleOp module,
   scheduleOptions(options, lowering.schedule);
   lowering.chips = options.gpuArch;
   lowering.hostKernels = options.hostKernels;
-  // --compile-threads bounds ptxas's threads too, where it has them.
-  if (options.compileThreads && !cuda::defaultPtxasOptions().empty())
-    lowering.ptxasOptions =
-        "--split-compile " + std::to_string(options.compileThreads);
+  // --compile-threads bounds ptxas's threads too.
+  if (options.compileThreads)
+    lowering.ptxasOptions = cuda::ptxasThreadOptions(options.compileThreads);
   cuda::buildCUDALowering(pm, lowering);
   TimingScope t = phase(options, "lowering");
   timePasses(pm, t);

@@ -16,7 +16,10 @@ using namespace mlir;
 using namespace mlir::zero;
 
 std::string cuda::defaultToolkitDir() { return ZERO_CUDA_TOOLKIT_DIR; }
-std::string cuda::defaultPtxasOptions() { return ZERO_PTXAS_OPTIONS; }
+std::string cuda::ptxasThreadOptions(unsigned threads) {
+  return ZERO_PTXAS_SPLIT_COMPILE ? "--split-compile " + std::to_string(threads)
+                                  : std::string();
+}
 
 void cuda::buildGPUKernelLowering(OpPassManager &pm,
                                   const GPUKernelLoweringOptions &options) {

@@ -15,8 +15,9 @@ namespace mlir::zero::cuda {
 
 /// The toolkit found when zero-opt was built ("" when none was).
 std::string defaultToolkitDir();
-/// The ptxas options that suit that toolkit.
-std::string defaultPtxasOptions();
+/// ptxas's options for `threads` threads of its own (0: one per core),
+/// "" where the build's ptxas has no --split-compile (before CUDA 12.4).
+std::string ptxasThreadOptions(unsigned threads);
 
 /// Options of the kernels' lowering to device code.
 struct GPUKernelLoweringOptions
@@ -44,7 +45,7 @@ struct GPUKernelLoweringOptions
       *this, "ptxas-options",
       llvm::cl::desc("Options for ptxas; default: its own threads on every "
                      "core where the build's toolkit has them (12.4 on)"),
-      llvm::cl::init(defaultPtxasOptions())};
+      llvm::cl::init(ptxasThreadOptions(0))};
 };
 
 /// From the kernels of zero-form-kernels to a gpu.binary: zero-gpu-map-
@@ -75,7 +76,7 @@ struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
       *this, "ptxas-options",
       llvm::cl::desc("Options for ptxas; default: its own threads on every "
                      "core where the build's toolkit has them (12.4 on)"),
-      llvm::cl::init(defaultPtxasOptions())};
+      llvm::cl::init(ptxasThreadOptions(0))};
   Option<bool> hostKernels{
       *this, "host-kernels",
       llvm::cl::desc("Also a host copy of every kernel "

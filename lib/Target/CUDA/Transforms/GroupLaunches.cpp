@@ -33,11 +33,13 @@ using namespace mlir;
 
 namespace {
 
-/// A buffer a launch reads or writes, with its span; a bucket copy's
-/// staging side is its member's slot: `rows` rows of columns [begin, end).
+/// A buffer a launch reads or writes, with its span and what its root may
+/// alias; a bucket copy's staging side is its member's slot: `rows` rows of
+/// columns [begin, end).
 struct Access {
   Value buffer;
   zero::BufferSpan span;
+  zero::RootKind kind;
   int64_t rows = 0, begin = 0, end = 0;
 };
 
@@ -76,7 +78,10 @@ bool isLaunch(Operation *op) {
   return zero::writesOnlyOutputs(op);
 }
 
-Access whole(Value buffer) { return {buffer, zero::bufferSpan(buffer)}; }
+Access whole(Value buffer) {
+  zero::BufferSpan span = zero::bufferSpan(buffer);
+  return {buffer, span, zero::rootKind(span.root)};
+}
 
 /// What `op` reads and writes.
 void addAccesses(Operation *op, Unit &u) {
@@ -161,10 +166,9 @@ public:
   void add(unsigned unit, const Access &a, bool write) {
     Entry e{unit, &a, write};
     byRoot[a.span.root].push_back(e);
-    zero::RootKind kind = zero::rootKind(a.span.root);
-    if (kind != zero::RootKind::Allocated)
+    if (a.kind != zero::RootKind::Allocated)
       notAllocated.push_back(e);
-    if (kind == zero::RootKind::Unknown)
+    if (a.kind == zero::RootKind::Unknown)
       unknown.push_back(e);
   }
 
@@ -181,7 +185,7 @@ public:
       auto it = byRoot.find(a.span.root);
       return it == byRoot.end() ? ArrayRef<Entry>() : ArrayRef(it->second);
     };
-    switch (zero::rootKind(a.span.root)) {
+    switch (a.kind) {
     case zero::RootKind::Allocated:
       scan(sameRoot());
       return;
@@ -211,7 +215,7 @@ private:
 
 void ZeroGPUGroupLaunchesPass::groupRun(ArrayRef<Operation *> run) {
   // Units in program order; a fill joins the op it initializes.
-  SmallVector<Unit> units;
+  SmallVector<Unit, 0> units;
   DenseMap<Operation *, unsigned> unitOf;
   for (Operation *op : run) {
     if (!isLaunch(op))

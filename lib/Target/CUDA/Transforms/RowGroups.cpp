@@ -227,9 +227,10 @@ void ZeroGPURowGroupsPass::groupFrom(Operation *start) {
   if (!admit(start))
     return;
   // Between members: views and constants (they stay, before the group),
-  // allocations (stay) and deallocations (move after the group), each
-  // with the members before it.
-  SmallVector<std::pair<memref::DeallocOp, size_t>> deallocs;
+  // allocations (stay) and deallocations (move after the group: those
+  // before the last member, the first `moved`).
+  SmallVector<memref::DeallocOp> deallocs;
+  size_t moved = 0;
   bool dependent = false;
   for (Operation *op = start->getNextNode(); op; op = op->getNextNode()) {
     if (isa<memref::AllocOp>(op) ||
@@ -237,7 +238,7 @@ void ZeroGPURowGroupsPass::groupFrom(Operation *start) {
                                       op->hasTrait<OpTrait::ConstantLike>())))
       continue;
     if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-      deallocs.push_back({dealloc, members.size()});
+      deallocs.push_back(dealloc);
       continue;
     }
     // A fill joins with the op it initializes, or not at all.
@@ -266,6 +267,7 @@ void ZeroGPURowGroupsPass::groupFrom(Operation *start) {
     }
     for (size_t i = 0; i < before; ++i)
       dependent |= dependsOn(uses.back(), uses[i]);
+    moved = deallocs.size();
     op = next;
   }
   if (!dependent)
@@ -274,7 +276,7 @@ void ZeroGPURowGroupsPass::groupFrom(Operation *start) {
   // compared by position: ops moved into earlier groups left the block's
   // order to be numbered again).
   Operation *last = members.back();
-  llvm::erase_if(deallocs, [&](auto &d) { return d.second == members.size(); });
+  deallocs.resize(moved);
 
   // Named after the reduction it grows from (the last member may be a
   // gradient's sum that no ONNX node names).
@@ -283,8 +285,8 @@ void ZeroGPURowGroupsPass::groupFrom(Operation *start) {
   Block *body = &group.getBody().emplaceBlock();
   for (Operation *op : members)
     op->moveBefore(body, body->end());
-  for (auto &d : llvm::reverse(deallocs))
-    d.first->moveAfter(group);
+  for (memref::DeallocOp d : llvm::reverse(deallocs))
+    d->moveAfter(group);
   ++groups;
   grouped += llvm::count_if(
       members, [](Operation *op) { return !isa<linalg::FillOp>(op); });

@@ -313,11 +313,8 @@ linalg::GenericOp skipMaskedTerms(RewriterBase &rewriter, linalg::GenericOp r,
       continue;
     SmallVector<Value> inputs(r.getDpsInputs());
     inputs.push_back(mask->bits);
-    SmallVector<AffineMap> maps;
-    for (OpOperand *i : r.getDpsInputOperands())
-      maps.push_back(r.getMatchingIndexingMap(i));
-    maps.push_back(mask->map);
-    maps.push_back(r.getMatchingIndexingMap(r.getDpsInitOperand(0)));
+    SmallVector<AffineMap> maps = r.getIndexingMapsArray();
+    maps.insert(maps.begin() + r.getNumDpsInputs(), mask->map);
     rewriter.setInsertionPoint(r);
     auto masked = linalg::GenericOp::create(
         rewriter, r.getLoc(), r->getResultTypes(), inputs, r.getDpsInits(),
