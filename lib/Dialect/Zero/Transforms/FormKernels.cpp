@@ -31,12 +31,14 @@ namespace {
 
 /// The argument type a kernel takes for `v`: strided views with a static
 /// offset become dynamic-offset views when only linalg ops and copies in
-/// the group use them (their types follow no view's shape arithmetic).
+/// the group use them, directly or in a launch or row group (their types
+/// follow no view's shape arithmetic), so that the same ops on other
+/// slices, such as a bucket's slots, are one kernel.
 Type kernelArgType(Value v, ArrayRef<Operation *> group) {
+  // `strided<[1]>` at offset 0 too: its map is the identity, but not its
+  // type.
   auto t = dyn_cast<MemRefType>(v.getType());
-  if (!t || t.getLayout().isIdentity())
-    return v.getType();
-  auto layout = dyn_cast<StridedLayoutAttr>(t.getLayout());
+  auto layout = t ? dyn_cast<StridedLayoutAttr>(t.getLayout()) : nullptr;
   if (!layout || ShapedType::isDynamic(layout.getOffset()))
     return v.getType();
   for (Operation *user : v.getUsers()) {
@@ -46,7 +48,9 @@ Type kernelArgType(Value v, ArrayRef<Operation *> group) {
         inGroup = g;
     if (!inGroup)
       continue;
-    if (inGroup != user || !isa<linalg::LinalgOp, memref::CopyOp>(user))
+    bool direct = inGroup == user || (user->getParentOp() == inGroup &&
+                                      isa<LaunchGroupOp, RowGroupOp>(inGroup));
+    if (!direct || !isa<linalg::LinalgOp, memref::CopyOp>(user))
       return v.getType();
   }
   auto dynamic = StridedLayoutAttr::get(t.getContext(), ShapedType::kDynamic,

@@ -117,3 +117,40 @@ func.func @scatter_rows(%idx: memref<4xi32>, %src: memref<4x8xf32>, %dst: memref
   }
   return
 }
+
+// -----
+
+// Launch groups writing other slots of one buffer (a bucket's members) are
+// one kernel: views that only the group's copies and linalg ops use take a
+// dynamic offset, `strided<[1]>` at offset 0 too. A view that a bucket copy
+// reads keeps its static offset.
+
+// CHECK: module attributes {zero.kernels = {formed = 3 : i64, unique = 2 : i64}}
+// CHECK-LABEL: func.func @group_slots
+// CHECK: call @[[SLOTS:kernel_0_launch_group]](%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) :
+// CHECK-SAME: memref<8xf32, strided<[1], offset: ?>>
+// CHECK: call @[[SLOTS]](
+// CHECK: call @[[PACK:kernel_2_launch_group]](
+// CHECK: func.func private @[[SLOTS]](%{{.*}}: memref<8xf32>, %{{.*}}: memref<8xf32, strided<[1], offset: ?>>, %{{.*}}: memref<8xf32>, %{{.*}}: memref<8xf32, strided<[1], offset: ?>>)
+// CHECK: func.func private @[[PACK]](%{{.*}}: memref<8xf32, strided<[1], offset: 8>>, %{{.*}}: memref<16xf32>, %{{.*}}: memref<8xf32>, %{{.*}}: memref<8xf32, strided<[1], offset: ?>>)
+// CHECK-NOT: func.func private @kernel_1
+func.func @group_slots(%flat: memref<32xf32>, %a: memref<8xf32>, %b: memref<8xf32>,
+                       %c: memref<8xf32>, %d: memref<8xf32>, %stage: memref<16xf32>) {
+  %s0 = memref.subview %flat[0] [8] [1] : memref<32xf32> to memref<8xf32, strided<[1]>>
+  %s1 = memref.subview %flat[8] [8] [1] : memref<32xf32> to memref<8xf32, strided<[1], offset: 8>>
+  %s2 = memref.subview %flat[16] [8] [1] : memref<32xf32> to memref<8xf32, strided<[1], offset: 16>>
+  %s3 = memref.subview %flat[24] [8] [1] : memref<32xf32> to memref<8xf32, strided<[1], offset: 24>>
+  zero.launch_group {
+    memref.copy %a, %s0 : memref<8xf32> to memref<8xf32, strided<[1]>>
+    memref.copy %b, %s1 : memref<8xf32> to memref<8xf32, strided<[1], offset: 8>>
+  }
+  zero.launch_group {
+    memref.copy %c, %s2 : memref<8xf32> to memref<8xf32, strided<[1], offset: 16>>
+    memref.copy %d, %s3 : memref<8xf32> to memref<8xf32, strided<[1], offset: 24>>
+  }
+  zero.launch_group {
+    zero.bucket_pack %s1 into %stage[0] rows 1 : memref<8xf32, strided<[1], offset: 8>>, memref<16xf32>
+    memref.copy %a, %s2 : memref<8xf32> to memref<8xf32, strided<[1], offset: 16>>
+  }
+  return
+}
