@@ -228,13 +228,18 @@ def measured_nodes(path):
 
 
 def predicted_nodes(path):
-    """Microseconds per node of the predicted step: kernels, GEMMs."""
+    """Microseconds per node of the predicted step: kernels, GEMMs; and per
+    node what bounds its longest predicted kernel slice (args.bound)."""
     nodes = defaultdict(lambda: [0.0, 0.0])
+    longest = {}
     for e in gpu_parity.trace_events(path):
         if e.get("cat") == "compute":
             args = e.get("args", {})
-            nodes[args.get("node", NO_NODE)][args.get("kind") == "gemm"] += e["dur"]
-    return nodes
+            node = args.get("node", NO_NODE)
+            nodes[node][args.get("kind") == "gemm"] += e["dur"]
+            if args.get("kind") == "kernel" and e["dur"] > longest.get(node, (0, ""))[0]:
+                longest[node] = (e["dur"], args.get("bound", ""))
+    return nodes, {n: bound for n, (_, bound) in longest.items()}
 
 
 def report(d, top):
@@ -260,17 +265,19 @@ def report(d, top):
     if not os.path.exists(out + ".trace.json"):
         return
     nodes, total, per, kernels = measured_nodes(out + ".trace.json")
-    predicted = predicted_nodes(os.path.join(out + ".predicted", "timeline.json"))
+    predicted, bounds = predicted_nodes(os.path.join(out + ".predicted", "timeline.json"))
     cubins = sorted(f for f in os.listdir(out) if f.endswith(".cubin"))
     resources = kernel_resources(os.path.join(out, cubins[-1])) if cubins else {}
     print(f"\n{MODELS[name]['title']}: the median of {TRACED_STEPS} traced steps, "
           f"{per} kernels and GEMMs, {total / 1e3:.3f} ms of GPU work; per node, "
           f"most measured first; its longest kernel's registers (ptxas, "
           f"{cubins[-1] if cubins else 'no cubin'}), the resident warps they allow "
-          f"of {SM_WARPS} (the timeline assumes all) and its stack frame:\n")
-    print("| node | kernels: measured | predicted | GEMMs: measured | predicted "
+          f"of {SM_WARPS} (the timeline assumes all) and its stack frame; what "
+          f"bounds the longest predicted kernel (compute, memory, latency or "
+          f"launch):\n")
+    print("| node | kernels: measured | predicted | bound | GEMMs: measured | predicted "
           "| measured / predicted | longest kernel: registers, occupancy, stack |")
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     order = sorted(set(nodes) | set(predicted), key=lambda n: -sum(nodes.get(n, [0, 0])))
     rest = [0.0] * 4
     for i, n in enumerate(order):
@@ -285,11 +292,11 @@ def report(d, top):
         if longest and longest[0] in resources:
             regs, frame = resources[longest[0]]
             use = f"{longest[0]}: {regs}, {occupancy(regs):.0%}, {frame} B"
-        print(f"| {n} | {mk:.0f} µs | {pk:.0f} µs | {mg:.0f} µs | {pg:.0f} µs | {ratio} "
-              f"| {use} |")
+        print(f"| {n} | {mk:.0f} µs | {pk:.0f} µs | {bounds.get(n, '')} | {mg:.0f} µs "
+              f"| {pg:.0f} µs | {ratio} | {use} |")
     if len(order) > top:
         mk, mg, pk, pg = rest
-        print(f"| {len(order) - top} more nodes | {mk:.0f} µs | {pk:.0f} µs | "
+        print(f"| {len(order) - top} more nodes | {mk:.0f} µs | {pk:.0f} µs | | "
               f"{mg:.0f} µs | {pg:.0f} µs | | |")
 
 

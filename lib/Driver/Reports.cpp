@@ -188,10 +188,16 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
       continue;
     // The same events zero-run --trace records, in microseconds.
     trace.push_back({planName(fn), "step", 0, 0, tl.stepSeconds * 1e6});
-    for (const Timeline::Event &e : tl.events)
+    for (const Timeline::Event &e : tl.events) {
       trace.push_back({e.name, e.category,
                        e.category == "communication" ? 2 : 1, e.start * 1e6,
                        e.duration * 1e6, e.bytes, e.id, e.node, e.kind});
+      trace.back().launches = e.ops;
+      trace.back().flops = e.flops;
+      trace.back().traffic = e.bytesMoved;
+      trace.back().threads = e.threads;
+      trace.back().bound = e.bound;
+    }
   }
   if (reports.empty())
     return failure();
@@ -258,6 +264,27 @@ void mlir::zero::printTimelineReport(llvm::raw_ostream &os, ModuleOp planned,
                               ? 100 * f("recompute_seconds") /
                                     f("compute_seconds")
                               : 0.0);
+    // What bounds the compute, longest first: where a faster kernel or a
+    // better description would change the prediction.
+    if (auto bounds = t.getAs<DictionaryAttr>("bound_seconds");
+        bounds && !bounds.empty()) {
+      SmallVector<std::pair<double, StringRef>> byBound;
+      for (NamedAttribute a : bounds)
+        byBound.push_back({cast<FloatAttr>(a.getValue()).getValueAsDouble(),
+                           a.getName().strref()});
+      llvm::sort(byBound, [](auto &x, auto &y) {
+        return x.first != y.first ? x.first > y.first : x.second < y.second;
+      });
+      os << "  compute bound by       ";
+      llvm::interleave(
+          byBound, os,
+          [&](const auto &entry) {
+            os << llvm::formatv(" {0} {1:f3} ms", entry.second,
+                                entry.first * 1e3);
+          },
+          ",");
+      os << "\n";
+    }
     os << "  communication           " << ms(f("communication_seconds"))
        << llvm::formatv("   {0} collectives, {1} bytes sent\n",
                         i("collectives"), i("bytes_sent"));

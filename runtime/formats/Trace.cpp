@@ -43,12 +43,20 @@ std::string zero::rt::chromeTrace(int64_t pid,
               j.attribute("bytes", e.bytes);
               j.attribute("id", e.id);
             });
-          else if (!e.node.empty() || !e.kind.empty())
+          else if (!e.node.empty() || !e.kind.empty() || e.launches)
             j.attributeObject("args", [&] {
               if (!e.node.empty())
                 j.attribute("node", e.node);
               if (!e.kind.empty())
                 j.attribute("kind", e.kind);
+              if (!e.launches)
+                return;
+              j.attribute("launches", e.launches);
+              j.attribute("flops", e.flops);
+              j.attribute("bytes", e.traffic);
+              j.attribute("bound", e.bound);
+              if (e.threads > 0)
+                j.attribute("threads", e.threads);
             });
         });
     });

@@ -359,8 +359,27 @@ struct CostModel {
   }
 
   OpEstimate roofline(double flops, double bytes, double peak) const {
-    return {flops,
-            hw.opOverhead + std::max(flops / peak, bytes / hw.memoryBandwidth)};
+    return bounded(
+        flops, bytes,
+        {{"compute", flops / peak}, {"memory", bytes / hw.memoryBandwidth}});
+  }
+
+  /// The op overhead plus the longest of `terms` (seconds by what they
+  /// bound), that term's name as the bound; "launch" where the overhead
+  /// is longer.
+  OpEstimate
+  bounded(double flops, double bytes,
+          std::initializer_list<std::pair<StringRef, double>> terms) const {
+    std::pair<StringRef, double> longest = {"launch", 0};
+    for (const auto &term : terms)
+      if (term.second > longest.second)
+        longest = term;
+    if (longest.second < hw.opOverhead)
+      longest.first = "launch";
+    OpEstimate e{flops, hw.opOverhead + longest.second};
+    e.bytes = bytes;
+    e.bound = longest.first;
+    return e;
   }
 
   /// A GPU launch of `threads` threads (0: enough for the whole device).
@@ -380,10 +399,12 @@ struct CostModel {
         hw.cacheLatency > 0 ? hw.cacheLatency : hw.memoryLatency;
     double latency =
         (hw.memoryLatency * w.rounds + cacheLatency * w.cacheRounds) * waves;
-    return {w.flops,
-            hw.opOverhead +
-                std::max({w.seconds / compute,
-                          w.bytes / (hw.memoryBandwidth * memory), latency})};
+    OpEstimate e = bounded(w.flops, w.bytes,
+                           {{"compute", w.seconds / compute},
+                            {"memory", w.bytes / (hw.memoryBandwidth * memory)},
+                            {"latency", latency}});
+    e.threads = threads > 0 ? threads : resident;
+    return e;
   }
 
   /// The loads a GPU thread of `op` waits for one after another on a
@@ -548,9 +569,11 @@ struct CostModel {
   /// A linalg op: a GEMM at its type's peak, else its loop body's cost,
   /// against the bytes it moves.
   OpEstimate estimate(const Work &w) const {
-    return {w.flops,
-            hw.opOverhead + std::max(w.seconds, w.bytes / hw.memoryBandwidth),
-            w.matmulPeak};
+    OpEstimate e = bounded(
+        w.flops, w.bytes,
+        {{"compute", w.seconds}, {"memory", w.bytes / hw.memoryBandwidth}});
+    e.matmulPeak = w.matmulPeak;
+    return e;
   }
   OpEstimate linalg(linalg::LinalgOp op) const {
     return estimate(linalgWork(op));
@@ -607,8 +630,9 @@ OpEstimate mlir::zero::estimateOp(Operation *op, const HardwareModel &hw,
           tosa::PowOp, tosa::ReciprocalOp, tosa::RsqrtOp>(op)) {
     StringRef fn = op->getName().stripDialect();
     double seconds = elements * cost.mathSeconds(fn);
-    return {elements,
-            hw.opOverhead + std::max(seconds, bytes / hw.memoryBandwidth)};
+    return cost.bounded(
+        elements, bytes,
+        {{"compute", seconds}, {"memory", bytes / hw.memoryBandwidth}});
   }
   return cost.roofline(elements, bytes, hw.loopFlops);
 }
@@ -678,14 +702,24 @@ private:
       // and its generated kernels another, as a measured trace tells them.
       std::string kind = c.matmulPeak.empty() ? "kernel" : "gemm";
       Timeline::Event *last = tl.events.empty() ? nullptr : &tl.events.back();
-      if (last && last->category == "compute" && last->name == label &&
-          last->kind == kind &&
-          std::abs(last->start + last->duration - tc) < 1e-15)
-        last->duration += c.seconds;
-      else
-        tl.events.push_back(
-            {label, "compute", tc, c.seconds, 0, -1, name.str(), kind});
+      if (!last || last->category != "compute" || last->name != label ||
+          last->kind != kind ||
+          std::abs(last->start + last->duration - tc) >= 1e-15) {
+        tl.events.push_back({label, "compute", tc, 0, 0, -1, name.str(), kind});
+        last = &tl.events.back();
+      }
+      last->duration += c.seconds;
+      ++last->ops;
+      last->flops += c.flops;
+      last->bytesMoved += c.bytes;
+      if (c.seconds > last->longest) {
+        last->longest = c.seconds;
+        last->bound = c.bound.str();
+        last->threads = c.threads;
+      }
     }
+    if (!c.bound.empty())
+      tl.boundSeconds[c.bound.str()] += c.seconds;
     tc += c.seconds;
   }
 
@@ -769,7 +803,8 @@ private:
     // Its recomputing ops' share of the time is theirs alone over all.
     if (auto group = dyn_cast<LaunchGroupOp>(op)) {
       Work work, pending;
-      double threads = 0, slowest = 0, alone = 0, recomputeAlone = 0;
+      double threads = 0, alone = 0, recomputeAlone = 0;
+      OpEstimate slowest;
       RecomputeShare share;
       for (Operation &inner : group.getBody().front()) {
         double n;
@@ -786,8 +821,10 @@ private:
           pending += Work{0, 0, bytes, {}, 1};
           n = elements;
         }
-        double seconds = cost.launch(pending, n).seconds;
-        slowest = std::max(slowest, seconds);
+        OpEstimate single = cost.launch(pending, n);
+        double seconds = single.seconds;
+        if (seconds > slowest.seconds)
+          slowest = single;
         alone += seconds;
         if (isRecomputeLoc(inner.getLoc())) {
           recomputeAlone += seconds;
@@ -801,7 +838,10 @@ private:
       // Each op's threads wait for their own loads: in its time alone.
       work.rounds = work.cacheRounds = 0;
       OpEstimate e = cost.launch(work, threads);
-      e.seconds = std::max(e.seconds, slowest);
+      if (slowest.seconds > e.seconds) {
+        e.seconds = slowest.seconds;
+        e.bound = slowest.bound;
+      }
       share.fraction = alone > 0 ? recomputeAlone / alone : 0;
       compute(op, e, /*counted=*/true, share);
       return true;

@@ -22,11 +22,14 @@ DictionaryAttr zero::timelineAttr(Builder &b, const Timeline &tl) {
   auto f = [&](StringRef name, double v) {
     return b.getNamedAttr(name, b.getF64FloatAttr(v));
   };
-  SmallVector<NamedAttribute> matmuls;
+  SmallVector<NamedAttribute> matmuls, bounds;
   for (const auto &[key, flops] : tl.matmulFlops)
     matmuls.push_back(f(key, flops));
+  for (const auto &[bound, seconds] : tl.boundSeconds)
+    bounds.push_back(f(bound, seconds));
   return b.getDictionaryAttr(
       {b.getNamedAttr("matmul_flops", b.getDictionaryAttr(matmuls)),
+       b.getNamedAttr("bound_seconds", b.getDictionaryAttr(bounds)),
        b.getNamedAttr("mfu_peak", b.getStringAttr(tl.mfuPeak)),
        f("step_seconds", tl.stepSeconds),
        f("compute_seconds", tl.computeSeconds),

@@ -11,12 +11,15 @@
 //
 // An add over 4096 floats on 4096 threads: 4 waves of one load each,
 // 400 us, against 32768 B at 1 GB/s (32.768 us); batches change nothing
-// (a thread has one iteration).
+// (a thread has one iteration). The latency bounds it; without a latency
+// key, the bytes.
 // CHECK-LABEL: module attributes
+// CHECK-SAME: bound_seconds = {latency = {{4\.0[0-9]*(e|E)-0?4}} : f64}
 // CHECK-SAME: compute_seconds = {{4\.0[0-9]*(e|E)-0?4}} : f64
 // BATCH-LABEL: module attributes
 // BATCH-SAME: compute_seconds = {{4\.0[0-9]*(e|E)-0?4}} : f64
 // NOLAT-LABEL: module attributes
+// NOLAT-SAME: bound_seconds = {memory = {{3\.2768[0-9]*(e|E)-0?5}} : f64}
 // NOLAT-SAME: compute_seconds = {{3\.2768[0-9]*(e|E)-0?5}} : f64
 // ERR: error: zero-timeline-report: load-batch 0 must be at least 1
 // BADLAT: error: {{.*}}unit-gpu-bad-latency.json: device.memory_latency: expected a number >= 0

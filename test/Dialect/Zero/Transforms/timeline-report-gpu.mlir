@@ -20,9 +20,10 @@
 // a loop of 3 over a 16-element exp and mulf: one launch on one thread,
 //   3 x 16 x (10 ns + 1 ns) = 0.528 us x 1024 = 540.672 us against
 //   384 B x 32 (12.288 us): 540.672 us.
-// 5 launches, 2 of them on one thread; 4208 FLOP; 1607.632 us.
+// 5 launches, 2 of them on one thread; 4208 FLOP; 1607.632 us, of which
+// the two generics' 16.384 us are bound by memory, the rest by arithmetic.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: zero.timeline = {step = {allocations = 1 : i64, bytes_sent = 0 : i64, collectives = 0 : i64, communication_seconds = 0.000000e+00 : f64, compute_ops = 5 : i64, compute_seconds = {{1\.607632e-03|0\.00160763[0-9]*}} : f64, exposed_seconds = 0.000000e+00 : f64, flops = 4.208000e+03 : f64
+// CHECK-SAME: zero.timeline = {step = {allocations = 1 : i64, bound_seconds = {compute = {{1\.591248e-03|0\.00159124[0-9]*}} : f64, memory = {{1\.638400e-05|1\.6384[0-9]*E-5}} : f64}, bytes_sent = 0 : i64, collectives = 0 : i64, communication_seconds = 0.000000e+00 : f64, compute_ops = 5 : i64, compute_seconds = {{1\.607632e-03|0\.00160763[0-9]*}} : f64, exposed_seconds = 0.000000e+00 : f64, flops = 4.208000e+03 : f64
 // CHECK-SAME: serial_launches = 2 : i64, step_seconds = {{1\.607632e-03|0\.00160763[0-9]*}} : f64}}
 // Per op (the CPU's model) the same step costs each op's roofline, the
 // loop's body once per iteration (3 ops) and the allocation 1 us.

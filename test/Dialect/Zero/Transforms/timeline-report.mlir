@@ -17,10 +17,13 @@
 // Without overlap: 3 + 2 + 8.192 = 13.192 us. Lower bound: max(10.192, 3).
 // At tf32 (2 GFLOP/s) the matmul takes max(1, 1.2) = 1.2 us; the wait
 // exposes 1.8 us and the step is the same 11.192 us.
+// What bounds each op: the matmul its arithmetic (2 us), the generic its
+// memory (8.192 us); at tf32 both their memory (9.392 us).
 
 // CHECK-LABEL: module attributes
-// CHECK-SAME: zero.timeline = {step = {allocations = 0 : i64, bytes_sent = 2000 : i64, collectives = 1 : i64, communication_seconds = 3.000000e-06 : f64, compute_ops = 2 : i64, compute_seconds = 1.019200e-05 : f64, exposed_seconds = {{1\.000000e-06|1\.0000000+[0-9]E-6}} : f64, flops = 3.024000e+03 : f64, lower_bound_seconds = 1.019200e-05 : f64, matmul_flops = {fp32 = 2.000000e+03 : f64}, mfu = 0.270192{{[0-9]*}} : f64, mfu_peak = "fp32", no_overlap_seconds = 1.319200e-05 : f64, recompute_flops = 0.000000e+00 : f64, recompute_ops = 0 : i64, recompute_seconds = 0.000000e+00 : f64, serial_launches = 0 : i64, step_seconds = 1.119200e-05 : f64}}
-// TF32: exposed_seconds = {{1\.800000e-06|1\.80000000+[0-9]E-6}} : f64
+// CHECK-SAME: zero.timeline = {step = {allocations = 0 : i64, bound_seconds = {compute = 2.000000e-06 : f64, memory = 8.192000e-06 : f64}, bytes_sent = 2000 : i64, collectives = 1 : i64, communication_seconds = 3.000000e-06 : f64, compute_ops = 2 : i64, compute_seconds = 1.019200e-05 : f64, exposed_seconds = {{1\.000000e-06|1\.0000000+[0-9]E-6}} : f64, flops = 3.024000e+03 : f64, lower_bound_seconds = 1.019200e-05 : f64, matmul_flops = {fp32 = 2.000000e+03 : f64}, mfu = 0.270192{{[0-9]*}} : f64, mfu_peak = "fp32", no_overlap_seconds = 1.319200e-05 : f64, recompute_flops = 0.000000e+00 : f64, recompute_ops = 0 : i64, recompute_seconds = 0.000000e+00 : f64, serial_launches = 0 : i64, step_seconds = 1.119200e-05 : f64}}
+// TF32: bound_seconds = {memory = {{9\.392000e-06|9\.3920000+[0-9]E-6}} : f64}
+// TF32-SAME: exposed_seconds = {{1\.800000e-06|1\.80000000+[0-9]E-6}} : f64
 // TF32-SAME: step_seconds = 1.119200e-05 : f64
 // Without overlap the gather completes where it starts: the step is the
 // no-overlap time, all 3 us exposed.
@@ -48,9 +51,9 @@ module {
 // A loop runs its body once per iteration; exp costs 1/1e8 s per element
 // (the machine's transcendental rate) and the mulf 1/1e9 s: 16 elements
 // give 0.176 us of compute against 128 B (0.128 us) of memory traffic, so
-// 3 iterations take 0.528 us.
+// 3 iterations take 0.528 us, all bound by arithmetic.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: zero.timeline = {loop = {allocations = 0 : i64, bytes_sent = 0 : i64, collectives = 0 : i64, communication_seconds = 0.000000e+00 : f64, compute_ops = 3 : i64, compute_seconds = {{5\.280000e-07|5\.2800000+[0-9]E-7}} : f64
+// CHECK-SAME: zero.timeline = {loop = {allocations = 0 : i64, bound_seconds = {compute = {{5\.280000e-07|5\.2800000+[0-9]E-7}} : f64}, bytes_sent = 0 : i64, collectives = 0 : i64, communication_seconds = 0.000000e+00 : f64, compute_ops = 3 : i64, compute_seconds = {{5\.280000e-07|5\.2800000+[0-9]E-7}} : f64
 module {
   func.func @loop(%a: memref<16xf32>, %b: memref<16xf32>) attributes {zero.entry, zero.world_size = 1 : i64} {
     %c0 = arith.constant 0 : index

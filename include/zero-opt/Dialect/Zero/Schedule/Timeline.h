@@ -107,6 +107,11 @@ struct Timeline {
     int64_t id = -1;                ///< collectives: sequence number
     std::string node = {};          ///< compute: the model's node, if named
     std::string kind = {};          ///< compute: "gemm" or "kernel"
+    /// Compute: the ops the slice joins, their FLOPs and bytes moved; the
+    /// bound and threads of the longest (OpEstimate).
+    int64_t ops = 0;
+    double flops = 0, bytesMoved = 0, threads = 0, longest = 0;
+    std::string bound = {};
   };
   std::vector<Event> events;
   double stepSeconds = 0;
@@ -120,6 +125,8 @@ struct Timeline {
   double recomputeSeconds = 0, recomputeFlops = 0;
   int64_t recomputeOps = 0;
   int64_t computeOps = 0, allocations = 0, collectives = 0, bytesSent = 0;
+  /// Compute seconds by what bounds each op (OpEstimate::bound).
+  std::map<std::string, double> boundSeconds;
   /// GPU: launches of a single thread (loops of pure compute).
   int64_t serialLaunches = 0;
   /// The step time with every collective completing where it starts, and
@@ -159,6 +166,13 @@ struct SimulateOptions {
 struct OpEstimate {
   double flops = 0, seconds = 0;
   StringRef matmulPeak = {};
+  /// The bytes it moves, and what bounds it: "compute", "memory",
+  /// "latency" (a GPU thread's loads one after another) or "launch" (the
+  /// per-op overhead exceeds them all).
+  double bytes = 0;
+  StringRef bound = {};
+  /// A GPU launch's threads (0: not a launch).
+  double threads = 0;
 };
 
 /// One op of a step before bufferization (tensor operands), by the model
