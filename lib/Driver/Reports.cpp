@@ -192,7 +192,7 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
       trace.push_back({e.name, e.category,
                        e.category == "communication" ? 2 : 1, e.start * 1e6,
                        e.duration * 1e6, e.bytes, e.id, e.node, e.kind});
-      trace.back().launches = e.ops;
+      trace.back().ops = e.ops;
       trace.back().flops = e.flops;
       trace.back().traffic = e.bytesMoved;
       trace.back().threads = e.threads;

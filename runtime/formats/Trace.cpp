@@ -43,15 +43,15 @@ std::string zero::rt::chromeTrace(int64_t pid,
               j.attribute("bytes", e.bytes);
               j.attribute("id", e.id);
             });
-          else if (!e.node.empty() || !e.kind.empty() || e.launches)
+          else if (!e.node.empty() || !e.kind.empty() || e.ops)
             j.attributeObject("args", [&] {
               if (!e.node.empty())
                 j.attribute("node", e.node);
               if (!e.kind.empty())
                 j.attribute("kind", e.kind);
-              if (!e.launches)
+              if (!e.ops)
                 return;
-              j.attribute("launches", e.launches);
+              j.attribute("ops", e.ops);
               j.attribute("flops", e.flops);
               j.attribute("bytes", e.traffic);
               j.attribute("bound", e.bound);

@@ -23,11 +23,11 @@ struct TraceEvent {
   int64_t id = -1;        ///< collectives and waits: the call's number
   std::string node = {};  ///< compute: the model's node it computes, if known
   std::string kind = {};  ///< compute: "gemm" (a library GEMM) or "kernel"
-  /// A predicted compute slice (launches > 0): how many ops it joins, their
+  /// A predicted compute slice (ops > 0): how many ops it joins, their
   /// FLOPs and the bytes they move, and for the longest of them what bounds
   /// it ("compute", "memory", "latency" or "launch") and on how many
   /// threads it runs (a GPU launch; 0 otherwise).
-  int64_t launches = 0;
+  int64_t ops = 0;
   double flops = 0, traffic = 0, threads = 0;
   std::string bound = {};
 };

@@ -41,14 +41,16 @@ private:
   static constexpr uint64_t kStride = uint64_t(1) << 32;
 
   uint64_t position(Operation *op) {
-    if (op->getBlock() != block) {
+    auto it = positions.find(op);
+    if (op->getBlock() != block || it == positions.end()) {
       block = op->getBlock();
       positions.clear();
       uint64_t next = 0;
       for (Operation &o : *block)
         positions[&o] = next += kStride;
+      it = positions.find(op);
     }
-    return positions.lookup(op);
+    return it->second;
   }
 
   Block *block = nullptr;
