@@ -56,6 +56,21 @@ periodicRows(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
 }
 } // namespace
 
+/// The kind of a root buffer (`RootKind`).
+static RootKind rootKind(Value root) {
+  if (Operation *def = root.getDefiningOp())
+    return isa<memref::AllocOp, memref::AllocaOp>(def) ||
+                   def->hasAttr(kArenaAttr)
+               ? RootKind::Allocated
+               : RootKind::Unknown;
+  auto arg = cast<BlockArgument>(root);
+  auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return arg.getOwner()->isEntryBlock() && fn &&
+                 fn->hasAttr(kDisjointArgumentsAttr)
+             ? RootKind::DisjointArgument
+             : RootKind::Unknown;
+}
+
 BufferSpan zero::bufferSpan(Value v) {
   // Views other than memref.view keep their source's base pointer, so the
   // layout of `v` places its elements from that base; memref.view moves
@@ -96,30 +111,16 @@ BufferSpan zero::bufferSpan(Value v) {
       break;
     }
   }
-  return {v, range, periodic};
-}
-
-RootKind zero::rootKind(Value root) {
-  if (Operation *def = root.getDefiningOp())
-    return isa<memref::AllocOp, memref::AllocaOp>(def) ||
-                   def->hasAttr(kArenaAttr)
-               ? RootKind::Allocated
-               : RootKind::Unknown;
-  auto arg = cast<BlockArgument>(root);
-  auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
-  return arg.getOwner()->isEntryBlock() && fn &&
-                 fn->hasAttr(kDisjointArgumentsAttr)
-             ? RootKind::DisjointArgument
-             : RootKind::Unknown;
+  return {v, rootKind(v), range, periodic};
 }
 
 bool zero::mayOverlap(const BufferSpan &x, const BufferSpan &y) {
   if (x.root != y.root) {
-    RootKind a = rootKind(x.root), b = rootKind(y.root);
-    if (a == RootKind::Allocated || b == RootKind::Allocated)
+    if (x.kind == RootKind::Allocated || y.kind == RootKind::Allocated)
       return false;
     // Two arguments of one step whose calls pass disjoint buffers.
-    return a != RootKind::DisjointArgument || b != RootKind::DisjointArgument ||
+    return x.kind != RootKind::DisjointArgument ||
+           y.kind != RootKind::DisjointArgument ||
            cast<BlockArgument>(x.root).getOwner() !=
                cast<BlockArgument>(y.root).getOwner();
   }

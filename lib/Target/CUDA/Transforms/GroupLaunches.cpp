@@ -33,13 +33,12 @@ using namespace mlir;
 
 namespace {
 
-/// A buffer a launch reads or writes, with its span and what its root may
-/// alias; a bucket copy's staging side is its member's slot: `rows` rows of
-/// columns [begin, end).
+/// A buffer a launch reads or writes, with its span (and what its root may
+/// alias); a bucket copy's staging side is its member's slot: `rows` rows
+/// of columns [begin, end).
 struct Access {
   Value buffer;
   zero::BufferSpan span;
-  zero::RootKind kind;
   int64_t rows = 0, begin = 0, end = 0;
 };
 
@@ -78,10 +77,7 @@ bool isLaunch(Operation *op) {
   return zero::writesOnlyOutputs(op);
 }
 
-Access whole(Value buffer) {
-  zero::BufferSpan span = zero::bufferSpan(buffer);
-  return {buffer, span, zero::rootKind(span.root)};
-}
+Access whole(Value buffer) { return {buffer, zero::bufferSpan(buffer)}; }
 
 /// What `op` reads and writes.
 void addAccesses(Operation *op, Unit &u) {
@@ -166,9 +162,9 @@ public:
   void add(unsigned unit, const Access &a, bool write) {
     Entry e{unit, &a, write};
     byRoot[a.span.root].push_back(e);
-    if (a.kind != zero::RootKind::Allocated)
+    if (a.span.kind != zero::RootKind::Allocated)
       notAllocated.push_back(e);
-    if (a.kind == zero::RootKind::Unknown)
+    if (a.span.kind == zero::RootKind::Unknown)
       unknown.push_back(e);
   }
 
@@ -185,7 +181,7 @@ public:
       auto it = byRoot.find(a.span.root);
       return it == byRoot.end() ? ArrayRef<Entry>() : ArrayRef(it->second);
     };
-    switch (a.kind) {
+    switch (a.span.kind) {
     case zero::RootKind::Allocated:
       scan(sameRoot());
       return;

@@ -33,26 +33,27 @@ Value rootBuffer(Value v);
 /// (`kDisjointArgumentsAttr`).
 bool mayOverlap(Value a, Value b);
 
+/// Which roots a root may share bytes with: none but itself (allocated in
+/// the function, or the device arena), none but itself and `Unknown` ones
+/// (an argument of a step whose calls pass disjoint buffers; a function
+/// body sees no other function's arguments), or any that is not allocated.
+enum class RootKind { Allocated, DisjointArgument, Unknown };
+
 /// Where a buffer's bytes lie in its root (the buffer its views and casts
-/// come from): their byte range from the root's base, none when an offset,
-/// a size or a stride is not static; and for rows of one contiguous run
-/// each, a period apart (a bucket member's slot in every rank's part of the
-/// staging buffer), the period and run in bytes. Passes that compare many
-/// buffers pairwise compute each span once.
+/// come from), and the root's kind: their byte range from the root's base,
+/// none when an offset, a size or a stride is not static; and for rows of
+/// one contiguous run each, a period apart (a bucket member's slot in every
+/// rank's part of the staging buffer), the period and run in bytes. Passes
+/// that compare many buffers pairwise compute each span once.
 struct BufferSpan {
   Value root;
+  RootKind kind;
   std::optional<std::pair<int64_t, int64_t>> range;
   std::optional<std::pair<int64_t, int64_t>> periodic;
 };
 BufferSpan bufferSpan(Value v);
 /// `mayOverlap` on spans.
 bool mayOverlap(const BufferSpan &a, const BufferSpan &b);
-/// Which roots a root may share bytes with: none but itself (allocated in
-/// the function, or the device arena), none but itself and `Unknown` ones
-/// (an argument of a step whose calls pass disjoint buffers; a function
-/// body sees no other function's arguments), or any that is not allocated.
-enum class RootKind { Allocated, DisjointArgument, Unknown };
-RootKind rootKind(Value root);
 /// For each argument of `fn`: whether it is a buffer that overlaps no other
 /// argument at any of `fn`'s calls (none is when `fn` has no call or a use
 /// that is no call).
