@@ -137,7 +137,12 @@ struct RankOpLowering : OpConversionPattern<RankOp> {
 /// row), through views.
 Value memberView(OpBuilder &b, Location loc, Value v, int64_t rows) {
   auto t = cast<MemRefType>(v.getType());
-  if (t.getRank() != 1) {
+  if (t.getRank() == 0) {
+    // A scalar (a loss) is one element.
+    v = memref::ExpandShapeOp::create(b, loc,
+                                      MemRefType::get({1}, t.getElementType()),
+                                      v, ArrayRef<ReassociationIndices>{});
+  } else if (t.getRank() != 1) {
     ReassociationIndices all;
     for (int64_t i = 0; i < t.getRank(); ++i)
       all.push_back(i);

@@ -71,6 +71,22 @@ func.func @bucket(%m: memref<4xf32>, %stage: memref<6xf32>, %w: memref<1x2xf32>)
 
 // -----
 
+// A scalar member (the loss beside the global norm's sums in one
+// all-reduce) is a row of one element.
+// CHECK-LABEL: func.func @bucket_scalar
+// CHECK: %[[M:.*]] = memref.expand_shape %arg0 [] output_shape [1] : memref<f32> into memref<1xf32>
+// CHECK-NEXT: %[[V:.*]] = memref.subview %arg1[2] [1] [1]
+// CHECK-NEXT: memref.copy %[[M]], %[[V]]
+// CHECK: %[[R:.*]] = memref.expand_shape %arg2 [] output_shape [1] : memref<f32> into memref<1xf32>
+// CHECK: memref.copy %{{.*}}, %[[R]]
+func.func @bucket_scalar(%loss: memref<f32>, %stage: memref<3xf32>, %out: memref<f32>) {
+  zero.bucket_pack %loss into %stage[2] rows 1 : memref<f32>, memref<3xf32>
+  zero.bucket_unpack %stage[2] rows 1 into %out : memref<3xf32>, memref<f32>
+  return
+}
+
+// -----
+
 // 16-bit floats travel with their own codes (ZERO_RT_BF16 = 3, F16 = 2).
 // CHECK-LABEL: func.func @bf16
 // CHECK: %[[T:.*]] = arith.constant 3 : i32

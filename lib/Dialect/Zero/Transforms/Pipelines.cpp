@@ -94,6 +94,8 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
   }
   pm.addNestedPass<func::FuncOp>(createZeroLowerOptimizers());
   pm.addPass(createCanonicalizerPass());
+  // Updates of gradients reduced early run while the last buckets travel.
+  pm.addNestedPass<func::FuncOp>(createZeroOrderByArrival());
   pm.addNestedPass<func::FuncOp>(createZeroVerifyCollectives());
   pm.addPass(createZeroCommReport());
 }

@@ -155,6 +155,34 @@ def ZeroLowerOptimizers : Pass<"zero-lower-optimizers", "func::FuncOp"> {
                            "mlir::tensor::TensorDialect"];
 }
 
+def ZeroOrderByArrival : Pass<"zero-order-by-arrival", "func::FuncOp"> {
+  let summary = "Order the optimizer step by when each gradient is ready";
+  let description = [{
+    Runs on the training step at the tensor level, after the ZeRO
+    partition and `zero-lower-optimizers`. The ops after the last backward
+    op of a block (the optimizer step: each gradient's average, its sum of
+    squares for the global norm, its update, a parameter's gather back)
+    come in parameter order, so the first of them waits for the gradient
+    that is ready last (the embedding's, whose last use is the model's
+    first op), and the collective of the bucket holding it, while the
+    updates of gradients reduced long before wait behind it. This orders
+    them by arrival instead: each op gets the latest position, in the
+    backward, of the values it depends on (a gradient's collective or its
+    last accumulation), an op that depends on nothing from there joins its
+    first user, and the ops are stably sorted by it. Updates then run while
+    the last buckets are still in flight, and a clipped step's sums of
+    squares likewise.
+
+    Only independent ops change places: every use stays after its value,
+    and every op that reads or writes an argument the step updates in place
+    (a parameter, a state) keeps its order with the others that touch it,
+    so bufferization makes no copy and the numbers are bit for bit the
+    same. Collectives move with their ops: the order is still one static
+    program, the same on every rank. A region holding an op with other
+    memory effects is left as it is.
+  }];
+}
+
 def ZeroPartitionDataParallel
     : Pass<"zero-partition-data-parallel", "func::FuncOp"> {
   let summary = "ZeRO stage 0 (DDP): average gradients and loss over ranks";
