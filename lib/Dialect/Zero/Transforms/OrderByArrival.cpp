@@ -151,11 +151,10 @@ struct ZeroOrderByArrivalPass
     }
 
     // An op's place: the latest backward position it depends on. A
-    // collective of the step itself (stage 0's all-reduces, stage 1's
-    // reduce-scatters) starts as early as that allows, and its result is
-    // ready after every backward op and after the collectives placed before
-    // it. Then an op that is not a collective joins its first user's place
-    // when that is later.
+    // collective of the step itself (stage 1's reduce-scatters) starts as
+    // early as that allows, and its result is ready after every backward
+    // op and after the collectives placed before it. Then an op that is not
+    // a collective joins its first user's place when that is later.
     int64_t blockSize = n;
     std::vector<int64_t> rank(step.size()), ready(step.size());
     auto isCollective = [&](unsigned i) {

@@ -108,16 +108,28 @@ struct ZeroPartitionDataParallelPass
     if (worldSize == 1)
       return;
     double inv = 1.0 / double(worldSize);
+    partition::BlockOrder order;
     for (ClipGradNormOp clip : clips) {
       b.setInsertionPoint(clip);
       partition::Builder pb{b, clip.getLoc()};
       for (OpOperand &g : clip->getOpOperands()) {
         Value local = g.get();
+        Operation *complete = local.getDefiningOp();
         Type elt = partition::Builder::typeOf(local).getElementType();
         bool widen = reduceInF32 && elt.getIntOrFloatBitWidth() < 32;
         if (widen)
           local = pb.castTo(local, b.getF32Type());
         Value sum = pb.allReduce(local, worldSize);
+        if (reduceWhenComplete && complete &&
+            complete->getBlock() == clip->getBlock()) {
+          // The reduction starts while the rest of the backward runs.
+          Operation *reduce = sum.getDefiningOp();
+          partition::hoistAfter(reduce, complete, order);
+          UnitAttr unit = b.getUnitAttr();
+          reduce->setAttr(kBackwardAttr, unit);
+          if (widen)
+            local.getDefiningOp()->setAttr(kBackwardAttr, unit);
+        }
         auto t = partition::Builder::typeOf(sum);
         Value avg =
             pb.mul(sum, pb.scalar(t.getElementType(), inv, t.getRank()));

@@ -11,71 +11,6 @@ namespace mlir::zero {
 using namespace mlir;
 using namespace mlir::zero;
 
-namespace {
-/// Positions of one block's ops that stay valid while `hoistAfter` moves
-/// them. MLIR drops a block's op order on every move and renumbers the
-/// whole block at the next `isBeforeInBlock`, once per scatter (quadratic
-/// in the step); here a moved op takes the middle of the gap it lands in,
-/// and the block is renumbered only when a gap is used up.
-class BlockOrder {
-public:
-  bool isBefore(Operation *a, Operation *b) {
-    return position(a) < position(b);
-  }
-
-  void moveAfter(Operation *op, Operation *after) {
-    op->moveAfter(after);
-    Operation *next = op->getNextNode();
-    uint64_t lo = position(after);
-    uint64_t hi = next ? position(next) : lo + 2 * kStride;
-    if (hi - lo < 2)
-      block = nullptr;
-    else
-      positions[op] = lo + (hi - lo) / 2;
-  }
-
-  /// After ops were created or erased outside `moveAfter`.
-  void invalidate() { block = nullptr; }
-
-private:
-  static constexpr uint64_t kStride = uint64_t(1) << 32;
-
-  uint64_t position(Operation *op) {
-    auto it = positions.find(op);
-    if (op->getBlock() != block || it == positions.end()) {
-      block = op->getBlock();
-      positions.clear();
-      uint64_t next = 0;
-      for (Operation &o : *block)
-        positions[&o] = next += kStride;
-      it = positions.find(op);
-    }
-    return it->second;
-  }
-
-  Block *block = nullptr;
-  DenseMap<Operation *, uint64_t> positions;
-};
-} // namespace
-
-/// Moves `op` and the producers of its operands defined after `point` (in
-/// the same block) to just after `point`, producers first.
-static void hoistAfter(Operation *op, Operation *point, BlockOrder &order) {
-  Block *block = point->getBlock();
-  for (Value v : op->getOperands()) {
-    Operation *def = v.getDefiningOp();
-    if (def && def->getBlock() == block && order.isBefore(point, def))
-      hoistAfter(def, point, order);
-  }
-  Operation *after = point;
-  // Keep the moved ops in dependency order: after the last one moved.
-  for (Value v : op->getOperands())
-    if (Operation *def = v.getDefiningOp();
-        def && def->getBlock() == block && order.isBefore(after, def))
-      after = def;
-  order.moveAfter(op, after);
-}
-
 /// The widening of a 16-bit gradient to f32 before its reduction
 /// (communication_data_type fp32), or flatten/pad: the ops between a
 /// gradient and its reduce-scatter.
@@ -198,7 +133,7 @@ struct ZeroPartitionGradientsPass
       if (op->hasAttr(partition::kGradScatterAttr))
         scatters.push_back(op);
     });
-    BlockOrder order;
+    partition::BlockOrder order;
     for (ReduceScatterOp rs : scatters) {
       // The local gradient the flatten/pad chain (and the widening to f32,
       // with communication_data_type fp32) starts from.
@@ -217,7 +152,7 @@ struct ZeroPartitionGradientsPass
         continue; // an argument, or computed in another block: stays
       // Right after the gradient is complete, so the full gradient dies
       // here and only the shard lives on.
-      hoistAfter(rs, def, order);
+      partition::hoistAfter(rs, def, order);
       markBackward(rs);
     }
   }

@@ -55,3 +55,45 @@ int64_t partition::worldSizeOf(func::FuncOp fn) {
   auto a = fn->getAttrOfType<IntegerAttr>(kWorldSizeAttr);
   return a ? a.getInt() : 0;
 }
+
+static constexpr uint64_t kStride = uint64_t(1) << 32;
+
+void partition::BlockOrder::moveAfter(Operation *op, Operation *after) {
+  op->moveAfter(after);
+  Operation *next = op->getNextNode();
+  uint64_t lo = position(after);
+  uint64_t hi = next ? position(next) : lo + 2 * kStride;
+  if (hi - lo < 2)
+    block = nullptr;
+  else
+    positions[op] = lo + (hi - lo) / 2;
+}
+
+uint64_t partition::BlockOrder::position(Operation *op) {
+  auto it = positions.find(op);
+  if (op->getBlock() != block || it == positions.end()) {
+    block = op->getBlock();
+    positions.clear();
+    uint64_t next = 0;
+    for (Operation &o : *block)
+      positions[&o] = next += kStride;
+    it = positions.find(op);
+  }
+  return it->second;
+}
+
+void partition::hoistAfter(Operation *op, Operation *point, BlockOrder &order) {
+  Block *block = point->getBlock();
+  for (Value v : op->getOperands()) {
+    Operation *def = v.getDefiningOp();
+    if (def && def->getBlock() == block && order.isBefore(point, def))
+      hoistAfter(def, point, order);
+  }
+  Operation *after = point;
+  // Keep the moved ops in dependency order: after the last one moved.
+  for (Value v : op->getOperands())
+    if (Operation *def = v.getDefiningOp();
+        def && def->getBlock() == block && order.isBefore(after, def))
+      after = def;
+  order.moveAfter(op, after);
+}

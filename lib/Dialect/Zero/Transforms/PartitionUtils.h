@@ -36,6 +36,31 @@ struct Builder : TosaBuilder {
   Value allGather(Value shard, int64_t n);
 };
 
+/// Positions of one block's ops that stay valid while `hoistAfter` moves
+/// them. MLIR drops a block's op order on every move and renumbers the
+/// whole block at the next `isBeforeInBlock`, once per move (quadratic in
+/// the step); here a moved op takes the middle of the gap it lands in, and
+/// the block is renumbered only when a gap is used up.
+class BlockOrder {
+public:
+  bool isBefore(Operation *a, Operation *b) {
+    return position(a) < position(b);
+  }
+  void moveAfter(Operation *op, Operation *after);
+  /// After ops were created or erased outside `moveAfter`.
+  void invalidate() { block = nullptr; }
+
+private:
+  uint64_t position(Operation *op);
+
+  Block *block = nullptr;
+  DenseMap<Operation *, uint64_t> positions;
+};
+
+/// Moves `op` and the producers of its operands defined after `point` (in
+/// the same block) to just after `point`, producers first.
+void hoistAfter(Operation *op, Operation *point, BlockOrder &order);
+
 /// World size recorded on a function by the data-parallel pass (0: none).
 int64_t worldSizeOf(func::FuncOp fn);
 

@@ -80,6 +80,8 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
   ZeroPartitionDataParallelOptions dp;
   dp.worldSize = options.worldSize;
   dp.reduceInF32 = options.reduceInF32;
+  // DDP's overlap; stage 1 reduce-scatters once the backward is done.
+  dp.reduceWhenComplete = options.stage == 0;
   pm.addNestedPass<func::FuncOp>(createZeroPartitionDataParallel(dp));
   if (options.stage >= 1)
     pm.addNestedPass<func::FuncOp>(createZeroPartitionOptimizerStates());

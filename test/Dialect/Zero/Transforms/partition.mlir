@@ -1,6 +1,7 @@
 // The ZeRO passes on a small training step (w: 3x2 = 6 elements; on 4 ranks
 // each holds a shard of 2; the 1x2 bias b has 2 elements, 1 per rank).
 // RUN: zero-opt %s --zero-build-train-step="clip=1.0" --zero-expand-gradients --inline --canonicalize --zero-partition-data-parallel="world-size=4" | FileCheck %s --check-prefix=DDP
+// RUN: zero-opt %s --zero-build-train-step="clip=1.0" --zero-expand-gradients --inline --canonicalize --zero-partition-data-parallel="world-size=4 reduce-when-complete=1" | FileCheck %s --check-prefix=EARLY
 // RUN: zero-opt %s --zero-build-train-step="clip=1.0" --zero-expand-gradients --inline --canonicalize --zero-partition-data-parallel="world-size=4" --zero-partition-optimizer-states | FileCheck %s --check-prefix=OS
 // RUN: zero-opt %s --zero-build-train-step="clip=1.0" --zero-expand-gradients --inline --canonicalize --zero-partition-data-parallel="world-size=4" --zero-partition-optimizer-states --zero-partition-gradients | FileCheck %s --check-prefix=GRAD
 // RUN: zero-opt %s --zero-build-train-step="clip=1.0" --zero-expand-gradients --inline --canonicalize --zero-partition-data-parallel="world-size=4" --zero-partition-optimizer-states --zero-partition-gradients --zero-partition-parameters | FileCheck %s --check-prefix=PARAM
@@ -40,6 +41,20 @@ func.func @main(%x: tensor<4x3xf32> {zero.name = "x", zero.role = #zero.role<inp
 // DDP: zero.clip_grad_norm {{.*}} {max_norm = 1.000000e+00 : f64}
 // DDP: zero.all_reduce %{{.*}} into %{{.*}} {world_size = 4 : i64} : tensor<f32>, tensor<f32> -> tensor<f32>
 // DDP-NOT: reduce_scatter
+
+// With reduce-when-complete (stage 0) each gradient's all-reduce follows
+// the op that completes it in the backward: the bias's before the weight
+// gradient's GEMM; the averages stay with the step.
+// EARLY-LABEL: func.func @train_step(
+// EARLY: %[[GB:.*]] = tosa.reduce_sum %{{.*}} {axis = 0 : i32, zero.backward}
+// EARLY-NEXT: %[[EB:.*]] = tensor.empty() : tensor<1x2xf32>
+// EARLY-NEXT: zero.all_reduce %[[GB]] into %[[EB]] {world_size = 4 : i64, zero.backward}
+// EARLY: tosa.matmul {{.*}} {zero.backward}
+// EARLY-NEXT: %[[GW:.*]] = tosa.reshape {{.*}} {zero.backward} : (tensor<1x3x2xf32>
+// EARLY-NEXT: %[[EW:.*]] = tensor.empty() : tensor<3x2xf32>
+// EARLY-NEXT: zero.all_reduce %[[GW]] into %[[EW]] {world_size = 4 : i64, zero.backward}
+// EARLY: tosa.mul
+// EARLY: zero.clip_grad_norm
 
 // Stage 1: flatten, pad, reduce-scatter; the norm sums over the ranks;
 // each rank updates its shard and the parameter is gathered back.

@@ -169,7 +169,11 @@ def ZeroOrderByArrival : Pass<"zero-order-by-arrival", "func::FuncOp"> {
     them by arrival instead: each op gets the latest position, in the
     backward, of the values it depends on (a gradient's collective or its
     last accumulation), an op that depends on nothing from there joins its
-    first user, and the ops are stably sorted by it. Updates then run while
+    first user, and the ops are stably sorted by it. A collective of the
+    step itself (stage 1's reduce-scatters, which follow the backward)
+    keeps its earliest place, so the collectives still start first, in the
+    order their gradients are ready; what reads a collective's result
+    counts as ready after it. Updates then run while
     the last buckets are still in flight, and a clipped step's sums of
     squares likewise.
 
@@ -200,11 +204,23 @@ def ZeroPartitionDataParallel
     With `reduce-in-f32` (DeepSpeed's `communication_data_type: fp32`), a
     gradient narrower than f32 is widened before its all-reduce and the
     average rounded back, so the sum over ranks rounds once.
+
+    With `reduce-when-complete` (stage 0: the pipelines leave it off when
+    a later stage turns the all-reduces into reduce-scatters) each
+    gradient's all-reduce, with its widening, moves to right after the op
+    that completes the gradient in the backward and is marked
+    `zero.backward`, as a DDP reducer starts a bucket while the backward
+    goes on; the 1/N average stays with the optimizer step. The full
+    gradient lives to the update either way.
   }];
   let options = [Option<"worldSize", "world-size", "int64_t", "1",
                         "Data-parallel ranks">,
                  Option<"reduceInF32", "reduce-in-f32", "bool", "false",
-                        "Reduce 16-bit gradients in f32">];
+                        "Reduce 16-bit gradients in f32">,
+                 Option<"reduceWhenComplete", "reduce-when-complete", "bool",
+                        "false",
+                        "All-reduce each gradient where the backward "
+                        "completes it">];
   let dependentDialects = ["mlir::zero::ZeroDialect",
                            "mlir::tosa::TosaDialect",
                            "mlir::tensor::TensorDialect"];
