@@ -70,15 +70,17 @@ struct ZeroOrderByArrivalPass
   void order(Block &block) {
     // The step: the ops after the last backward op, before the terminator.
     Operation *lastBackward = nullptr;
-    DenseMap<Operation *, int64_t> position;
-    int64_t n = 0;
-    for (Operation &op : block) {
-      position[&op] = n++;
-      if (holdsBackward(op))
+    for (Operation &op : llvm::reverse(block))
+      if (holdsBackward(op)) {
         lastBackward = &op;
-    }
+        break;
+      }
     if (!lastBackward || !block.mightHaveTerminator())
       return;
+    DenseMap<Operation *, int64_t> position;
+    int64_t n = 0;
+    for (Operation &op : block)
+      position[&op] = n++;
     SmallVector<Operation *> step;
     for (Operation *op = lastBackward->getNextNode();
          op && !op->hasTrait<OpTrait::IsTerminator>(); op = op->getNextNode())

@@ -132,8 +132,10 @@ void zero::buildCollectiveSchedule(OpPassManager &pm,
   buckets.reduceBucketSize = options.reduceBucketSize;
   buckets.allgatherBucketSize = options.allgatherBucketSize;
   pm.addPass(createZeroBucketCollectives(buckets));
-  // A gathered parameter leaves its bucket straight into its own buffer.
+  // A gathered parameter leaves its bucket straight into its own buffer,
+  // and a rounded gradient goes into it straight from its rounding.
   pm.addPass(createZeroUnpackInPlace());
+  pm.addPass(createZeroPackInPlace());
   pm.addPass(createZeroAsyncCollectives());
   // Without overlap each wait stays at its start.
   if (options.overlapComm)

@@ -507,6 +507,26 @@ def ZeroUnpackInPlace : Pass<"zero-unpack-in-place", "ModuleOp"> {
   }];
 }
 
+def ZeroPackInPlace : Pass<"zero-pack-in-place", "ModuleOp"> {
+  let summary = "An elementwise producer writes its result into its bucket";
+  let description = [{
+    Runs after `zero-bucket-collectives`, the mirror of
+    `zero-unpack-in-place`. Where a `zero.bucket_pack` copies a buffer of
+    its own (an allocation, through reshapes) that one elementwise
+    `linalg.generic` writes (all loops parallel, every map the identity,
+    contiguous static operands, no index read) and nothing else reads, that
+    op writes the staging buffer's slot instead: its operands are viewed as
+    the pack's rows, its output is the slot's strided view, and the pack,
+    the buffer and its reshapes go. A 16-bit gradient's rounding (a bias's
+    or a layer norm's, whose sums are kept in f32) then lands in the bucket
+    in the same launch: no copy, and on a GPU no launch of its own. The
+    staging buffer's allocation moves up to the op when it came after it.
+    The values are the same; nothing else touches the slot.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def ZeroKeep16BitRounding : Pass<"zero-keep-16bit-rounding"> {
   let summary = "Keep the rounding of every 16-bit float op through folds";
   let description = [{

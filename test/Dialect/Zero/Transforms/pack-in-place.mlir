@@ -1,0 +1,94 @@
+// RUN: zero-opt %s --split-input-file --zero-pack-in-place | FileCheck %s
+
+// A gradient rounded to bf16 and packed into rows 2 of a bucket: the
+// rounding writes its slot (columns [4, 12) of each 12-wide row) through
+// its input viewed as the same 2 rows; the buffer and the pack go.
+// CHECK-LABEL: func.func @rounding
+// CHECK-SAME: (%[[SUM:.*]]: memref<16x1xf32>)
+// CHECK: %[[STAGE:.*]] = memref.alloc() : memref<24xbf16>
+// CHECK-NEXT: %[[GRID:.*]] = memref.expand_shape %[[STAGE]] {{\[\[}}0, 1]] output_shape [2, 12] : memref<24xbf16> into memref<2x12xbf16>
+// CHECK-NEXT: %[[SLOT:.*]] = memref.subview %[[GRID]][0, 4] [2, 8] [1, 1] : memref<2x12xbf16> to memref<2x8xbf16, strided<[12, 1], offset: 4>>
+// CHECK-NEXT: %[[FLAT:.*]] = memref.collapse_shape %[[SUM]] {{\[\[}}0, 1]] : memref<16x1xf32> into memref<16xf32>
+// CHECK-NEXT: %[[ROWS:.*]] = memref.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [2, 8] : memref<16xf32> into memref<2x8xf32>
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[ROWS]] : memref<2x8xf32>) outs(%[[SLOT]] : memref<2x8xbf16, strided<[12, 1], offset: 4>>)
+// CHECK: arith.truncf
+// CHECK-NOT: zero.bucket_pack
+// CHECK-NOT: memref.alloc() : memref<16x1xbf16>
+// CHECK: zero.reduce_scatter %[[STAGE]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @rounding(%sum: memref<16x1xf32>) -> memref<12xbf16> {
+  %stage = memref.alloc() : memref<24xbf16>
+  %g = memref.alloc() : memref<16x1xbf16>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%sum : memref<16x1xf32>) outs(%g : memref<16x1xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  %flat = memref.collapse_shape %g [[0, 1]] : memref<16x1xbf16> into memref<16xbf16>
+  zero.bucket_pack %flat into %stage[4] rows 2 : memref<16xbf16>, memref<24xbf16>
+  %part = memref.alloc() : memref<12xbf16>
+  zero.reduce_scatter %stage into %part {world_size = 2 : i64} : memref<24xbf16>, memref<12xbf16>
+  return %part : memref<12xbf16>
+}
+
+// -----
+
+// The staging buffer allocated after the rounding (the bucket's first
+// member was ready later) moves up to it.
+// CHECK-LABEL: func.func @staging_after
+// CHECK: %[[STAGE:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NEXT: memref.expand_shape %[[STAGE]]
+// CHECK: linalg.generic
+// CHECK-NOT: zero.bucket_pack
+func.func @staging_after(%a: memref<4xf32>, %b: memref<4xf32>) -> memref<8xf32> {
+  %g = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %b : memref<4xf32>, memref<4xf32>) outs(%g : memref<4xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  %stage = memref.alloc() : memref<8xf32>
+  zero.bucket_pack %g into %stage[0] rows 1 : memref<4xf32>, memref<8xf32>
+  return %stage : memref<8xf32>
+}
+
+// -----
+
+// Left alone: a buffer something else reads too, a writer that reduces, a
+// broadcast input, a writer reading its indices, and an argument.
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-5: zero.bucket_pack
+func.func @kept(%a: memref<4xf32>, %m: memref<4x2xf32>, %v: memref<2xf32>, %arg: memref<4xf32>, %o: memref<4xf32>) -> memref<40xf32> {
+  %stage = memref.alloc() : memref<40xf32>
+  %g0 = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : memref<4xf32>) outs(%g0 : memref<4xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    linalg.yield %x : f32
+  }
+  memref.copy %g0, %o : memref<4xf32> to memref<4xf32>
+  zero.bucket_pack %g0 into %stage[0] rows 1 : memref<4xf32>, memref<40xf32>
+  %g1 = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%m : memref<4x2xf32>) outs(%g1 : memref<4xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %s = arith.addf %x, %out : f32
+    linalg.yield %s : f32
+  }
+  zero.bucket_pack %g1 into %stage[4] rows 1 : memref<4xf32>, memref<40xf32>
+  %g2 = memref.alloc() : memref<4x2xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%v : memref<2xf32>) outs(%g2 : memref<4x2xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    linalg.yield %x : f32
+  }
+  zero.bucket_pack %g2 into %stage[8] rows 1 : memref<4x2xf32>, memref<40xf32>
+  %g3 = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%g3 : memref<4xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i32
+    %f = arith.sitofp %c : i32 to f32
+    linalg.yield %f : f32
+  }
+  zero.bucket_pack %g3 into %stage[16] rows 1 : memref<4xf32>, memref<40xf32>
+  zero.bucket_pack %arg into %stage[20] rows 1 : memref<4xf32>, memref<40xf32>
+  return %stage : memref<40xf32>
+}
