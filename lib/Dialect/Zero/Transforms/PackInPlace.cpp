@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROPACKINPLACE
@@ -42,10 +43,21 @@ bool elementwise(linalg::GenericOp op) {
          llvm::all_of(op->getOperands(), contiguous);
 }
 
-/// The elementwise op that alone writes the buffer `pack` copies, which
-/// nothing else reads, with the buffer and its reshapes; null otherwise.
-linalg::GenericOp soleWriter(BucketPackOp pack, memref::AllocOp &alloc,
-                             SmallVector<Operation *> &views) {
+/// Whether `op` may write its one output through a strided view of the
+/// staging buffer: linalg ops and 16-bit GEMMs take any layout.
+bool writesAnyLayout(Operation *op) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return linalgOp.hasPureBufferSemantics() && linalgOp.getNumDpsInits() == 1;
+  return isa<RoundedMatmulOp>(op);
+}
+
+/// The op that alone writes the buffer `pack` copies, which nothing else
+/// reads, with the buffer and its reshapes; null otherwise. Over several
+/// rows it must be elementwise (it then runs over the rows); into a
+/// one-row (all-reduce) bucket any op writing the buffer itself will do.
+Operation *soleWriter(BucketPackOp pack, memref::AllocOp &alloc,
+                      SmallVector<Operation *> &views,
+                      SmallVector<linalg::FillOp> &fills) {
   Value v = pack.getSource();
   while (Operation *def = v.getDefiningOp()) {
     if (!isReshape(def) || !contiguous(def->getOperand(0)))
@@ -55,7 +67,8 @@ linalg::GenericOp soleWriter(BucketPackOp pack, memref::AllocOp &alloc,
   alloc = v.getDefiningOp<memref::AllocOp>();
   if (!alloc || !contiguous(alloc) || alloc->getBlock() != pack->getBlock())
     return nullptr;
-  linalg::GenericOp writer;
+  Operation *writer = nullptr;
+  bool writerInPlace = false;
   SmallVector<Value> work{alloc};
   while (!work.empty()) {
     Value b = work.pop_back_val();
@@ -68,14 +81,35 @@ linalg::GenericOp soleWriter(BucketPackOp pack, memref::AllocOp &alloc,
         work.push_back(user->getResult(0));
         continue;
       }
-      auto g = dyn_cast<linalg::GenericOp>(user);
-      if (writer || !g || !elementwise(g) ||
-          g->getBlock() != pack->getBlock() || g.getDpsInitOperand(0) != &use ||
-          !g->isBeforeInBlock(pack))
+      // A GEMM's zero fill: it writes the slot too.
+      if (auto fill = dyn_cast<linalg::FillOp>(user);
+          fill && pack.getRows() == 1 && b == alloc.getResult() &&
+          fill.hasPureBufferSemantics() &&
+          fill->getBlock() == pack->getBlock()) {
+        fills.push_back(fill);
+        continue;
+      }
+      auto dps = dyn_cast<DestinationStyleOpInterface>(user);
+      if (writer || !dps || dps.getNumDpsInits() != 1 ||
+          dps.getDpsInitOperand(0) != &use ||
+          user->getBlock() != pack->getBlock() || !user->isBeforeInBlock(pack))
         return nullptr;
-      writer = g;
+      auto g = dyn_cast<linalg::GenericOp>(user);
+      bool overRows = g && elementwise(g);
+      bool inPlace = pack.getRows() == 1 && b == alloc.getResult() &&
+                     writesAnyLayout(user);
+      if (!overRows && !inPlace)
+        return nullptr;
+      writer = user;
+      writerInPlace = inPlace;
     }
   }
+  // Fills only before an op that writes the buffer where it lies.
+  if (writer && !fills.empty() &&
+      (!writerInPlace || llvm::any_of(fills, [&](linalg::FillOp f) {
+        return !f->isBeforeInBlock(writer);
+      })))
+    return nullptr;
   return writer;
 }
 
@@ -93,6 +127,53 @@ Value asRows(OpBuilder &b, Location loc, Value v, int64_t rows, int64_t cols) {
       ArrayRef<ReassociationIndices>{{0, 1}});
 }
 
+/// `g` again over `pack`'s rows, writing its slot: columns [offset,
+/// offset + cols) of every staging row. Erases `g`.
+void writeRows(OpBuilder &b, Location loc, linalg::GenericOp g,
+               BucketPackOp pack) {
+  auto stageTy = cast<MemRefType>(pack.getStaging().getType());
+  auto srcTy = cast<MemRefType>(pack.getSource().getType());
+  int64_t rows = pack.getRows();
+  int64_t cols = srcTy.getNumElements() / rows;
+  int64_t width = stageTy.getNumElements() / rows;
+  Value grid = memref::ExpandShapeOp::create(
+      b, loc, MemRefType::get({rows, width}, stageTy.getElementType()),
+      pack.getStaging(), ArrayRef<ReassociationIndices>{{0, 1}});
+  Value slot = memref::SubViewOp::create(
+      b, loc, grid, ArrayRef<int64_t>{0, int64_t(pack.getOffset())},
+      ArrayRef<int64_t>{rows, cols}, ArrayRef<int64_t>{1, 1});
+  SmallVector<Value> ins;
+  for (Value in : g.getDpsInputs())
+    ins.push_back(asRows(b, loc, in, rows, cols));
+  AffineMap id = b.getMultiDimIdentityMap(2);
+  SmallVector<AffineMap> maps(ins.size() + 1, id);
+  SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
+  auto rowsOp = linalg::GenericOp::create(b, loc, TypeRange{}, ins,
+                                          ValueRange{slot}, maps, iters);
+  rowsOp.getRegion().takeBody(g.getRegion());
+  g->erase();
+}
+
+/// `writer` writes its output, `alloc`, at its slot of a one-row bucket
+/// instead: the slot is contiguous, viewed in the buffer's shape.
+void writeSlot(OpBuilder &b, Location loc, Operation *writer,
+               ArrayRef<linalg::FillOp> fills, memref::AllocOp alloc,
+               BucketPackOp pack) {
+  MemRefType t = alloc.getType();
+  Value slot = memref::SubViewOp::create(
+      b, loc, pack.getStaging(), ArrayRef<int64_t>{int64_t(pack.getOffset())},
+      ArrayRef<int64_t>{t.getNumElements()}, ArrayRef<int64_t>{1});
+  if (t.getRank() > 1) {
+    ReassociationIndices all =
+        llvm::to_vector(llvm::seq<int64_t>(0, t.getRank()));
+    slot = memref::ExpandShapeOp::create(b, loc, t.getShape(), slot,
+                                         ArrayRef<ReassociationIndices>{all});
+  }
+  cast<DestinationStyleOpInterface>(writer).getDpsInitsMutable()[0].set(slot);
+  for (linalg::FillOp fill : fills)
+    fill.getOutputsMutable()[0].set(slot);
+}
+
 struct ZeroPackInPlacePass
     : zero::impl::ZeroPackInPlaceBase<ZeroPackInPlacePass> {
   void runOnOperation() override {
@@ -101,37 +182,26 @@ struct ZeroPackInPlacePass
     for (BucketPackOp pack : packs) {
       memref::AllocOp alloc;
       SmallVector<Operation *> views;
-      linalg::GenericOp writer = soleWriter(pack, alloc, views);
+      SmallVector<linalg::FillOp> fills;
+      Operation *writer = soleWriter(pack, alloc, views, fills);
       auto stageAlloc = pack.getStaging().getDefiningOp<memref::AllocOp>();
       if (!writer || !stageAlloc ||
           stageAlloc->getBlock() != writer->getBlock())
         continue;
-      if (writer->isBeforeInBlock(stageAlloc))
-        stageAlloc->moveBefore(writer);
-      auto stageTy = cast<MemRefType>(pack.getStaging().getType());
-      auto srcTy = cast<MemRefType>(pack.getSource().getType());
-      int64_t rows = pack.getRows();
-      int64_t cols = srcTy.getNumElements() / rows;
-      int64_t width = stageTy.getNumElements() / rows;
-      OpBuilder b(writer);
-      Location loc = writer.getLoc();
-      // The slot: columns [offset, offset + cols) of every staging row.
-      Value grid = memref::ExpandShapeOp::create(
-          b, loc, MemRefType::get({rows, width}, stageTy.getElementType()),
-          pack.getStaging(), ArrayRef<ReassociationIndices>{{0, 1}});
-      Value slot = memref::SubViewOp::create(
-          b, loc, grid, ArrayRef<int64_t>{0, int64_t(pack.getOffset())},
-          ArrayRef<int64_t>{rows, cols}, ArrayRef<int64_t>{1, 1});
-      SmallVector<Value> ins;
-      for (Value in : writer.getDpsInputs())
-        ins.push_back(asRows(b, loc, in, rows, cols));
-      AffineMap id = b.getMultiDimIdentityMap(2);
-      SmallVector<AffineMap> maps(ins.size() + 1, id);
-      SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
-      auto rowsOp = linalg::GenericOp::create(b, loc, TypeRange{}, ins,
-                                              ValueRange{slot}, maps, iters);
-      rowsOp.getRegion().takeBody(writer.getRegion());
-      writer->erase();
+      // The slot is written from the first of them on.
+      Operation *first = writer;
+      for (linalg::FillOp fill : fills)
+        if (fill->isBeforeInBlock(first))
+          first = fill;
+      if (first->isBeforeInBlock(stageAlloc))
+        stageAlloc->moveBefore(first);
+      OpBuilder b(first);
+      Location loc = writer->getLoc();
+      if (auto g = dyn_cast<linalg::GenericOp>(writer);
+          g && elementwise(g) && fills.empty())
+        writeRows(b, loc, g, pack);
+      else
+        writeSlot(b, loc, writer, fills, alloc, pack);
       pack->erase();
       for (Operation *view : llvm::reverse(views))
         if (view->use_empty())

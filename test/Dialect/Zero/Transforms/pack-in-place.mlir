@@ -54,8 +54,9 @@ func.func @staging_after(%a: memref<4xf32>, %b: memref<4xf32>) -> memref<8xf32> 
 
 // -----
 
-// Left alone: a buffer something else reads too, a writer that reduces, a
-// broadcast input, a writer reading its indices, and an argument.
+// Left alone in a reduce-scatter bucket (rows 2): a buffer something else
+// reads too, a writer that reduces, a broadcast input, a writer reading
+// its indices, and an argument.
 // CHECK-LABEL: func.func @kept
 // CHECK-COUNT-5: zero.bucket_pack
 func.func @kept(%a: memref<4xf32>, %m: memref<4x2xf32>, %v: memref<2xf32>, %arg: memref<4xf32>, %o: memref<4xf32>) -> memref<40xf32> {
@@ -66,20 +67,20 @@ func.func @kept(%a: memref<4xf32>, %m: memref<4x2xf32>, %v: memref<2xf32>, %arg:
     linalg.yield %x : f32
   }
   memref.copy %g0, %o : memref<4xf32> to memref<4xf32>
-  zero.bucket_pack %g0 into %stage[0] rows 1 : memref<4xf32>, memref<40xf32>
+  zero.bucket_pack %g0 into %stage[0] rows 2 : memref<4xf32>, memref<40xf32>
   %g1 = memref.alloc() : memref<4xf32>
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%m : memref<4x2xf32>) outs(%g1 : memref<4xf32>) {
   ^bb0(%x: f32, %out: f32):
     %s = arith.addf %x, %out : f32
     linalg.yield %s : f32
   }
-  zero.bucket_pack %g1 into %stage[4] rows 1 : memref<4xf32>, memref<40xf32>
+  zero.bucket_pack %g1 into %stage[2] rows 2 : memref<4xf32>, memref<40xf32>
   %g2 = memref.alloc() : memref<4x2xf32>
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%v : memref<2xf32>) outs(%g2 : memref<4x2xf32>) {
   ^bb0(%x: f32, %out: f32):
     linalg.yield %x : f32
   }
-  zero.bucket_pack %g2 into %stage[8] rows 1 : memref<4x2xf32>, memref<40xf32>
+  zero.bucket_pack %g2 into %stage[4] rows 2 : memref<4x2xf32>, memref<40xf32>
   %g3 = memref.alloc() : memref<4xf32>
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%g3 : memref<4xf32>) {
   ^bb0(%out: f32):
@@ -88,7 +89,70 @@ func.func @kept(%a: memref<4xf32>, %m: memref<4x2xf32>, %v: memref<2xf32>, %arg:
     %f = arith.sitofp %c : i32 to f32
     linalg.yield %f : f32
   }
-  zero.bucket_pack %g3 into %stage[16] rows 1 : memref<4xf32>, memref<40xf32>
-  zero.bucket_pack %arg into %stage[20] rows 1 : memref<4xf32>, memref<40xf32>
+  zero.bucket_pack %g3 into %stage[8] rows 2 : memref<4xf32>, memref<40xf32>
+  zero.bucket_pack %arg into %stage[10] rows 2 : memref<4xf32>, memref<40xf32>
   return %stage : memref<40xf32>
+}
+
+// -----
+
+// Into a one-row (all-reduce) bucket any op writing the buffer itself
+// writes its slot, viewed in the buffer's shape: a GEMM and its zero fill,
+// and a column sum.
+// CHECK-LABEL: func.func @one_row
+// CHECK-SAME: (%[[A:.*]]: memref<4x3xf32>, %[[B:.*]]: memref<3x2xf32>, %[[M:.*]]: memref<5x2xf32>)
+// CHECK: %[[STAGE:.*]] = memref.alloc() : memref<10xf32>
+// CHECK-NEXT: %[[S0:.*]] = memref.subview %[[STAGE]][0] [8] [1] : memref<10xf32> to memref<8xf32, strided<[1]>>
+// CHECK-NEXT: %[[W:.*]] = memref.expand_shape %[[S0]] {{\[\[}}0, 1]] output_shape [4, 2] : memref<8xf32, strided<[1]>> into memref<4x2xf32>
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[W]] : memref<4x2xf32>)
+// CHECK-NEXT: linalg.matmul ins(%[[A]], %[[B]] : memref<4x3xf32>, memref<3x2xf32>) outs(%[[W]] : memref<4x2xf32>)
+// CHECK-NEXT: %[[S1:.*]] = memref.subview %[[STAGE]][8] [2] [1] : memref<10xf32> to memref<2xf32, strided<[1], offset: 8>>
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[S1]] : memref<2xf32, strided<[1], offset: 8>>)
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[M]] : memref<5x2xf32>) outs(%[[S1]] : memref<2xf32, strided<[1], offset: 8>>)
+// CHECK-NOT: zero.bucket_pack
+// CHECK: zero.all_reduce %[[STAGE]] into %[[STAGE]]
+func.func @one_row(%a: memref<4x3xf32>, %b: memref<3x2xf32>, %m: memref<5x2xf32>) -> memref<10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %stage = memref.alloc() : memref<10xf32>
+  %w = memref.alloc() : memref<4x2xf32>
+  linalg.fill ins(%zero : f32) outs(%w : memref<4x2xf32>)
+  linalg.matmul ins(%a, %b : memref<4x3xf32>, memref<3x2xf32>) outs(%w : memref<4x2xf32>)
+  %wf = memref.collapse_shape %w [[0, 1]] : memref<4x2xf32> into memref<8xf32>
+  zero.bucket_pack %wf into %stage[0] rows 1 : memref<8xf32>, memref<10xf32>
+  %c = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%m : memref<5x2xf32>) outs(%c : memref<2xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %s = arith.addf %x, %out : f32
+    linalg.yield %s : f32
+  }
+  zero.bucket_pack %c into %stage[8] rows 1 : memref<2xf32>, memref<10xf32>
+  zero.all_reduce %stage into %stage {world_size = 2 : i64} : memref<10xf32>, memref<10xf32>
+  return %stage : memref<10xf32>
+}
+
+// -----
+
+// Kept: a GEMM whose buffer a reduce-scatter bucket (rows 2) packs (its
+// slot is a run of columns in each row), and a fill after the writer.
+// CHECK-LABEL: func.func @kept_gemm
+// CHECK-COUNT-2: zero.bucket_pack
+func.func @kept_gemm(%a: memref<4x3xf32>, %b: memref<3x2xf32>, %m: memref<5x2xf32>) -> memref<20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %stage = memref.alloc() : memref<20xf32>
+  %w = memref.alloc() : memref<4x2xf32>
+  linalg.fill ins(%zero : f32) outs(%w : memref<4x2xf32>)
+  linalg.matmul ins(%a, %b : memref<4x3xf32>, memref<3x2xf32>) outs(%w : memref<4x2xf32>)
+  %wf = memref.collapse_shape %w [[0, 1]] : memref<4x2xf32> into memref<8xf32>
+  zero.bucket_pack %wf into %stage[0] rows 2 : memref<8xf32>, memref<20xf32>
+  %stage1 = memref.alloc() : memref<10xf32>
+  %c = memref.alloc() : memref<2xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%m : memref<5x2xf32>) outs(%c : memref<2xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %s = arith.addf %x, %out : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%c : memref<2xf32>)
+  zero.bucket_pack %c into %stage1[8] rows 1 : memref<2xf32>, memref<10xf32>
+  return %stage : memref<20xf32>
 }

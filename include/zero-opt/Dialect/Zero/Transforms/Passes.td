@@ -519,9 +519,13 @@ def ZeroPackInPlace : Pass<"zero-pack-in-place", "ModuleOp"> {
     the pack's rows, its output is the slot's strided view, and the pack,
     the buffer and its reshapes go. A 16-bit gradient's rounding (a bias's
     or a layer norm's, whose sums are kept in f32) then lands in the bucket
-    in the same launch: no copy, and on a GPU no launch of its own. The
-    staging buffer's allocation moves up to the op when it came after it.
-    The values are the same; nothing else touches the slot.
+    in the same launch: no copy, and on a GPU no launch of its own. Into a
+    one-row (all-reduce) bucket the slot is contiguous, so any linalg op or
+    `zero.rounded_matmul` that writes the buffer itself (with the zero
+    fills before it) writes the slot viewed in the buffer's shape: stage
+    0's weight gradients go from their GEMMs straight into the bucket. The
+    staging buffer's allocation moves up to the first of them when it came
+    after it. The values are the same; nothing else touches the slot.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect"];
