@@ -173,9 +173,8 @@ def ZeroOrderByArrival : Pass<"zero-order-by-arrival", "func::FuncOp"> {
     step itself (stage 1's reduce-scatters, which follow the backward)
     keeps its earliest place, so the collectives still start first, in the
     order their gradients are ready; what reads a collective's result
-    counts as ready after it. Updates then run while
-    the last buckets are still in flight, and a clipped step's sums of
-    squares likewise.
+    counts as ready after it. Updates then run while the last buckets are
+    still in flight, and a clipped step's sums of squares likewise.
 
     Only independent ops change places: every use stays after its value,
     and every op that reads or writes an argument the step updates in place
