@@ -12,6 +12,7 @@
 #include "zero-opt/Conversion/Passes.h"
 #include "zero-opt/Conversion/RuntimeFunctions.h"
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Utils/Buckets.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -133,49 +134,6 @@ struct RankOpLowering : OpConversionPattern<RankOp> {
   }
 };
 
-/// `v` as `rows` rows of its elements (identity layout, or one unit-stride
-/// row), through views.
-Value memberView(OpBuilder &b, Location loc, Value v, int64_t rows) {
-  auto t = cast<MemRefType>(v.getType());
-  if (t.getRank() == 0) {
-    // A scalar (a loss) is one element.
-    v = memref::ExpandShapeOp::create(b, loc,
-                                      MemRefType::get({1}, t.getElementType()),
-                                      v, ArrayRef<ReassociationIndices>{});
-  } else if (t.getRank() != 1) {
-    ReassociationIndices all;
-    for (int64_t i = 0; i < t.getRank(); ++i)
-      all.push_back(i);
-    v = memref::CollapseShapeOp::create(b, loc, v,
-                                        ArrayRef<ReassociationIndices>{all});
-  }
-  if (rows == 1)
-    return v;
-  int64_t n = t.getNumElements();
-  return memref::ExpandShapeOp::create(
-      b, loc, MemRefType::get({rows, n / rows}, t.getElementType()), v,
-      ArrayRef<ReassociationIndices>{{0, 1}});
-}
-
-/// Columns [offset, offset + cols) of each of the staging buffer's rows.
-Value stagingView(OpBuilder &b, Location loc, Value stage, int64_t rows,
-                  int64_t offset, int64_t cols) {
-  auto t = cast<MemRefType>(stage.getType());
-  auto idx = [&](int64_t i) -> OpFoldResult { return b.getIndexAttr(i); };
-  if (rows == 1)
-    return memref::SubViewOp::create(
-        b, loc, stage, ArrayRef<OpFoldResult>{idx(offset)},
-        ArrayRef<OpFoldResult>{idx(cols)}, ArrayRef<OpFoldResult>{idx(1)});
-  int64_t width = t.getNumElements() / rows;
-  Value grid = memref::ExpandShapeOp::create(
-      b, loc, MemRefType::get({rows, width}, t.getElementType()), stage,
-      ArrayRef<ReassociationIndices>{{0, 1}});
-  return memref::SubViewOp::create(b, loc, grid,
-                                   ArrayRef<OpFoldResult>{idx(0), idx(offset)},
-                                   ArrayRef<OpFoldResult>{idx(rows), idx(cols)},
-                                   ArrayRef<OpFoldResult>{idx(1), idx(1)});
-}
-
 template <typename BucketOp, bool pack>
 struct BucketCopyLowering : OpConversionPattern<BucketOp> {
   using OpConversionPattern<BucketOp>::OpConversionPattern;
@@ -192,9 +150,9 @@ struct BucketCopyLowering : OpConversionPattern<BucketOp> {
     if (!mt.getLayout().isIdentity() && mt.getRank() != 1)
       return rewriter.notifyMatchFailure(op, "member buffer is not flat");
     int64_t rows = op.getRows();
-    Value m = memberView(rewriter, loc, member, rows);
-    Value s = stagingView(rewriter, loc, adaptor.getStaging(), rows,
-                          op.getOffset(), mt.getNumElements() / rows);
+    Value m = bucketMemberView(rewriter, loc, member, rows);
+    Value s = bucketSlotView(rewriter, loc, adaptor.getStaging(), rows,
+                             op.getOffset(), mt.getNumElements() / rows);
     if constexpr (pack)
       memref::CopyOp::create(rewriter, loc, m, s);
     else

@@ -62,6 +62,18 @@ BufferClassAttr mlir::zero::getBufferClass(Location loc) {
   return found;
 }
 
+Operation *mlir::zero::lastBackwardOp(Block &block) {
+  for (Operation &op : llvm::reverse(block)) {
+    WalkResult found = op.walk([](Operation *inner) {
+      return inner->hasAttr(kBackwardAttr) ? WalkResult::interrupt()
+                                           : WalkResult::advance();
+    });
+    if (found.wasInterrupted())
+      return &op;
+  }
+  return nullptr;
+}
+
 Location mlir::zero::recomputeLoc(Location loc) {
   MLIRContext *ctx = loc->getContext();
   return FusedLoc::get(ctx, {loc}, StringAttr::get(ctx, kRecomputeAttr));

@@ -197,15 +197,6 @@ private:
   /// backward op of the function, which starts the optimizer step.
   void assignPhases() {
     DenseMap<Block *, Operation *> lastBackward;
-    fn.walk([&](Operation *op) {
-      if (!op->hasAttr(kBackwardAttr))
-        return;
-      for (Operation *p = op; p && p != fn; p = p->getParentOp()) {
-        Operation *&last = lastBackward[p->getBlock()];
-        if (!last || last->isBeforeInBlock(p))
-          last = p;
-      }
-    });
     fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (op == fn)
         return;
@@ -213,7 +204,10 @@ private:
       Operation *parent = op->getParentOp();
       if (parent != fn)
         phase = phases.lookup(parent);
-      Operation *last = lastBackward.lookup(op->getBlock());
+      auto [it, first] = lastBackward.try_emplace(op->getBlock());
+      if (first)
+        it->second = lastBackwardOp(*op->getBlock());
+      Operation *last = it->second;
       if (op->hasAttr(kBackwardAttr)) {
         phase = Phase::backward;
       } else if (last && last->isBeforeInBlock(op)) {

@@ -49,17 +49,6 @@ bool movable(Operation *op) {
          isa<bufferization::MaterializeInDestinationOp>(op);
 }
 
-bool holdsBackward(Operation &op) {
-  if (op.hasAttr(kBackwardAttr))
-    return true;
-  return op
-      .walk([](Operation *inner) {
-        return inner->hasAttr(kBackwardAttr) ? WalkResult::interrupt()
-                                             : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
 struct ZeroOrderByArrivalPass
     : zero::impl::ZeroOrderByArrivalBase<ZeroOrderByArrivalPass> {
   void runOnOperation() override {
@@ -69,12 +58,7 @@ struct ZeroOrderByArrivalPass
 
   void order(Block &block) {
     // The step: the ops after the last backward op, before the terminator.
-    Operation *lastBackward = nullptr;
-    for (Operation &op : llvm::reverse(block))
-      if (holdsBackward(op)) {
-        lastBackward = &op;
-        break;
-      }
+    Operation *lastBackward = lastBackwardOp(block);
     if (!lastBackward || !block.mightHaveTerminator())
       return;
     DenseMap<Operation *, int64_t> position;

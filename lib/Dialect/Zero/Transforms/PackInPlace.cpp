@@ -1,11 +1,14 @@
-//===- PackInPlace.cpp - elementwise results straight into buckets --------===//
+//===- PackInPlace.cpp - results written straight into buckets --*- C++ -*-===//
 //
 // A 16-bit gradient is rounded from its f32 sums into a buffer of its own,
 // which its bucket's pack then copies into the staging buffer: the
-// rounding can write the staging buffer's slot itself.
+// rounding can write the staging buffer's slot itself, and into a one-row
+// bucket so can any op that writes the buffer (a weight gradient's GEMM).
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+
+#include "zero-opt/Dialect/Zero/Utils/Buckets.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -113,41 +116,21 @@ Operation *soleWriter(BucketPackOp pack, memref::AllocOp &alloc,
   return writer;
 }
 
-/// `v` (contiguous) as `rows` rows of `cols` elements.
-Value asRows(OpBuilder &b, Location loc, Value v, int64_t rows, int64_t cols) {
-  auto t = cast<MemRefType>(v.getType());
-  if (t.getRank() > 1) {
-    ReassociationIndices all =
-        llvm::to_vector(llvm::seq<int64_t>(0, t.getRank()));
-    v = memref::CollapseShapeOp::create(b, loc, v,
-                                        ArrayRef<ReassociationIndices>{all});
-  }
-  return memref::ExpandShapeOp::create(
-      b, loc, MemRefType::get({rows, cols}, t.getElementType()), v,
-      ArrayRef<ReassociationIndices>{{0, 1}});
-}
-
-/// `g` again over `pack`'s rows, writing its slot: columns [offset,
-/// offset + cols) of every staging row. Erases `g`.
+/// `g` again over `pack`'s rows (one row: flat), writing its slot. Erases
+/// `g`.
 void writeRows(OpBuilder &b, Location loc, linalg::GenericOp g,
                BucketPackOp pack) {
-  auto stageTy = cast<MemRefType>(pack.getStaging().getType());
-  auto srcTy = cast<MemRefType>(pack.getSource().getType());
   int64_t rows = pack.getRows();
-  int64_t cols = srcTy.getNumElements() / rows;
-  int64_t width = stageTy.getNumElements() / rows;
-  Value grid = memref::ExpandShapeOp::create(
-      b, loc, MemRefType::get({rows, width}, stageTy.getElementType()),
-      pack.getStaging(), ArrayRef<ReassociationIndices>{{0, 1}});
-  Value slot = memref::SubViewOp::create(
-      b, loc, grid, ArrayRef<int64_t>{0, int64_t(pack.getOffset())},
-      ArrayRef<int64_t>{rows, cols}, ArrayRef<int64_t>{1, 1});
+  int64_t cols =
+      cast<MemRefType>(pack.getSource().getType()).getNumElements() / rows;
+  Value slot =
+      bucketSlotView(b, loc, pack.getStaging(), rows, pack.getOffset(), cols);
   SmallVector<Value> ins;
   for (Value in : g.getDpsInputs())
-    ins.push_back(asRows(b, loc, in, rows, cols));
-  AffineMap id = b.getMultiDimIdentityMap(2);
-  SmallVector<AffineMap> maps(ins.size() + 1, id);
-  SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
+    ins.push_back(bucketMemberView(b, loc, in, rows));
+  unsigned rank = rows == 1 ? 1 : 2;
+  SmallVector<AffineMap> maps(ins.size() + 1, b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   auto rowsOp = linalg::GenericOp::create(b, loc, TypeRange{}, ins,
                                           ValueRange{slot}, maps, iters);
   rowsOp.getRegion().takeBody(g.getRegion());
@@ -160,9 +143,8 @@ void writeSlot(OpBuilder &b, Location loc, Operation *writer,
                ArrayRef<linalg::FillOp> fills, memref::AllocOp alloc,
                BucketPackOp pack) {
   MemRefType t = alloc.getType();
-  Value slot = memref::SubViewOp::create(
-      b, loc, pack.getStaging(), ArrayRef<int64_t>{int64_t(pack.getOffset())},
-      ArrayRef<int64_t>{t.getNumElements()}, ArrayRef<int64_t>{1});
+  Value slot = bucketSlotView(b, loc, pack.getStaging(), /*rows=*/1,
+                              pack.getOffset(), t.getNumElements());
   if (t.getRank() > 1) {
     ReassociationIndices all =
         llvm::to_vector(llvm::seq<int64_t>(0, t.getRank()));

@@ -73,6 +73,9 @@ constexpr llvm::StringLiteral kStateOfAttr = "zero.state_of";
 /// whole tensor it is this rank's flat, end-padded shard of.
 constexpr llvm::StringLiteral kShardAttr = "zero.shard";
 
+/// The last op of `block` that is or holds a backward op (kBackwardAttr),
+/// or null: in a step's body, the ops after it are the optimizer step.
+Operation *lastBackwardOp(Block &block);
 /// The buffer class a location carries (see BufferClassAttr), or null.
 BufferClassAttr getBufferClass(Location loc);
 /// `loc` marked as a recomputation's: the mark outlives the op's
