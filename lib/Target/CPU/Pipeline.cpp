@@ -52,6 +52,8 @@ void cpu::buildCPUMemoryPlan(OpPassManager &pm,
   }
   // 16-bit GEMMs round their own sums: no f32 product in memory.
   pm.addNestedPass<func::FuncOp>(createZeroRoundMatmulResults());
+  // A causal attention's GEMMs skip the blocks its mask hides.
+  pm.addNestedPass<func::FuncOp>(createZeroSplitMaskedMatmuls());
   pm.addNestedPass<func::FuncOp>(createZeroCPUSplitEmptyTensors());
   // After the split, so that the padded buffer is the producer's own.
   if (options.padGemmDims || options.simulateGPU)

@@ -192,3 +192,48 @@ func.func @concat_in_branch(%a: tensor<4x4xf32>, %init: tensor<4x8xf32>, %c: i1)
   }
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// A GEMM that zero-split-masked-matmuls wrote as blocks into one
+// alloc_tensor, a concat's operand through a reshape: the alloc_tensor
+// becomes the concat's slice, so each block writes there. Bufferized: one
+// buffer, the argument's copy alone.
+// CHECK-LABEL: func.func @split_gemm_in_concat
+// CHECK-NOT: alloc_tensor
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x12xf32>
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[E]][0, 4] [4, 4] [1, 1]
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[S]] {{\[\[}}0], [1, 2]] output_shape [4, 2, 2]
+// CHECK: %[[B0:.*]] = tensor.extract_slice %[[X]][0, 0, 0] [2, 2, 2]
+// CHECK: linalg.fill {{.*}} outs(%[[B0]]
+// CHECK: tensor.insert_slice {{.*}} into %[[X]][0, 0, 0] [2, 2, 2]
+// CHECK: tensor.insert_slice {{.*}}[2, 0, 0] [2, 2, 2]
+// CHECK: tensor.collapse_shape
+// CHECK: tensor.insert_slice {{.*}} into %[[E]][0, 4] [4, 4] [1, 1]
+// BUF-LABEL: func.func @split_gemm_in_concat
+// BUF: memref.alloc() {{.*}} : memref<4x12xf32>
+// BUF-NOT: memref.alloc
+// BUF: memref.copy %arg2
+// BUF-NOT: memref.copy
+// BUF: return
+func.func @split_gemm_in_concat(%a: tensor<4x2x3xf32>, %b: tensor<4x3x2xf32>, %other: tensor<4x4xf32>) -> tensor<4x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %acc = bufferization.alloc_tensor() : tensor<4x2x2xf32>
+  %d0 = tensor.extract_slice %acc[0, 0, 0] [2, 2, 2] [1, 1, 1] : tensor<4x2x2xf32> to tensor<2x2x2xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%d0 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %a0 = tensor.extract_slice %a[0, 0, 0] [2, 2, 3] [1, 1, 1] : tensor<4x2x3xf32> to tensor<2x2x3xf32>
+  %b0 = tensor.extract_slice %b[0, 0, 0] [2, 3, 2] [1, 1, 1] : tensor<4x3x2xf32> to tensor<2x3x2xf32>
+  %m0 = linalg.batch_matmul ins(%a0, %b0 : tensor<2x2x3xf32>, tensor<2x3x2xf32>) outs(%f0 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %i0 = tensor.insert_slice %m0 into %acc[0, 0, 0] [2, 2, 2] [1, 1, 1] : tensor<2x2x2xf32> into tensor<4x2x2xf32>
+  %d1 = tensor.extract_slice %i0[2, 0, 0] [2, 2, 2] [1, 1, 1] : tensor<4x2x2xf32> to tensor<2x2x2xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%d1 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %a1 = tensor.extract_slice %a[2, 0, 0] [2, 2, 3] [1, 1, 1] : tensor<4x2x3xf32> to tensor<2x2x3xf32>
+  %b1 = tensor.extract_slice %b[2, 0, 0] [2, 3, 2] [1, 1, 1] : tensor<4x3x2xf32> to tensor<2x3x2xf32>
+  %m1 = linalg.batch_matmul ins(%a1, %b1 : tensor<2x2x3xf32>, tensor<2x3x2xf32>) outs(%f1 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %i1 = tensor.insert_slice %m1 into %i0[2, 0, 0] [2, 2, 2] [1, 1, 1] : tensor<2x2x2xf32> into tensor<4x2x2xf32>
+  %c = tensor.collapse_shape %i1 [[0], [1, 2]] : tensor<4x2x2xf32> into tensor<4x4xf32>
+  %e = tensor.empty() : tensor<4x12xf32>
+  %j0 = tensor.insert_slice %other into %e[0, 0] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x12xf32>
+  %j1 = tensor.insert_slice %c into %j0[0, 4] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x12xf32>
+  return %j1 : tensor<4x12xf32>
+}

@@ -15,6 +15,7 @@
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
@@ -29,19 +30,73 @@ using namespace mlir;
 
 namespace {
 
-/// The op whose fresh result `v` views, through reshapes that each have one
-/// use, with those reshapes (the last one nearest `v`); null when `v` is
-/// not such a result.
-std::pair<DestinationStyleOpInterface, SmallVector<Operation *>>
-freshProducer(Value v) {
+/// A fresh result: the op that computes it (a DPS op, or the last insert of
+/// blocks written into one `bufferization.alloc_tensor`, as
+/// `zero-split-masked-matmuls` writes a GEMM), the destination it writes
+/// (an empty tensor, or the alloc_tensor) and the reshapes (each used
+/// once) between it and the value used (the last one nearest the use).
+struct Fresh {
+  Operation *producer = nullptr;
+  Operation *storage = nullptr;
   SmallVector<Operation *> views;
+  explicit operator bool() const { return producer; }
+  /// Where a replacement destination must be defined.
+  Operation *start() const {
+    return isa<bufferization::AllocTensorOp>(storage) ? storage : producer;
+  }
+};
+
+/// Blocks inserted into one alloc_tensor that nothing else uses, ending at
+/// `last`: the alloc_tensor, or null.
+Operation *blockStorage(tensor::InsertSliceOp last) {
+  tensor::InsertSliceOp insert = last;
+  while (auto prev = insert.getDest().getDefiningOp<tensor::InsertSliceOp>())
+    insert = prev;
+  auto alloc = insert.getDest().getDefiningOp<bufferization::AllocTensorOp>();
+  if (!alloc || alloc.getCopy() || alloc->getBlock() != last->getBlock())
+    return nullptr;
+  // Each value of the chain is read by slices (a block's destination) and
+  // written by the next insert only.
+  for (Value v = alloc.getResult(); v != last.getResult();) {
+    tensor::InsertSliceOp next;
+    for (Operation *user : v.getUsers()) {
+      if (isa<tensor::ExtractSliceOp>(user))
+        continue;
+      auto i = dyn_cast<tensor::InsertSliceOp>(user);
+      if (!i || i.getDest() != v || next)
+        return nullptr;
+      next = i;
+    }
+    if (!next)
+      return nullptr;
+    v = next.getResult();
+  }
+  return alloc;
+}
+
+/// The fresh result `v` views, through reshapes that each have one use;
+/// empty when `v` is not such a result.
+Fresh freshProducer(Value v) {
+  Fresh f;
   while (Operation *def = v.getDefiningOp()) {
     if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
       break;
     if (!def->hasOneUse())
       return {};
-    views.push_back(def);
+    f.views.push_back(def);
     v = def->getOperand(0);
+  }
+  if (!v.hasOneUse())
+    return {};
+  std::reverse(f.views.begin(), f.views.end());
+  if (auto last = v.getDefiningOp<tensor::InsertSliceOp>()) {
+    // The blocks are GEMMs and fills, which write strided views.
+    if (Operation *storage = blockStorage(last)) {
+      f.producer = last;
+      f.storage = storage;
+      return f;
+    }
+    return {};
   }
   // A linalg op writes any strided view, and a GEMM one whose rows and
   // batches are strided; a collective's destination, say, must be
@@ -49,8 +104,7 @@ freshProducer(Value v) {
   Operation *def = v.getDefiningOp();
   auto op = dyn_cast_or_null<DestinationStyleOpInterface>(def);
   if (!op || !isa<linalg::LinalgOp, zero::RoundedMatmulOp>(def) ||
-      def->getNumResults() != 1 || !op.hasPureTensorSemantics() ||
-      !v.hasOneUse())
+      def->getNumResults() != 1 || !op.hasPureTensorSemantics())
     return {};
   OpOperand *init = op.getDpsInitOperand(0);
   auto empty = init->get().getDefiningOp<tensor::EmptyOp>();
@@ -60,8 +114,9 @@ freshProducer(Value v) {
   if (!empty || !empty->hasOneUse() ||
       (linalgOp && linalgOp.payloadUsesValueFromOperand(init)))
     return {};
-  std::reverse(views.begin(), views.end());
-  return {op, views};
+  f.producer = def;
+  f.storage = empty;
+  return f;
 }
 
 /// `dest` seen through the inverse of `views` (the reshapes from a
@@ -81,15 +136,11 @@ Value throughInverse(RewriterBase &rewriter, Location loc, Value dest,
   return dest;
 }
 
-/// Lets `producer` write `dest` (seen through the inverse `views`) instead
-/// of its own empty destination.
-void writeInto(RewriterBase &rewriter, DestinationStyleOpInterface producer,
-               ArrayRef<Operation *> views, Value dest) {
-  dest = throughInverse(rewriter, producer->getLoc(), dest, views);
-  OpOperand *init = producer.getDpsInitOperand(0);
-  Operation *empty = init->get().getDefiningOp();
-  rewriter.modifyOpInPlace(producer, [&] { init->set(dest); });
-  rewriter.eraseOp(empty);
+/// Lets the fresh result be written into `dest` (seen through the inverse
+/// views) instead of its own destination.
+void writeInto(RewriterBase &rewriter, const Fresh &f, Value dest) {
+  dest = throughInverse(rewriter, f.producer->getLoc(), dest, f.views);
+  rewriter.replaceOp(f.storage, dest);
 }
 
 /// A chain of insert_slice ops into an empty tensor (tosa-to-tensor's
@@ -143,13 +194,13 @@ struct ZeroGPUPadInPlacePass
           !type.hasStaticShape() || !srcType.hasStaticShape() ||
           !llvm::all_of(pad.getStaticLow(), [](int64_t l) { return l == 0; }))
         continue;
-      auto [producer, views] = freshProducer(pad.getSource());
-      if (!producer)
+      Fresh fresh = freshProducer(pad.getSource());
+      if (!fresh)
         continue;
       Location loc = pad.getLoc();
       // The padded buffer, allocated where the producer's was, its border
       // filled: one slab per padded dimension.
-      rewriter.setInsertionPoint(producer);
+      rewriter.setInsertionPoint(fresh.start());
       padValue = arith::ConstantOp::create(rewriter, loc, padAttr);
       unsigned rank = type.getRank();
       Value padded = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
@@ -177,7 +228,7 @@ struct ZeroGPUPadInPlacePass
           getAsIndexOpFoldResult(&getContext(), srcType.getShape());
       Value dest = tensor::ExtractSliceOp::create(rewriter, loc, padded, zeros,
                                                   interior, ones);
-      writeInto(rewriter, producer, views, dest);
+      writeInto(rewriter, fresh, dest);
       rewriter.setInsertionPoint(pad);
       rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
           pad, pad.getSource(), padded, zeros, interior, ones);
@@ -199,13 +250,11 @@ struct ZeroGPUPadInPlacePass
       SmallVector<tensor::InsertSliceOp> chain = insertChain(last);
       if (chain.empty())
         continue;
-      using Fresh =
-          std::pair<DestinationStyleOpInterface, SmallVector<Operation *>>;
       SmallVector<std::pair<tensor::InsertSliceOp, Fresh>> fresh;
       SmallVector<tensor::InsertSliceOp> others;
       for (tensor::InsertSliceOp insert : chain) {
         Fresh f = freshProducer(insert.getSource());
-        if (f.first && f.first->getBlock() == last->getBlock())
+        if (f && f.producer->getBlock() == last->getBlock())
           fresh.push_back({insert, f});
         else
           others.push_back(insert);
@@ -213,12 +262,12 @@ struct ZeroGPUPadInPlacePass
       if (fresh.empty())
         continue;
       llvm::sort(fresh, [](const auto &a, const auto &b) {
-        return a.second.first->isBeforeInBlock(b.second.first);
+        return a.second.start()->isBeforeInBlock(b.second.start());
       });
       // An empty tensor in an enclosing block (the chain in a loop body)
       // dominates the producers already.
       Operation *root = chain.front().getDest().getDefiningOp();
-      Operation *first = fresh.front().second.first;
+      Operation *first = fresh.front().second.start();
       if (root->getBlock() == first->getBlock() && first->isBeforeInBlock(root))
         root->moveBefore(first);
       Value sofar = root->getResult(0);
@@ -236,12 +285,11 @@ struct ZeroGPUPadInPlacePass
             insert.getMixedStrides());
       };
       for (auto &[insert, f] : fresh) {
-        auto [producer, views] = f;
-        rewriter.setInsertionPoint(producer);
-        writeInto(rewriter, producer, views, slice(insert));
+        rewriter.setInsertionPoint(f.start());
+        writeInto(rewriter, f, slice(insert));
         // The reshapes (each used once, by the next) follow the producer.
-        Operation *after = producer;
-        for (Operation *view : views) {
+        Operation *after = f.producer;
+        for (Operation *view : f.views) {
           view->moveAfter(after);
           after = view;
         }

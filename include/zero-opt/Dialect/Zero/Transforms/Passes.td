@@ -734,6 +734,56 @@ def ZeroRoundMatmulResults
                            "mlir::tensor::TensorDialect"];
 }
 
+def ZeroSplitMaskedMatmuls
+    : Pass<"zero-split-masked-matmuls", "func::FuncOp"> {
+  let summary = "GEMMs skip the blocks a constant mask hides";
+  let description = [{
+    A causal attention's score GEMMs form and read whole `[T, T]` matrices
+    of which the mask hides half: the scores `Q K^T` and their gradient
+    `dO V^T` are read only where the mask keeps them, and the
+    probabilities `P` and their gradient `dS` are exactly zero where it
+    hides. Memory-bound on a GPU (each is 420 MB for GPT-2 XL at a
+    micro-batch of 8), each costs as much as the bytes it moves.
+
+    On tensors, after `zero-round-matmul-results`, a contraction
+    (`zero.rounded_matmul`, or a linalg contraction into a fill of an empty
+    tensor) with one batch-free row loop, column loop and reduction loop
+    is split into blocks of one of its parallel loops, where that saves
+    at least a tenth of its work:
+    - an operand that is exactly zero where a constant mask hides
+      (`P`, `dS`: `zero::maskedZerosOf`) gives each block of its parallel
+      loop the range of the reduction loop where it is not zero;
+    - a result that every user reads only under a select on a constant
+      mask (the body takes it, through elementwise ops, into one side of
+      an `arith.select` whose condition is the mask's element) gives each
+      block of the row (or column) loop the range of the other loop that
+      a user keeps; the rest of the result is never written.
+    Each block is the same op on `tensor.extract_slice`s of the operands,
+    written with `tensor.insert_slice` into one
+    `bufferization.alloc_tensor` (one buffer, each block a strided GEMM
+    into it; slices of a `tensor.empty` would fold into empty tensors of
+    their own, each block then copied in). Blocks are at least
+    `min-rows` long (rounded up to a multiple of 8), at most `max-blocks`
+    of them.
+
+    The values read are the same: a dropped term was `0 * x`, zero for a
+    finite `x` (as `zero-gpu-skip-masked-terms` assumes), and a result
+    element left unwritten is one no user's select keeps.
+  }];
+  let options = [
+    Option<"minRows", "min-rows", "int64_t", "128",
+           "The fewest rows (or columns) of a block">,
+    Option<"maxBlocks", "max-blocks", "int64_t", "4",
+           "The most blocks one GEMM is split into">,
+    Option<"maxFill", "max-fill", "double", "-1e4",
+           "A select's negative fill at or below this counts as -inf "
+           "before an exponential (-104 or less)">,
+  ];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def ZeroGatherOneHotReductions
     : Pass<"zero-gather-one-hot-reductions", "func::FuncOp"> {
   let summary = "Read a one-hot sum's one element instead of every class";

@@ -1,0 +1,61 @@
+//===- Masks.h - values a constant mask makes zero --------------*- C++ -*-===//
+//
+// A causal softmax's probabilities are exactly zero where its constant mask
+// hides: `exp(select(mask, s, -inf) - max)` is `exp(-inf)`. The passes that
+// skip those zeros (a sum's terms, a GEMM's blocks) prove them here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_OPT_DIALECT_ZERO_UTILS_MASKS_H
+#define ZERO_OPT_DIALECT_ZERO_UTILS_MASKS_H
+
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+#include <optional>
+#include <tuple>
+
+namespace mlir::zero {
+
+/// exp(x) rounds to zero in f32 (and every narrower type) below this.
+constexpr double kMaxMaskFill = -104;
+
+/// Whether every slice of a mask along the dimensions that a map gives some
+/// loops (the others fixed) holds an element equal to `kept`. Answers are
+/// kept: every layer's softmax asks about the same mask.
+class MaskSliceCheck {
+public:
+  bool holds(DenseElementsAttr mask, AffineMap map,
+             const llvm::SmallBitVector &loops, bool kept);
+
+private:
+  DenseMap<std::tuple<Attribute, uint64_t, unsigned>, bool> answers;
+};
+
+/// A select's condition without its negation (an `xori` with true);
+/// `negated` says whether there was one.
+Value withoutNegation(Value condition, bool &negated);
+
+/// A constant i1 mask, its indexing map in a consumer's loops, and the
+/// value of its elements where the consumer's operand is zero.
+struct ZeroMask {
+  Value bits;
+  DenseElementsAttr values;
+  AffineMap map;
+  bool zeroWhen;
+};
+
+/// The mask where `x`, read through `xMap` (a consumer's loops to `x`'s
+/// dimensions), is exactly zero: `x` is the one result of a parallel
+/// `linalg.generic` whose yielded value is zero wherever an element of a
+/// constant i1 input hides it (a select of zero, or the exponential of a
+/// select of a fill at or below `maxFill`, less a row's statistic, scaled).
+/// None when that is not proven.
+std::optional<ZeroMask> maskedZerosOf(Value x, AffineMap xMap, double maxFill,
+                                      MaskSliceCheck &slices);
+
+} // namespace mlir::zero
+
+#endif

@@ -1,0 +1,241 @@
+//===- Masks.cpp - values a constant mask makes zero ------------*- C++ -*-===//
+#include "zero-opt/Dialect/Zero/Utils/Masks.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+/// Bounds the walks over a body's expressions.
+constexpr unsigned kMaxDepth = 16;
+
+/// What makes a producer's value zero: the block argument of the mask whose
+/// elements equal to `zeroWhen` hide (false where the select keeps its true
+/// value), the producer's loops that a statistic subtracted on the way is
+/// taken over (each slice along them must keep an element for it to be
+/// finite), and, before an exponential, the bound of the value where the
+/// mask hides.
+struct ZeroCause {
+  BlockArgument condition;
+  bool zeroWhen = false;
+  llvm::SmallBitVector statisticLoops;
+  double bound = 0;
+};
+
+/// The condition argument of a select in `g`'s body one of whose values
+/// is a constant that `accept` takes (the fill); `bound` is that constant.
+std::optional<ZeroCause>
+selectOf(linalg::GenericOp g, Value v,
+         llvm::function_ref<bool(const APFloat &)> accept) {
+  auto select = v.getDefiningOp<arith::SelectOp>();
+  if (!select)
+    return std::nullopt;
+  // The condition, or its negation.
+  bool negated;
+  auto cond =
+      dyn_cast<BlockArgument>(withoutNegation(select.getCondition(), negated));
+  if (!cond || cond.getOwner() != g.getBody() ||
+      !g.isDpsInput(g.getMatchingOpOperand(cond)))
+    return std::nullopt;
+  // Masks are written both ways: true keeps (select(m, s, fill)) or true
+  // hides (select(m, fill, s)).
+  for (bool whenTrue : {false, true}) {
+    FloatAttr fill;
+    Value side = whenTrue ? select.getTrueValue() : select.getFalseValue();
+    if (matchPattern(side, m_Constant(&fill)) && accept(fill.getValue()))
+      return ZeroCause{cond, whenTrue != negated,
+                       llvm::SmallBitVector(g.getNumLoops()),
+                       fill.getValue().convertToDouble()};
+  }
+  return std::nullopt;
+}
+
+/// A positive finite constant.
+bool positiveConstant(Value v, double &value) {
+  FloatAttr f;
+  if (!matchPattern(v, m_Constant(&f)) || !f.getValue().isFinite() ||
+      f.getValue().isNegative() || f.getValue().isZero())
+    return false;
+  value = f.getValue().convertToDouble();
+  return true;
+}
+
+/// Why `v` lies at or below a negative bound where a mask of `g` hides, if
+/// it does: a select of a negative constant (-inf, or a model's
+/// finite stand-in such as -1e9), widened, narrowed, scaled by a positive
+/// constant, shifted by a constant, or less a statistic of the rows (the
+/// bound kept: the statistic is at least a row's unmasked value).
+std::optional<ZeroCause> belowWhereHidden(linalg::GenericOp g, Value v,
+                                          unsigned depth = 0) {
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > kMaxDepth)
+    return std::nullopt;
+  if (auto cause = selectOf(g, v, [](const APFloat &f) {
+        return f.isNegative() && !f.isNaN() && !f.isZero();
+      }))
+    return cause;
+  if (isa<arith::ExtFOp, arith::TruncFOp>(op))
+    return belowWhereHidden(g, op->getOperand(0), depth + 1);
+  if (isa<arith::SubFOp, arith::AddFOp>(op)) {
+    std::optional<ZeroCause> cause =
+        belowWhereHidden(g, op->getOperand(0), depth + 1);
+    Value other = op->getOperand(1);
+    if (!cause && isa<arith::AddFOp>(op)) {
+      cause = belowWhereHidden(g, other, depth + 1);
+      other = op->getOperand(0);
+    }
+    if (!cause)
+      return std::nullopt;
+    FloatAttr f;
+    if (matchPattern(other, m_Constant(&f))) {
+      if (!f.getValue().isFinite())
+        return std::nullopt;
+      double c = f.getValue().convertToDouble();
+      cause->bound += isa<arith::SubFOp>(op) ? -c : c;
+      return cause;
+    }
+    // A statistic of the rows (their maximum): the loops it is taken over.
+    auto arg = dyn_cast<BlockArgument>(other);
+    if (!arg || arg.getOwner() != g.getBody() || !isa<arith::SubFOp>(op))
+      return std::nullopt;
+    AffineMap map = g.getMatchingIndexingMap(g.getMatchingOpOperand(arg));
+    for (unsigned loop = 0; loop < g.getNumLoops(); ++loop)
+      if (!map.isFunctionOfDim(loop))
+        cause->statisticLoops.set(loop);
+    return cause;
+  }
+  if (isa<arith::MulFOp>(op)) {
+    for (unsigned i : {0u, 1u}) {
+      double c;
+      if (!positiveConstant(op->getOperand(1 - i), c))
+        continue;
+      std::optional<ZeroCause> cause =
+          belowWhereHidden(g, op->getOperand(i), depth + 1);
+      if (cause)
+        cause->bound *= c;
+      return cause;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Why `v` is zero where a mask of `g` hides, if it is.
+std::optional<ZeroCause> zeroWhereHidden(linalg::GenericOp g, Value v,
+                                         double maxFill, unsigned depth = 0) {
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > kMaxDepth)
+    return std::nullopt;
+  if (auto cause = selectOf(g, v, [](const APFloat &f) { return f.isZero(); }))
+    return cause;
+  if (isa<arith::ExtFOp, arith::TruncFOp, arith::NegFOp>(op))
+    return zeroWhereHidden(g, op->getOperand(0), maxFill, depth + 1);
+  if (isa<math::ExpOp>(op)) {
+    std::optional<ZeroCause> cause =
+        belowWhereHidden(g, op->getOperand(0), depth + 1);
+    if (!cause || cause->bound > maxFill)
+      return std::nullopt;
+    return cause;
+  }
+  if (isa<arith::MulFOp>(op)) {
+    if (auto cause = zeroWhereHidden(g, op->getOperand(0), maxFill, depth + 1))
+      return cause;
+    return zeroWhereHidden(g, op->getOperand(1), maxFill, depth + 1);
+  }
+  if (isa<arith::DivFOp>(op))
+    return zeroWhereHidden(g, op->getOperand(0), maxFill, depth + 1);
+  return std::nullopt;
+}
+
+/// Each element's slice: whether all hold an element equal to `kept`.
+bool everySliceHolds(DenseElementsAttr mask, ArrayRef<bool> along, bool kept) {
+  if (mask.isSplat())
+    return mask.getSplatValue<bool>() == kept;
+  ArrayRef<int64_t> shape = cast<ShapedType>(mask.getType()).getShape();
+  // Each element's slice: its index with the dimensions along zeroed.
+  SmallVector<int64_t> strides(shape.size(), 1), sliceStrides(shape.size(), 0);
+  int64_t slices = 1;
+  for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+    if (d + 1 < int64_t(shape.size()))
+      strides[d] = strides[d + 1] * shape[d + 1];
+    if (!along[d]) {
+      sliceStrides[d] = slices;
+      slices *= shape[d];
+    }
+  }
+  std::vector<bool> seen(slices, false);
+  int64_t index = 0;
+  for (bool value : mask.getValues<bool>()) {
+    if (value == kept) {
+      int64_t slice = 0;
+      for (size_t d = 0; d < shape.size(); ++d)
+        slice += (index / strides[d]) % shape[d] * sliceStrides[d];
+      seen[slice] = true;
+    }
+    ++index;
+  }
+  return llvm::all_of(seen, [](bool s) { return s; });
+}
+} // namespace
+
+Value zero::withoutNegation(Value condition, bool &negated) {
+  negated = false;
+  if (auto x = condition.getDefiningOp<arith::XOrIOp>())
+    for (unsigned i : {0u, 1u})
+      if (matchPattern(x->getOperand(1 - i), m_One())) {
+        negated = true;
+        return x->getOperand(i);
+      }
+  return condition;
+}
+
+bool MaskSliceCheck::holds(DenseElementsAttr mask, AffineMap map,
+                           const llvm::SmallBitVector &loops, bool kept) {
+  SmallVector<bool> along(map.getNumResults(), false);
+  for (auto [dim, expr] : llvm::enumerate(map.getResults()))
+    if (auto d = dyn_cast<AffineDimExpr>(expr))
+      along[dim] = loops.test(d.getPosition());
+  if (along.size() > 64)
+    return everySliceHolds(mask, along, kept);
+  uint64_t key = 0;
+  for (auto [dim, a] : llvm::enumerate(along))
+    key |= uint64_t(a) << dim;
+  auto [it, inserted] = answers.try_emplace({mask, key, unsigned(kept)}, false);
+  if (inserted)
+    it->second = everySliceHolds(mask, along, kept);
+  return it->second;
+}
+
+std::optional<ZeroMask> zero::maskedZerosOf(Value x, AffineMap xMap,
+                                            double maxFill,
+                                            MaskSliceCheck &slices) {
+  auto g = x.getDefiningOp<linalg::GenericOp>();
+  if (!g || !g.hasPureTensorSemantics() || g->getNumResults() != 1 ||
+      g.getNumLoops() != g.getNumParallelLoops())
+    return std::nullopt;
+  AffineMap produced = g.getMatchingIndexingMap(g.getDpsInitOperand(0));
+  if (!produced.isPermutation())
+    return std::nullopt;
+  auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
+  std::optional<ZeroCause> cause =
+      zeroWhereHidden(g, yield.getOperand(0), maxFill);
+  if (!cause)
+    return std::nullopt;
+  OpOperand *maskOperand = g.getMatchingOpOperand(cause->condition);
+  DenseElementsAttr bits;
+  if (!matchPattern(maskOperand->get(), m_Constant(&bits)) ||
+      !bits.getElementType().isInteger(1))
+    return std::nullopt;
+  AffineMap maskInG = g.getMatchingIndexingMap(maskOperand);
+  if (cause->statisticLoops.any() &&
+      !slices.holds(bits, maskInG, cause->statisticLoops, !cause->zeroWhen))
+    return std::nullopt;
+  AffineMap maskInUser =
+      maskInG.compose(inversePermutation(produced).compose(xMap));
+  if (!maskInUser.isProjectedPermutation(/*allowZeroInResults=*/true))
+    return std::nullopt;
+  return ZeroMask{maskOperand->get(), bits, maskInUser, cause->zeroWhen};
+}
