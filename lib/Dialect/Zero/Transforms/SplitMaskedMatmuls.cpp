@@ -95,21 +95,72 @@ std::optional<Gemm> matchGemm(Operation *op) {
   return g;
 }
 
-/// A `rows` x `cols` matrix over two loops of a GEMM: whether some mask
-/// element keeps each (row, column).
+/// Per row of a `rows` x `cols` matrix over two loops of a GEMM, the
+/// columns some mask element keeps, as their hull [lo, hi) (none where
+/// lo >= hi): a block's range is the hull of its rows' anyway.
 struct Coverage {
   int64_t rows, cols;
-  std::vector<bool> kept;
+  std::vector<std::pair<int64_t, int64_t>> hull;
   Coverage(int64_t rows, int64_t cols)
-      : rows(rows), cols(cols), kept(rows * cols, false) {}
+      : rows(rows), cols(cols), hull(rows, {cols, 0}) {}
+  void add(int64_t x, int64_t lo, int64_t hi) {
+    hull[x].first = std::min(hull[x].first, lo);
+    hull[x].second = std::max(hull[x].second, hi);
+  }
 };
 
-/// Marks in `c` (over GEMM loops `p`, `q`) every place where an element of
-/// `mask` equals `value`; `dimLoops[d]` is the GEMM loop that mask
-/// dimension `d` follows (-1: none, any place along it). False when the
-/// mask's extents do not match the loops'.
-bool markMask(DenseElementsAttr mask, ArrayRef<int64_t> dimLoops, bool value,
-              int64_t p, int64_t q, Coverage &c) {
+/// The hull, per index along mask dimension `dp` (one row if none), of
+/// the indices along `dq` (0 if none) of the elements equal to `value`.
+/// Kept: every layer asks about the same mask.
+class MaskHulls {
+public:
+  ArrayRef<std::pair<int64_t, int64_t>> get(DenseElementsAttr mask, int64_t dp,
+                                            int64_t dq, bool value) {
+    auto [it, inserted] =
+        hulls.try_emplace({mask, dp, dq, unsigned(value)}, HullRows{});
+    if (inserted)
+      it->second = compute(mask, dp, dq, value);
+    return it->second;
+  }
+
+private:
+  using HullRows = std::vector<std::pair<int64_t, int64_t>>;
+  static HullRows compute(DenseElementsAttr mask, int64_t dp, int64_t dq,
+                          bool value) {
+    ArrayRef<int64_t> shape = cast<ShapedType>(mask.getType()).getShape();
+    int64_t hr = dp >= 0 ? shape[dp] : 1, hc = dq >= 0 ? shape[dq] : 1;
+    HullRows rows(hr, {hc, 0});
+    if (mask.isSplat()) {
+      if (mask.getSplatValue<bool>() == value)
+        rows.assign(hr, {0, hc});
+      return rows;
+    }
+    SmallVector<int64_t> strides(shape.size(), 1);
+    for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * shape[d + 1];
+    int64_t index = 0;
+    for (bool bit : mask.getValues<bool>()) {
+      if (bit == value) {
+        int64_t x = dp >= 0 ? index / strides[dp] % shape[dp] : 0;
+        int64_t y = dq >= 0 ? index / strides[dq] % shape[dq] : 0;
+        rows[x].first = std::min(rows[x].first, y);
+        rows[x].second = std::max(rows[x].second, y + 1);
+      }
+      ++index;
+    }
+    return rows;
+  }
+
+  DenseMap<std::tuple<Attribute, int64_t, int64_t, unsigned>, HullRows> hulls;
+};
+
+/// Marks in `c` (over GEMM loops `p`, `q`) where an element of `mask`
+/// equals `value`; `dimLoops[d]` is the GEMM loop that mask dimension `d`
+/// follows (-1: none, any place along it). False when the mask's extents
+/// do not match the loops'.
+bool markMask(MaskHulls &hulls, DenseElementsAttr mask,
+              ArrayRef<int64_t> dimLoops, bool value, int64_t p, int64_t q,
+              Coverage &c) {
   ArrayRef<int64_t> shape = cast<ShapedType>(mask.getType()).getShape();
   int64_t dp = -1, dq = -1;
   for (auto [d, loop] : llvm::enumerate(dimLoops)) {
@@ -120,29 +171,12 @@ bool markMask(DenseElementsAttr mask, ArrayRef<int64_t> dimLoops, bool value,
   }
   if ((dp >= 0 && shape[dp] != c.rows) || (dq >= 0 && shape[dq] != c.cols))
     return false;
-  int64_t hr = dp >= 0 ? c.rows : 1, hc = dq >= 0 ? c.cols : 1;
-  std::vector<bool> hit(hr * hc, false);
-  if (mask.isSplat()) {
-    if (mask.getSplatValue<bool>() == value)
-      hit.assign(hr * hc, true);
-  } else {
-    SmallVector<int64_t> strides(shape.size(), 1);
-    for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
-      strides[d] = strides[d + 1] * shape[d + 1];
-    int64_t index = 0;
-    for (bool bit : mask.getValues<bool>()) {
-      if (bit == value) {
-        int64_t x = dp >= 0 ? index / strides[dp] % shape[dp] : 0;
-        int64_t y = dq >= 0 ? index / strides[dq] % shape[dq] : 0;
-        hit[x * hc + y] = true;
-      }
-      ++index;
-    }
+  ArrayRef<std::pair<int64_t, int64_t>> rows = hulls.get(mask, dp, dq, value);
+  for (int64_t x = 0; x < c.rows; ++x) {
+    auto [lo, hi] = rows[dp >= 0 ? x : 0];
+    if (lo < hi)
+      c.add(x, dq >= 0 ? lo : 0, dq >= 0 ? hi : c.cols);
   }
-  for (int64_t x = 0; x < c.rows; ++x)
-    for (int64_t y = 0; y < c.cols; ++y)
-      if (hit[(dp >= 0 ? x : 0) * hc + (dq >= 0 ? y : 0)])
-        c.kept[x * c.cols + y] = true;
   return true;
 }
 
@@ -166,8 +200,8 @@ OpOperand *maskOperandOf(linalg::GenericOp g, Value cond, bool &negated) {
 /// GEMM's result: its body takes the element, through pure elementwise
 /// ops, only into one side of selects on constant masks. False when some
 /// use of it escapes a select.
-bool markKeptByUse(const Gemm &gemm, OpOperand &use, int64_t p, int64_t q,
-                   Coverage &c) {
+bool markKeptByUse(MaskHulls &hulls, const Gemm &gemm, OpOperand &use,
+                   int64_t p, int64_t q, Coverage &c) {
   auto g = dyn_cast<linalg::GenericOp>(use.getOwner());
   if (!g || !g.hasPureTensorSemantics() || !g.isDpsInput(&use))
     return false;
@@ -204,7 +238,7 @@ bool markKeptByUse(const Gemm &gemm, OpOperand &use, int64_t p, int64_t q,
         }
         DenseElementsAttr bits;
         (void)matchPattern(mask->get(), m_Constant(&bits));
-        if (!markMask(bits, dimLoops, trueSide != negated, p, q, c))
+        if (!markMask(hulls, bits, dimLoops, trueSide != negated, p, q, c))
           return false;
         continue;
       }
@@ -243,12 +277,10 @@ std::optional<Split> blocksOf(const Coverage &c, int64_t split, int64_t bounded,
   int64_t work = 0;
   for (int64_t begin = 0; begin < c.rows; begin += size) {
     int64_t end = std::min(c.rows, begin + size), lo = c.cols, hi = 0;
-    for (int64_t x = begin; x < end; ++x)
-      for (int64_t y = 0; y < c.cols; ++y)
-        if (c.kept[x * c.cols + y]) {
-          lo = std::min(lo, y);
-          hi = std::max(hi, y + 1);
-        }
+    for (int64_t x = begin; x < end; ++x) {
+      lo = std::min(lo, c.hull[x].first);
+      hi = std::max(hi, c.hull[x].second);
+    }
     if (lo >= hi)
       lo = hi = 0;
     s.blocks.push_back({begin, end, lo, hi});
@@ -262,7 +294,7 @@ std::optional<Split> blocksOf(const Coverage &c, int64_t split, int64_t bounded,
 /// keep its result. None when no split saves a tenth of the work.
 std::optional<Split> planSplit(const Gemm &gemm, int64_t minRows,
                                int64_t maxBlocks, double maxFill,
-                               zero::MaskSliceCheck &slices) {
+                               zero::MaskSliceCheck &slices, MaskHulls &hulls) {
   std::optional<Split> best;
   auto consider = [&](std::optional<Split> s) {
     if (s && s->share <= 0.9 && (!best || s->share < best->share))
@@ -282,7 +314,8 @@ std::optional<Split> planSplit(const Gemm &gemm, int64_t minRows,
       dimLoops.push_back(d ? int64_t(d.getPosition()) : -1);
     }
     Coverage c(gemm.ranges[p], gemm.ranges[gemm.k]);
-    if (markMask(zeros->values, dimLoops, !zeros->zeroWhen, p, gemm.k, c))
+    if (markMask(hulls, zeros->values, dimLoops, !zeros->zeroWhen, p, gemm.k,
+                 c))
       consider(blocksOf(c, p, gemm.k, minRows, maxBlocks));
   }
   // A result its users keep only where masks do.
@@ -294,7 +327,7 @@ std::optional<Split> planSplit(const Gemm &gemm, int64_t minRows,
     auto [p, q] = loops;
     Coverage c(gemm.ranges[p], gemm.ranges[q]);
     if (llvm::all_of(result.getUses(), [&](OpOperand &use) {
-          return markKeptByUse(gemm, use, loops.first, loops.second, c);
+          return markKeptByUse(hulls, gemm, use, loops.first, loops.second, c);
         }))
       consider(blocksOf(c, p, q, minRows, maxBlocks));
   }
@@ -404,12 +437,13 @@ struct ZeroSplitMaskedMatmulsPass
         gemms.push_back(*g);
     });
     zero::MaskSliceCheck slices;
+    MaskHulls hulls;
     // Planned first: a split GEMM's result no longer reads as the
     // producer of the next one's operand, so later plans see the old IR.
     SmallVector<std::pair<Gemm, Split>> splits;
     for (const Gemm &g : gemms)
       if (std::optional<Split> s =
-              planSplit(g, minRows, maxBlocks, maxFill, slices))
+              planSplit(g, minRows, maxBlocks, maxFill, slices, hulls))
         splits.push_back({g, *s});
     for (auto &[g, s] : splits)
       applySplit(g, s);
