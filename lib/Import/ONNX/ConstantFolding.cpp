@@ -25,6 +25,12 @@ using namespace mlir::zero::onnx_import;
 
 /// Beyond this many elements a result is data, not a shape or a table.
 constexpr int64_t kMaxFoldedElements = 1 << 16;
+/// A node that only moves or maps a constant's elements (a slice, a
+/// reshape, Not, Cast, ...) gives a constant no larger than it: folded up
+/// to this many elements, so that a model's `Not(mask[:T, :T])` over 1024
+/// x 1024 tokens is a constant mask the compiler reads (which blocks of a
+/// GEMM it hides) rather than ops run every step.
+constexpr int64_t kMaxFoldedViewElements = 1 << 24;
 
 namespace {
 /// A constant tensor being evaluated: floats as double, integers and
@@ -599,6 +605,9 @@ static constexpr std::array<StringLiteral, 15> kBinaryOps = {
 static constexpr std::array<StringLiteral, 9> kUnaryOps = {
     "Neg",  "Abs",  "Sqrt", "Reciprocal", "Floor",
     "Ceil", "Sign", "Not",  "Identity"};
+/// Nodes whose result takes its elements from one input's.
+static constexpr std::array<StringLiteral, 6> kViewOps = {
+    "Cast", "Unsqueeze", "Squeeze", "Reshape", "Slice", "Identity"};
 static constexpr std::array<StringLiteral, 10> kShapeOps = {
     "Cast",    "Gather", "Concat", "Unsqueeze", "Squeeze",
     "Reshape", "Slice",  "Range",  "Expand",    "Where"};
@@ -638,6 +647,11 @@ FailureOr<std::optional<Lit>> Evaluator::run() {
 FailureOr<bool> mlir::zero::onnx_import::foldConstantNode(NodeImporter &n) {
   if (n.node.domain() != "" && n.node.domain() != "ai.onnx")
     return false;
+  StringRef op = n.node.op_type();
+  bool view =
+      llvm::is_contained(kUnaryOps, op) || llvm::is_contained(kViewOps, op);
+  int64_t limit = view ? kMaxFoldedViewElements : kMaxFoldedElements;
+  int64_t largest = 0;
   SmallVector<Lit> in;
   for (unsigned i = 0; i < n.numInputs(); ++i) {
     if (!n.hasInput(i)) {
@@ -650,9 +664,9 @@ FailureOr<bool> mlir::zero::onnx_import::foldConstantNode(NodeImporter &n) {
     // Only values known as constants: data propagation also "knows" values
     // computed from initializers that a training graph updates every step.
     auto it = n.state.constants.find(n.node.input(i));
-    if (it == n.state.constants.end() ||
-        it->second.getNumElements() > kMaxFoldedElements)
+    if (it == n.state.constants.end() || it->second.getNumElements() > limit)
       return false;
+    largest = std::max<int64_t>(largest, it->second.getNumElements());
     in.push_back(toLit(it->second));
   }
   if (in.empty())
@@ -661,7 +675,8 @@ FailureOr<bool> mlir::zero::onnx_import::foldConstantNode(NodeImporter &n) {
   auto out = ev.run();
   if (failed(out))
     return failure();
-  if (!*out || (*out)->size() > kMaxFoldedElements)
+  if (!*out || ((*out)->size() > kMaxFoldedElements &&
+                (!view || (*out)->size() > largest)))
     return false;
   n.setConstantOutput(0, toAttr(**out));
   return true;
