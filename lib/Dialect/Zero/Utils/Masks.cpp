@@ -13,21 +13,24 @@ namespace {
 /// Bounds the walks over a body's expressions.
 constexpr unsigned kMaxDepth = 16;
 
-/// What makes a producer's value zero: the block argument of the mask whose
-/// elements equal to `zeroWhen` hide (false where the select keeps its true
-/// value), the producer's loops that a statistic subtracted on the way is
-/// taken over (each slice along them must keep an element for it to be
-/// finite), and, before an exponential, the bound of the value where the
-/// mask hides.
+/// What makes a producer's value zero: the constant mask (its value, its
+/// map in the producer's loops) whose elements equal to `zeroWhen` hide
+/// (false where the select keeps its true value), the producer's loops that
+/// a statistic subtracted on the way is taken over (each slice along them
+/// must keep an element for it to be finite), and, before an exponential,
+/// the bound of the value where the mask hides.
 struct ZeroCause {
-  BlockArgument condition;
+  Value bits;
+  DenseElementsAttr values;
+  AffineMap maskMap;
   bool zeroWhen = false;
   llvm::SmallBitVector statisticLoops;
   double bound = 0;
 };
 
-/// The condition argument of a select in `g`'s body one of whose values
-/// is a constant that `accept` takes (the fill); `bound` is that constant.
+/// The mask of a select in `g`'s body whose condition is a constant i1
+/// input (or its negation) and one of whose values is a constant that
+/// `accept` takes (the fill); `bound` is that constant.
 std::optional<ZeroCause>
 selectOf(linalg::GenericOp g, Value v,
          llvm::function_ref<bool(const APFloat &)> accept) {
@@ -41,13 +44,21 @@ selectOf(linalg::GenericOp g, Value v,
   if (!cond || cond.getOwner() != g.getBody() ||
       !g.isDpsInput(g.getMatchingOpOperand(cond)))
     return std::nullopt;
+  OpOperand *operand = g.getMatchingOpOperand(cond);
+  DenseElementsAttr bits;
+  if (!matchPattern(operand->get(), m_Constant(&bits)) ||
+      !bits.getElementType().isInteger(1))
+    return std::nullopt;
   // Masks are written both ways: true keeps (select(m, s, fill)) or true
   // hides (select(m, fill, s)).
   for (bool whenTrue : {false, true}) {
     FloatAttr fill;
     Value side = whenTrue ? select.getTrueValue() : select.getFalseValue();
     if (matchPattern(side, m_Constant(&fill)) && accept(fill.getValue()))
-      return ZeroCause{cond, whenTrue != negated,
+      return ZeroCause{operand->get(),
+                       bits,
+                       g.getMatchingIndexingMap(operand),
+                       whenTrue != negated,
                        llvm::SmallBitVector(g.getNumLoops()),
                        fill.getValue().convertToDouble()};
   }
@@ -69,23 +80,31 @@ bool positiveConstant(Value v, double &value) {
 /// finite stand-in such as -1e9), widened, narrowed, scaled by a positive
 /// constant, shifted by a constant, or less a statistic of the rows (the
 /// bound kept: the statistic is at least a row's unmasked value).
+std::optional<ZeroCause> inherited(linalg::GenericOp g, Value v, bool zero,
+                                   double maxFill, MaskSliceCheck &slices,
+                                   unsigned depth);
+
 std::optional<ZeroCause> belowWhereHidden(linalg::GenericOp g, Value v,
+                                          double maxFill,
+                                          MaskSliceCheck &slices,
                                           unsigned depth = 0) {
-  Operation *op = v.getDefiningOp();
-  if (!op || depth > kMaxDepth)
+  if (depth > kMaxDepth)
     return std::nullopt;
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return inherited(g, v, /*zero=*/false, maxFill, slices, depth + 1);
   if (auto cause = selectOf(g, v, [](const APFloat &f) {
         return f.isNegative() && !f.isNaN() && !f.isZero();
       }))
     return cause;
   if (isa<arith::ExtFOp, arith::TruncFOp>(op))
-    return belowWhereHidden(g, op->getOperand(0), depth + 1);
+    return belowWhereHidden(g, op->getOperand(0), maxFill, slices, depth + 1);
   if (isa<arith::SubFOp, arith::AddFOp>(op)) {
     std::optional<ZeroCause> cause =
-        belowWhereHidden(g, op->getOperand(0), depth + 1);
+        belowWhereHidden(g, op->getOperand(0), maxFill, slices, depth + 1);
     Value other = op->getOperand(1);
     if (!cause && isa<arith::AddFOp>(op)) {
-      cause = belowWhereHidden(g, other, depth + 1);
+      cause = belowWhereHidden(g, other, maxFill, slices, depth + 1);
       other = op->getOperand(0);
     }
     if (!cause)
@@ -114,7 +133,7 @@ std::optional<ZeroCause> belowWhereHidden(linalg::GenericOp g, Value v,
       if (!positiveConstant(op->getOperand(1 - i), c))
         continue;
       std::optional<ZeroCause> cause =
-          belowWhereHidden(g, op->getOperand(i), depth + 1);
+          belowWhereHidden(g, op->getOperand(i), maxFill, slices, depth + 1);
       if (cause)
         cause->bound *= c;
       return cause;
@@ -125,29 +144,70 @@ std::optional<ZeroCause> belowWhereHidden(linalg::GenericOp g, Value v,
 
 /// Why `v` is zero where a mask of `g` hides, if it is.
 std::optional<ZeroCause> zeroWhereHidden(linalg::GenericOp g, Value v,
-                                         double maxFill, unsigned depth = 0) {
-  Operation *op = v.getDefiningOp();
-  if (!op || depth > kMaxDepth)
+                                         double maxFill, MaskSliceCheck &slices,
+                                         unsigned depth = 0) {
+  if (depth > kMaxDepth)
     return std::nullopt;
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return inherited(g, v, /*zero=*/true, maxFill, slices, depth + 1);
   if (auto cause = selectOf(g, v, [](const APFloat &f) { return f.isZero(); }))
     return cause;
   if (isa<arith::ExtFOp, arith::TruncFOp, arith::NegFOp>(op))
-    return zeroWhereHidden(g, op->getOperand(0), maxFill, depth + 1);
+    return zeroWhereHidden(g, op->getOperand(0), maxFill, slices, depth + 1);
   if (isa<math::ExpOp>(op)) {
     std::optional<ZeroCause> cause =
-        belowWhereHidden(g, op->getOperand(0), depth + 1);
+        belowWhereHidden(g, op->getOperand(0), maxFill, slices, depth + 1);
     if (!cause || cause->bound > maxFill)
       return std::nullopt;
     return cause;
   }
   if (isa<arith::MulFOp>(op)) {
-    if (auto cause = zeroWhereHidden(g, op->getOperand(0), maxFill, depth + 1))
+    if (auto cause =
+            zeroWhereHidden(g, op->getOperand(0), maxFill, slices, depth + 1))
       return cause;
-    return zeroWhereHidden(g, op->getOperand(1), maxFill, depth + 1);
+    return zeroWhereHidden(g, op->getOperand(1), maxFill, slices, depth + 1);
   }
   if (isa<arith::DivFOp>(op))
-    return zeroWhereHidden(g, op->getOperand(0), maxFill, depth + 1);
+    return zeroWhereHidden(g, op->getOperand(0), maxFill, slices, depth + 1);
   return std::nullopt;
+}
+
+/// Why input element `v` of `g` is zero (or, `zero` false, at or below a
+/// bound) where a mask hides: its producer's value is, a parallel generic
+/// written in the order it is read (the CPU target's softmax stored in
+/// stages: masked scores, their exponentials, the probabilities). A
+/// statistic the producer subtracted is checked there; the mask's map
+/// becomes `g`'s.
+std::optional<ZeroCause> inherited(linalg::GenericOp g, Value v, bool zero,
+                                   double maxFill, MaskSliceCheck &slices,
+                                   unsigned depth) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != g.getBody())
+    return std::nullopt;
+  OpOperand *operand = g.getMatchingOpOperand(arg);
+  auto p = operand->get().getDefiningOp<linalg::GenericOp>();
+  if (!g.isDpsInput(operand) || !p || !p.hasPureTensorSemantics() ||
+      p->getNumResults() != 1 || p.getNumLoops() != p.getNumParallelLoops())
+    return std::nullopt;
+  AffineMap produced = p.getMatchingIndexingMap(p.getDpsInitOperand(0));
+  if (!produced.isPermutation())
+    return std::nullopt;
+  Value yielded =
+      cast<linalg::YieldOp>(p.getBody()->getTerminator()).getOperand(0);
+  std::optional<ZeroCause> cause =
+      zero ? zeroWhereHidden(p, yielded, maxFill, slices, depth)
+           : belowWhereHidden(p, yielded, maxFill, slices, depth);
+  if (!cause || (cause->statisticLoops.any() &&
+                 !slices.holds(cause->values, cause->maskMap,
+                               cause->statisticLoops, !cause->zeroWhen)))
+    return std::nullopt;
+  cause->maskMap = cause->maskMap.compose(
+      inversePermutation(produced).compose(g.getMatchingIndexingMap(operand)));
+  if (!cause->maskMap.isProjectedPermutation(/*allowZeroInResults=*/true))
+    return std::nullopt;
+  cause->statisticLoops = llvm::SmallBitVector(g.getNumLoops());
+  return cause;
 }
 
 /// Each element's slice: whether all hold an element equal to `kept`.
@@ -221,21 +281,16 @@ std::optional<ZeroMask> zero::maskedZerosOf(Value x, AffineMap xMap,
     return std::nullopt;
   auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
   std::optional<ZeroCause> cause =
-      zeroWhereHidden(g, yield.getOperand(0), maxFill);
+      zeroWhereHidden(g, yield.getOperand(0), maxFill, slices);
   if (!cause)
     return std::nullopt;
-  OpOperand *maskOperand = g.getMatchingOpOperand(cause->condition);
-  DenseElementsAttr bits;
-  if (!matchPattern(maskOperand->get(), m_Constant(&bits)) ||
-      !bits.getElementType().isInteger(1))
-    return std::nullopt;
-  AffineMap maskInG = g.getMatchingIndexingMap(maskOperand);
   if (cause->statisticLoops.any() &&
-      !slices.holds(bits, maskInG, cause->statisticLoops, !cause->zeroWhen))
+      !slices.holds(cause->values, cause->maskMap, cause->statisticLoops,
+                    !cause->zeroWhen))
     return std::nullopt;
   AffineMap maskInUser =
-      maskInG.compose(inversePermutation(produced).compose(xMap));
+      cause->maskMap.compose(inversePermutation(produced).compose(xMap));
   if (!maskInUser.isProjectedPermutation(/*allowZeroInResults=*/true))
     return std::nullopt;
-  return ZeroMask{maskOperand->get(), bits, maskInUser, cause->zeroWhen};
+  return ZeroMask{cause->bits, cause->values, maskInUser, cause->zeroWhen};
 }

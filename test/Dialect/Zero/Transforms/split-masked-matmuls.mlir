@@ -116,3 +116,116 @@ func.func @read_outside_select(%q: tensor<2x8x4xbf16>, %k: tensor<2x8x4xbf16>) -
   } -> tensor<2x8x8xbf16>
   return %r : tensor<2x8x8xbf16>
 }
+
+// -----
+
+#m3 = affine_map<(b, i, j) -> (0, i, j)>
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+#row = affine_map<(b, i, j) -> (b, i)>
+
+// A softmax stored in stages, as the CPU target's fusion leaves it: masked
+// scores, their exponentials less the row maximum, a product of those.
+// P's zeros are followed back through the generics that wrote its
+// inputs: P V is split as @probabilities is.
+// CHECK-LABEL: func @staged_probabilities
+// CHECK: bufferization.alloc_tensor() : tensor<2x8x4xf32>
+// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x2x2xf32>, tensor<2x2x4xf32>)
+// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x2x8xf32>, tensor<2x8x4xf32>)
+func.func @staged_probabilities(%x: tensor<2x8x8xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %mask = arith.constant dense<[[[true, false, false, false, false, false, false, false], [true, true, false, false, false, false, false, false], [true, true, true, false, false, false, false, false], [true, true, true, true, false, false, false, false], [true, true, true, true, true, false, false, false], [true, true, true, true, true, true, false, false], [true, true, true, true, true, true, true, false], [true, true, true, true, true, true, true, true]]]> : tensor<1x8x8xi1>
+  %fillv = arith.constant -1.0e+09 : f32
+  %zero = arith.constant 0.0 : f32
+  %low = arith.constant -3.0e+38 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %s = linalg.generic {indexing_maps = [#m3, #id3, #id3],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mask, %x : tensor<1x8x8xi1>, tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%m: i1, %a: f32, %o: f32):
+    %sel = arith.select %m, %a, %fillv : f32
+    linalg.yield %sel : f32
+  } -> tensor<2x8x8xf32>
+  %re = tensor.empty() : tensor<2x8xf32>
+  %rf = linalg.fill ins(%low : f32) outs(%re : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %max = linalg.generic {indexing_maps = [#id3, #row],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x8x8xf32>) outs(%rf : tensor<2x8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %mx = arith.maximumf %a, %acc : f32
+    linalg.yield %mx : f32
+  } -> tensor<2x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id3, #row, #id3],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %max : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%a: f32, %mx: f32, %o: f32):
+    %d = arith.subf %a, %mx : f32
+    %x1 = math.exp %d : f32
+    linalg.yield %x1 : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.generic {indexing_maps = [#id3, #id3],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ex : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %h = arith.mulf %a, %a : f32
+    linalg.yield %h : f32
+  } -> tensor<2x8x8xf32>
+  %oe = tensor.empty() : tensor<2x8x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %out = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>)
+      outs(%f : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %out : tensor<2x8x4xf32>
+}
+
+// -----
+
+#m3 = affine_map<(b, i, j) -> (0, i, j)>
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+#row = affine_map<(b, i, j) -> (b, i)>
+
+// Kept whole: the mask's first row keeps nothing, so that row's maximum is
+// the fill itself and its exponentials are not zero.
+// CHECK-LABEL: func @staged_row_all_hidden
+// CHECK-NOT: alloc_tensor
+// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x8x8xf32>, tensor<2x8x4xf32>)
+func.func @staged_row_all_hidden(%x: tensor<2x8x8xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %mask = arith.constant dense<[[[false, false, false, false, false, false, false, false], [true, true, false, false, false, false, false, false], [true, true, true, false, false, false, false, false], [true, true, true, true, false, false, false, false], [true, true, true, true, true, false, false, false], [true, true, true, true, true, true, false, false], [true, true, true, true, true, true, true, false], [true, true, true, true, true, true, true, true]]]> : tensor<1x8x8xi1>
+  %fillv = arith.constant -1.0e+09 : f32
+  %zero = arith.constant 0.0 : f32
+  %low = arith.constant -3.0e+38 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %s = linalg.generic {indexing_maps = [#m3, #id3, #id3],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mask, %x : tensor<1x8x8xi1>, tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%m: i1, %a: f32, %o: f32):
+    %sel = arith.select %m, %a, %fillv : f32
+    linalg.yield %sel : f32
+  } -> tensor<2x8x8xf32>
+  %re = tensor.empty() : tensor<2x8xf32>
+  %rf = linalg.fill ins(%low : f32) outs(%re : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %max = linalg.generic {indexing_maps = [#id3, #row],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x8x8xf32>) outs(%rf : tensor<2x8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %mx = arith.maximumf %a, %acc : f32
+    linalg.yield %mx : f32
+  } -> tensor<2x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id3, #row, #id3],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %max : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%a: f32, %mx: f32, %o: f32):
+    %d = arith.subf %a, %mx : f32
+    %x1 = math.exp %d : f32
+    linalg.yield %x1 : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.generic {indexing_maps = [#id3, #id3],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ex : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %h = arith.mulf %a, %a : f32
+    linalg.yield %h : f32
+  } -> tensor<2x8x8xf32>
+  %oe = tensor.empty() : tensor<2x8x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %out = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>)
+      outs(%f : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %out : tensor<2x8x4xf32>
+}

@@ -51,8 +51,10 @@ struct ZeroMask {
 /// dimensions), is exactly zero: `x` is the one result of a parallel
 /// `linalg.generic` whose yielded value is zero wherever an element of a
 /// constant i1 input hides it (a select of zero, or the exponential of a
-/// select of a fill at or below `maxFill`, less a row's statistic, scaled).
-/// None when that is not proven.
+/// select of a fill at or below `maxFill`, less a row's statistic, scaled),
+/// the select and the exponential in that generic or in the parallel
+/// generics whose results it reads (a softmax stored in stages). None when
+/// that is not proven.
 std::optional<ZeroMask> maskedZerosOf(Value x, AffineMap xMap, double maxFill,
                                       MaskSliceCheck &slices);
 
