@@ -11,8 +11,13 @@ drift reaches both sides alike. Reports each round's median step times
 and their ratios, and the medians over the rounds. PyTorch runs in fp32
 (its CPU autocast is not faster here).
 
+--seq, --batch and --layers change the context, micro-batch and depth
+(a long context: --seq 1024 --batch 2 --layers 2, whose attention GEMMs
+zero-split-masked-matmuls splits by the causal mask).
+
 Usage: /usr/bin/python3 bench/gpt_step.py [--build build] [--steps 15]
-       [--rounds 5] [--precisions fp32,bf16]
+       [--rounds 5] [--precisions fp32,bf16] [--seq T] [--batch B]
+       [--layers L]
 """
 import argparse
 import copy
@@ -52,13 +57,18 @@ def export(model, tokens, targets, folder):
 
 
 def main():
+    global T, B, L
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--steps", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--precisions", default="fp32")
+    ap.add_argument("--seq", type=int, default=T)
+    ap.add_argument("--batch", type=int, default=B)
+    ap.add_argument("--layers", type=int, default=L)
     args = ap.parse_args()
+    T, B, L = args.seq, args.batch, args.layers
     torch.set_num_threads(1)
     torch.manual_seed(0)
     model = export_models.GPT(vocab=V, d=D, n_head=H, n_layer=L, block_size=T)
