@@ -186,6 +186,31 @@ void zero::collectViews(Value root, DenseSet<Value> &views) {
   }
 }
 
+bool zero::isContiguousBuffer(Value v) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return t && t.hasStaticShape() && t.getLayout().isIdentity();
+}
+
+SmallVector<OpOperand *>
+zero::usesThroughReshapes(Value root, SmallVectorImpl<Operation *> &views) {
+  SmallVector<OpOperand *> uses;
+  SmallVector<Value> work{root};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user) &&
+          isContiguousBuffer(user->getResult(0))) {
+        views.push_back(user);
+        work.push_back(user->getResult(0));
+      } else {
+        uses.push_back(&use);
+      }
+    }
+  }
+  return uses;
+}
+
 bool zero::touchesViews(Operation *op, const DenseSet<Value> &views,
                         const DenseSet<Operation *> *ignore) {
   if (isa<ViewLikeOpInterface>(op) && op->getNumRegions() == 0)

@@ -10,11 +10,11 @@
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -28,8 +28,7 @@ using namespace mlir::zero;
 
 namespace {
 bool isTensorView(Operation *op) {
-  return isa<tosa::ReshapeOp, tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-             tensor::CollapseShapeOp, tensor::CastOp>(op);
+  return isReshape(op) || isa<tensor::ExtractSliceOp, tensor::CastOp>(op);
 }
 
 /// The block argument `v` views, through reshapes and slices, or null.
@@ -141,7 +140,6 @@ struct ZeroOrderByArrivalPass
     // early as that allows, and its result is ready after every backward
     // op and after the collectives placed before it. Then an op that is not
     // a collective joins its first user's place when that is later.
-    int64_t blockSize = n;
     std::vector<int64_t> rank(step.size()), ready(step.size());
     auto isCollective = [&](unsigned i) {
       return isa<CollectiveOpInterface>(step[i]);
@@ -150,7 +148,7 @@ struct ZeroOrderByArrivalPass
       rank[i] = outside[i];
       for (unsigned p : preds[i])
         rank[i] = std::max(rank[i], ready[p]);
-      ready[i] = isCollective(i) ? blockSize + rank[i] + 1 : rank[i];
+      ready[i] = isCollective(i) ? n + rank[i] + 1 : rank[i];
     }
     for (unsigned i = step.size(); i-- > 0;) {
       if (succs[i].empty() || isCollective(i))

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 
+#include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 #include "zero-opt/Dialect/Zero/Utils/Buckets.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -24,14 +25,9 @@ using namespace mlir;
 using namespace mlir::zero;
 
 namespace {
+/// A contiguous buffer of at least one dimension: rows can view it.
 bool contiguous(Value v) {
-  auto t = dyn_cast<MemRefType>(v.getType());
-  return t && t.hasStaticShape() && t.getLayout().isIdentity() &&
-         t.getRank() > 0;
-}
-
-bool isReshape(Operation *op) {
-  return isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op);
+  return isContiguousBuffer(v) && cast<MemRefType>(v.getType()).getRank() > 0;
 }
 
 /// An op that computes each element of its one output from the same
@@ -54,66 +50,76 @@ bool writesAnyLayout(Operation *op) {
   return isa<RoundedMatmulOp>(op);
 }
 
-/// The op that alone writes the buffer `pack` copies, which nothing else
-/// reads, with the buffer and its reshapes; null otherwise. Over several
-/// rows it must be elementwise (it then runs over the rows); into a
-/// one-row (all-reduce) bucket any op writing the buffer itself will do.
-Operation *soleWriter(BucketPackOp pack, memref::AllocOp &alloc,
-                      SmallVector<Operation *> &views,
-                      SmallVector<linalg::FillOp> &fills) {
+/// The op that alone writes the buffer a pack copies, which nothing else
+/// reads: the buffer, its reshapes, the zero fills before a GEMM writing
+/// it, and whether the op runs again over the pack's rows (elementwise, no
+/// fills) or writes the slot viewed as the buffer (a one-row bucket).
+struct SoleWriter {
+  Operation *op = nullptr;
+  memref::AllocOp alloc;
+  SmallVector<Operation *> views;
+  SmallVector<linalg::FillOp> fills;
+  bool overRows = false;
+};
+
+/// The sole writer of what `pack` copies; its `op` null when there is
+/// none. Over several rows it must be elementwise; into a one-row
+/// (all-reduce) bucket any op writing the buffer itself will do.
+SoleWriter soleWriter(BucketPackOp pack) {
+  SoleWriter w;
   Value v = pack.getSource();
   while (Operation *def = v.getDefiningOp()) {
-    if (!isReshape(def) || !contiguous(def->getOperand(0)))
+    if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(def) ||
+        !contiguous(def->getOperand(0)))
       break;
     v = def->getOperand(0);
   }
-  alloc = v.getDefiningOp<memref::AllocOp>();
-  if (!alloc || !contiguous(alloc) || alloc->getBlock() != pack->getBlock())
-    return nullptr;
+  w.alloc = v.getDefiningOp<memref::AllocOp>();
+  if (!w.alloc || !contiguous(w.alloc) ||
+      w.alloc->getBlock() != pack->getBlock())
+    return {};
   Operation *writer = nullptr;
-  bool writerInPlace = false;
-  SmallVector<Value> work{alloc};
-  while (!work.empty()) {
-    Value b = work.pop_back_val();
-    for (OpOperand &use : b.getUses()) {
-      Operation *user = use.getOwner();
-      if (user == pack)
-        continue;
-      if (isReshape(user) && contiguous(user->getResult(0))) {
-        views.push_back(user);
-        work.push_back(user->getResult(0));
-        continue;
-      }
-      // A GEMM's zero fill: it writes the slot too.
-      if (auto fill = dyn_cast<linalg::FillOp>(user);
-          fill && pack.getRows() == 1 && b == alloc.getResult() &&
-          fill.hasPureBufferSemantics() &&
-          fill->getBlock() == pack->getBlock()) {
-        fills.push_back(fill);
-        continue;
-      }
-      auto dps = dyn_cast<DestinationStyleOpInterface>(user);
-      if (writer || !dps || dps.getNumDpsInits() != 1 ||
-          dps.getDpsInitOperand(0) != &use ||
-          user->getBlock() != pack->getBlock() || !user->isBeforeInBlock(pack))
-        return nullptr;
-      auto g = dyn_cast<linalg::GenericOp>(user);
-      bool overRows = g && elementwise(g);
-      bool inPlace = pack.getRows() == 1 && b == alloc.getResult() &&
-                     writesAnyLayout(user);
-      if (!overRows && !inPlace)
-        return nullptr;
-      writer = user;
-      writerInPlace = inPlace;
+  bool inPlace = false;
+  SmallVector<OpOperand *> uses = usesThroughReshapes(w.alloc, w.views);
+  // Rows cannot view a view of no dimension.
+  if (llvm::any_of(w.views, [](Operation *view) {
+        return !contiguous(view->getResult(0));
+      }))
+    return {};
+  for (OpOperand *use : uses) {
+    Operation *user = use->getOwner();
+    if (user == pack)
+      continue;
+    bool onBuffer = use->get() == w.alloc.getResult();
+    // A GEMM's zero fill: it writes the slot too.
+    if (auto fill = dyn_cast<linalg::FillOp>(user);
+        fill && pack.getRows() == 1 && onBuffer &&
+        fill.hasPureBufferSemantics() && fill->getBlock() == pack->getBlock()) {
+      w.fills.push_back(fill);
+      continue;
     }
+    auto dps = dyn_cast<DestinationStyleOpInterface>(user);
+    if (writer || !dps || dps.getNumDpsInits() != 1 ||
+        dps.getDpsInitOperand(0) != use ||
+        user->getBlock() != pack->getBlock() || !user->isBeforeInBlock(pack))
+      return {};
+    auto g = dyn_cast<linalg::GenericOp>(user);
+    w.overRows = g && elementwise(g);
+    inPlace = pack.getRows() == 1 && onBuffer && writesAnyLayout(user);
+    if (!w.overRows && !inPlace)
+      return {};
+    writer = user;
   }
   // Fills only before an op that writes the buffer where it lies.
-  if (writer && !fills.empty() &&
-      (!writerInPlace || llvm::any_of(fills, [&](linalg::FillOp f) {
-        return !f->isBeforeInBlock(writer);
-      })))
-    return nullptr;
-  return writer;
+  if (!w.fills.empty()) {
+    if (!writer || !inPlace || llvm::any_of(w.fills, [&](linalg::FillOp f) {
+          return !f->isBeforeInBlock(writer);
+        }))
+      return {};
+    w.overRows = false;
+  }
+  w.op = writer;
+  return w;
 }
 
 /// `g` again over `pack`'s rows (one row: flat), writing its slot. Erases
@@ -162,34 +168,29 @@ struct ZeroPackInPlacePass
     SmallVector<BucketPackOp> packs;
     getOperation().walk([&](BucketPackOp op) { packs.push_back(op); });
     for (BucketPackOp pack : packs) {
-      memref::AllocOp alloc;
-      SmallVector<Operation *> views;
-      SmallVector<linalg::FillOp> fills;
-      Operation *writer = soleWriter(pack, alloc, views, fills);
+      SoleWriter w = soleWriter(pack);
       auto stageAlloc = pack.getStaging().getDefiningOp<memref::AllocOp>();
-      if (!writer || !stageAlloc ||
-          stageAlloc->getBlock() != writer->getBlock())
+      if (!w.op || !stageAlloc || stageAlloc->getBlock() != w.op->getBlock())
         continue;
       // The slot is written from the first of them on.
-      Operation *first = writer;
-      for (linalg::FillOp fill : fills)
+      Operation *first = w.op;
+      for (linalg::FillOp fill : w.fills)
         if (fill->isBeforeInBlock(first))
           first = fill;
       if (first->isBeforeInBlock(stageAlloc))
         stageAlloc->moveBefore(first);
       OpBuilder b(first);
-      Location loc = writer->getLoc();
-      if (auto g = dyn_cast<linalg::GenericOp>(writer);
-          g && elementwise(g) && fills.empty())
-        writeRows(b, loc, g, pack);
+      Location loc = w.op->getLoc();
+      if (w.overRows)
+        writeRows(b, loc, cast<linalg::GenericOp>(w.op), pack);
       else
-        writeSlot(b, loc, writer, fills, alloc, pack);
+        writeSlot(b, loc, w.op, w.fills, w.alloc, pack);
       pack->erase();
-      for (Operation *view : llvm::reverse(views))
+      for (Operation *view : llvm::reverse(w.views))
         if (view->use_empty())
           view->erase();
-      if (alloc->use_empty())
-        alloc->erase();
+      if (w.alloc->use_empty())
+        w.alloc->erase();
     }
   }
 };

@@ -19,8 +19,6 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include <sstream>
-
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROSPLITMASKEDMATMULS
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
@@ -418,19 +416,13 @@ struct ZeroSplitMaskedMatmulsPass
     : zero::impl::ZeroSplitMaskedMatmulsBase<ZeroSplitMaskedMatmulsPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (maxFill > zero::kMaxMaskFill || minRows < 1 || maxBlocks < 1) {
-      std::ostringstream given;
-      given << static_cast<double>(maxFill);
+    if (minRows < 1 || maxBlocks < 1) {
       getOperation()->emitError()
-          << (minRows < 1 ? "min-rows must be at least 1"
-              : maxBlocks < 1
-                  ? "max-blocks must be at least 1"
-                  : "max-fill is " + given.str() + "; give " +
-                        std::to_string(int64_t(zero::kMaxMaskFill)) +
-                        " or less (exp of a larger value is not "
-                        "zero in f32)");
+          << (minRows < 1 ? "min-rows" : "max-blocks") << " must be at least 1";
       return signalPassFailure();
     }
+    if (failed(zero::checkMaxFill(getOperation(), maxFill)))
+      return signalPassFailure();
     SmallVector<Gemm> gemms;
     getOperation()->walk([&](Operation *op) {
       if (std::optional<Gemm> g = matchGemm(op))

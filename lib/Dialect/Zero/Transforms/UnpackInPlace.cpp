@@ -33,37 +33,22 @@ std::pair<Value, Value> copyOperands(Operation *op) {
   return {};
 }
 
-bool contiguous(Value v) {
-  auto t = dyn_cast<MemRefType>(v.getType());
-  return t && t.hasStaticShape() && t.getLayout().isIdentity();
-}
-
 /// The copy that is the only reader of `unpack`'s own buffer, with the
 /// reshapes between them; null when there is none.
 Operation *soleCopy(BucketUnpackOp unpack, SmallVector<Operation *> &views) {
   auto alloc = unpack.getDest().getDefiningOp<memref::AllocOp>();
-  if (!alloc || !contiguous(alloc) || alloc->getBlock() != unpack->getBlock())
+  if (!alloc || !isContiguousBuffer(alloc) ||
+      alloc->getBlock() != unpack->getBlock())
     return nullptr;
   Operation *copy = nullptr;
-  SmallVector<Value> work{alloc};
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    for (OpOperand &use : v.getUses()) {
-      Operation *user = use.getOwner();
-      if (user == unpack)
-        continue;
-      // Reshapes of a contiguous buffer keep its elements' order.
-      if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user) &&
-          contiguous(user->getResult(0))) {
-        views.push_back(user);
-        work.push_back(user->getResult(0));
-        continue;
-      }
-      auto [src, dst] = copyOperands(user);
-      if (copy || src != v)
-        return nullptr;
-      copy = user;
-    }
+  for (OpOperand *use : usesThroughReshapes(alloc, views)) {
+    Operation *user = use->getOwner();
+    if (user == unpack)
+      continue;
+    auto [src, dst] = copyOperands(user);
+    if (copy || src != use->get())
+      return nullptr;
+    copy = user;
   }
   return copy;
 }
@@ -80,7 +65,7 @@ struct ZeroUnpackInPlacePass
           copy->isBeforeInBlock(unpack))
         continue;
       Value target = copyOperands(copy).second;
-      if (!contiguous(target) ||
+      if (!isContiguousBuffer(target) ||
           cast<MemRefType>(target.getType()).getElementType() !=
               unpack.getDest().getType().getElementType())
         continue;

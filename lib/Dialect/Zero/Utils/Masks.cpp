@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
 
+#include <sstream>
+
 using namespace mlir;
 using namespace mlir::zero;
 
@@ -240,6 +242,17 @@ bool everySliceHolds(DenseElementsAttr mask, ArrayRef<bool> along, bool kept) {
   return llvm::all_of(seen, [](bool s) { return s; });
 }
 } // namespace
+
+LogicalResult zero::checkMaxFill(Operation *op, double maxFill) {
+  if (maxFill <= kMaxMaskFill)
+    return success();
+  std::ostringstream given;
+  given << maxFill;
+  return op->emitError() << "max-fill is " << given.str() << "; give "
+                         << static_cast<int64_t>(kMaxMaskFill)
+                         << " or less (exp of a larger value is not zero "
+                            "in f32)";
+}
 
 Value zero::withoutNegation(Value condition, bool &negated) {
   negated = false;

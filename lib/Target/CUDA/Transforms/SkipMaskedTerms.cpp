@@ -12,8 +12,6 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
-#include <sstream>
-
 namespace mlir::zero::cuda {
 #define GEN_PASS_DEF_ZEROGPUSKIPMASKEDTERMS
 #include "zero-opt/Target/CUDA/Passes.h.inc"
@@ -102,15 +100,8 @@ struct ZeroGPUSkipMaskedTermsPass
   using Base::Base;
   void runOnOperation() override {
     // A larger fill's exponential is not zero in f32.
-    if (maxFill > zero::kMaxMaskFill) {
-      std::ostringstream given;
-      given << static_cast<double>(maxFill);
-      getOperation()->emitError()
-          << "max-fill is " << given.str() << "; give "
-          << static_cast<int64_t>(zero::kMaxMaskFill)
-          << " or less (exp of a larger value is not zero in f32)";
+    if (failed(zero::checkMaxFill(getOperation(), maxFill)))
       return signalPassFailure();
-    }
     SmallVector<linalg::GenericOp> reductions;
     getOperation()->walk([&](linalg::GenericOp op) {
       if (op.getNumReductionLoops() > 0)

@@ -60,6 +60,13 @@ bool mayOverlap(const BufferSpan &a, const BufferSpan &b);
 SmallVector<bool> noAliasArguments(func::FuncOp fn, SymbolUserMap &users);
 /// Adds `root` and every view of it to `views`.
 void collectViews(Value root, DenseSet<Value> &views);
+/// Whether `v` is a statically shaped buffer with the identity layout.
+bool isContiguousBuffer(Value v);
+/// The uses of buffer `root` and of its reshapes that keep it contiguous
+/// (memref expand/collapse_shape, whose elements keep their order), but
+/// for those reshapes, which go to `views` (nearest `root` first).
+SmallVector<OpOperand *>
+usesThroughReshapes(Value root, SmallVectorImpl<Operation *> &views);
 /// Whether `op` (or an op nested in it) uses one of `views`, leaving out
 /// ops in `ignore`. Making a view reads nothing: its uses are checked.
 bool touchesViews(Operation *op, const DenseSet<Value> &views,

@@ -10,6 +10,7 @@
 
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -21,6 +22,11 @@ namespace mlir::zero {
 
 /// exp(x) rounds to zero in f32 (and every narrower type) below this.
 constexpr double kMaxMaskFill = -104;
+
+/// A pass's `max-fill` option (the fill at or below which a select's value
+/// counts as -inf before an exponential): an error at `op` when it is
+/// above kMaxMaskFill.
+LogicalResult checkMaxFill(Operation *op, double maxFill);
 
 /// Whether every slice of a mask along the dimensions that a map gives some
 /// loops (the others fixed) holds an element equal to `kept`. Answers are
