@@ -120,12 +120,12 @@ func.func @two_batch_loops(%q: memref<2x5x3x4xf32>, %k: memref<2x5x3x4xf32>, %s:
 // -----
 
 // A generic that is not a multiply-add, or whose loops BLAS cannot take
-// (two m loops), stays.
+// (a batch loop and two more m loops: three batch loops), stays.
 // CHECK-LABEL: func.func @not_gemms
 // CHECK-COUNT-2: linalg.generic
 // CHECK-NOT: call @zero_rt_sgemm
 func.func @not_gemms(%a: memref<3x4xf32>, %b: memref<4x5xf32>, %c: memref<3x5xf32>,
-                     %a3: memref<2x3x4xf32>, %c3: memref<2x3x5xf32>) {
+                     %a5: memref<2x2x2x3x4xf32>, %b3: memref<2x4x5xf32>, %c5: memref<2x2x2x3x5xf32>) {
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
                   iterator_types = ["parallel", "parallel", "reduction"]}
     ins(%a, %b : memref<3x4xf32>, memref<4x5xf32>) outs(%c : memref<3x5xf32>) {
@@ -134,9 +134,35 @@ func.func @not_gemms(%a: memref<3x4xf32>, %b: memref<4x5xf32>, %c: memref<3x5xf3
     %r = arith.maximumf %acc, %p : f32
     linalg.yield %r : f32
   }
+  linalg.generic {indexing_maps = [affine_map<(b, i, j, m, n, k) -> (b, i, j, m, k)>, affine_map<(b, i, j, m, n, k) -> (b, k, n)>, affine_map<(b, i, j, m, n, k) -> (b, i, j, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+    ins(%a5, %b3 : memref<2x2x2x3x4xf32>, memref<2x4x5xf32>) outs(%c5 : memref<2x2x2x3x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Two m loops: the one C indexes innermost is the GEMM's, the other a batch
+// loop along which B is broadcast (stride 0), as a GEMM written in blocks
+// of rows of a bucket is. The batch loop comes second of the two (the
+// first, absent, has extent 1).
+// CHECK-LABEL: func.func @broadcast_batch
+// CHECK-SAME: (%[[A:.*]]: memref<2x3x4xf32>, %[[B:.*]]: memref<4x5xf32>, %[[C:.*]]: memref<2x3x5xf32, strided<[20, 5, 1]>>)
+// CHECK-DAG: %{{.*}}, %{{.*}}, %{{.*}}:3, %[[AS:.*]]:3 = memref.extract_strided_metadata %[[A]]
+// CHECK-DAG: %{{.*}}, %{{.*}}, %{{.*}}:3, %[[CS:.*]]:3 = memref.extract_strided_metadata %[[C]]
+// CHECK-DAG: %[[A0:.*]] = arith.index_cast %[[AS]]#0
+// CHECK-DAG: %[[C0:.*]] = arith.index_cast %[[CS]]#0
+// CHECK: call @zero_rt_sgemm(%c1_i64, %c2_i64, %c3_i64, %c5_i64, %c4_i64, %{{.*}}, %{{.*}}, %c0_i64{{(_[0-9]+)?}}, %[[A0]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0_i64{{(_[0-9]+)?}}, %c0_i64{{(_[0-9]+)?}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0_i64{{(_[0-9]+)?}}, %[[C0]], %{{.*}}, %{{.*}}, %c1_i64{{(_[0-9]+)?}})
+// CHECK-NOT: linalg.generic
+func.func @broadcast_batch(%a: memref<2x3x4xf32>, %b: memref<4x5xf32>, %c: memref<2x3x5xf32, strided<[20, 5, 1]>>) {
   linalg.generic {indexing_maps = [affine_map<(i, m, n, k) -> (i, m, k)>, affine_map<(i, m, n, k) -> (k, n)>, affine_map<(i, m, n, k) -> (i, m, n)>],
                   iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-    ins(%a3, %b : memref<2x3x4xf32>, memref<4x5xf32>) outs(%c3 : memref<2x3x5xf32>) {
+    ins(%a, %b : memref<2x3x4xf32>, memref<4x5xf32>) outs(%c : memref<2x3x5xf32, strided<[20, 5, 1]>>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %r = arith.addf %acc, %p : f32

@@ -1,5 +1,6 @@
 //===- ZeroDialect.cpp - zero dialect ---------------------------*- C++ -*-===//
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/IR/GemmLoops.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -611,12 +612,7 @@ LogicalResult RoundedMatmulOp::verify() {
              << i << " is not a projected permutation of " << numLoops
              << " loops over the operand's " << types[i].getRank()
              << " dimensions";
-  // The loops zero::getGemmLoops takes: one M, N and K, at most two batch.
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(maps);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1 || dims->batch.size() > 2 ||
-      dims->batch.size() + 3 != numLoops)
+  if (!getGemmLoops(maps))
     return emitOpError("expects a GEMM: one M, N and K loop and at most two "
                        "batch loops");
   SmallVector<int64_t> ranges(numLoops, ShapedType::kDynamic);

@@ -50,32 +50,11 @@ SmallVector<AffineMap> zero::getGemmMaps(linalg::LinalgOp op,
   return maps;
 }
 
-static std::optional<zero::GemmLoops>
-gemmLoopsOf(FailureOr<linalg::ContractionDimensions> dims, unsigned numLoops) {
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1 || dims->batch.size() > 2 ||
-      dims->batch.size() + 3 != numLoops)
-    return std::nullopt;
-  zero::GemmLoops loops;
-  loops.batch.assign(dims->batch.begin(), dims->batch.end());
-  loops.m = dims->m.front();
-  loops.n = dims->n.front();
-  loops.k = dims->k.front();
-  return loops;
-}
-
 std::optional<zero::GemmLoops> zero::getGemmLoops(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !linalg::isaContractionOpInterface(op))
     return std::nullopt;
-  return gemmLoopsOf(linalg::inferContractionDims(op), op.getNumLoops());
-}
-
-std::optional<zero::GemmLoops> zero::getGemmLoops(ArrayRef<AffineMap> maps) {
-  if (maps.size() != 3)
-    return std::nullopt;
-  return gemmLoopsOf(linalg::inferContractionDims(maps),
-                     maps.front().getNumDims());
+  return getGemmLoops(op.getIndexingMapsArray());
 }
 
 bool mlir::zero::isZeroFill(linalg::FillOp fill) {

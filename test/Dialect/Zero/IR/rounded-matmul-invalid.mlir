@@ -84,3 +84,17 @@ func.func @two_maps(%a: tensor<8x16xbf16>, %b: tensor<16x4xbf16>, %e: tensor<8x4
          : tensor<8x16xbf16>, tensor<16x4xbf16>, tensor<8x4xbf16> -> tensor<8x4xbf16>
   return
 }
+
+// -----
+
+// Two batch loops and a second M loop: three batch loops, more than the
+// GEMM call has.
+func.func @three_batch_loops(%a: memref<2x2x2x3x4xbf16>, %b: memref<2x2x4x5xbf16>, %c: memref<2x2x2x3x5xbf16>) {
+  // expected-error @+1 {{expects a GEMM: one M, N and K loop and at most two batch loops}}
+  zero.rounded_matmul %a, %b into %c
+    maps [affine_map<(b0, b1, i, m, n, k) -> (b0, b1, i, m, k)>,
+          affine_map<(b0, b1, i, m, n, k) -> (b0, b1, k, n)>,
+          affine_map<(b0, b1, i, m, n, k) -> (b0, b1, i, m, n)>]
+    : memref<2x2x2x3x4xbf16>, memref<2x2x4x5xbf16>, memref<2x2x2x3x5xbf16>
+  return
+}

@@ -37,6 +37,22 @@ func.func @buffers(%a: memref<2x3x5x7xf16>, %b: memref<2x3x4x7xf16>, %c: memref<
 
 // -----
 
+// Two M loops: the one C indexes innermost is the GEMM's M, the other a
+// batch loop along which B is broadcast (a weight gradient written in
+// blocks of a bucket's rows).
+// CHECK-LABEL: func.func @broadcast_batch
+// CHECK: zero.rounded_matmul %arg0, %arg1 into %arg2 maps [{{.*}}] : memref<6x2x2xbf16>, memref<6x8xbf16>, memref<2x2x8xbf16, strided<[32, 8, 1], offset: 8>>{{$}}
+func.func @broadcast_batch(%a: memref<6x2x2xbf16>, %b: memref<6x8xbf16>, %c: memref<2x2x8xbf16, strided<[32, 8, 1], offset: 8>>) {
+  zero.rounded_matmul %a, %b into %c
+    maps [affine_map<(i, m, n, k) -> (k, i, m)>,
+          affine_map<(i, m, n, k) -> (k, n)>,
+          affine_map<(i, m, n, k) -> (i, m, n)>]
+    : memref<6x2x2xbf16>, memref<6x8xbf16>, memref<2x2x8xbf16, strided<[32, 8, 1], offset: 8>>
+  return
+}
+
+// -----
+
 // On tensors it has no effects: an unused one goes.
 // CHECK-LABEL: func.func @unused
 // CHECK: zero.rounded_matmul

@@ -8,6 +8,8 @@
 #ifndef ZERO_OPT_DIALECT_ZERO_UTILS_MATMULLAYOUT_H
 #define ZERO_OPT_DIALECT_ZERO_UTILS_MATMULLAYOUT_H
 
+#include "zero-opt/Dialect/Zero/IR/GemmLoops.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 #include <optional>
@@ -31,21 +33,9 @@ std::optional<GemmTransposes> getGemmTransposes(linalg::LinalgOp op);
 /// The default maps of `op`'s kind with the given operands transposed.
 SmallVector<AffineMap> getGemmMaps(linalg::LinalgOp op, GemmTransposes t);
 
-/// The loops of a contraction that one strided BLAS call per batch index
-/// computes: up to two `batch` loops (indexing A, B and C), and `m` (A and
-/// C), `n` (B and C), `k` (A and B). Any projected-permutation maps: each
-/// operand's strides along the loops say how BLAS reads it.
-struct GemmLoops {
-  SmallVector<unsigned, 2> batch;
-  unsigned m, n, k;
-};
-
 /// The loops of `op` (a named matmul or a `linalg.generic` multiply-add
 /// with two inputs), or nothing when it is not such a GEMM.
 std::optional<GemmLoops> getGemmLoops(linalg::LinalgOp op);
-
-/// The loops of a contraction given by its maps (A, B, C).
-std::optional<GemmLoops> getGemmLoops(ArrayRef<AffineMap> maps);
 
 /// `map`, which reads the result of `reshape` (a tensor.expand_shape or
 /// tensor.collapse_shape), as a read of its source, when the reshape only
