@@ -149,13 +149,14 @@ struct ZeroLinalgToBLASPass
         fill->erase();
       op->erase();
     }
-    // C is 16-bit: the runtime rounds the f32 sums into it.
+    // C is 16-bit: the runtime rounds the f32 sums (and C, when the op
+    // accumulates) into it.
     for (zero::RoundedMatmulOp mm : rounded) {
       b.setInsertionPoint(mm);
       SmallVector<AffineMap> maps = mm.getIndexingMapsArray();
       emitGemmCall(b, mm, maps, *zero::getGemmLoops(maps),
                    mm.getStaticLoopRanges(), zero::RuntimeFunction::Gemm16,
-                   /*overwrite=*/true);
+                   /*overwrite=*/!mm.getAccumulate());
       mm->erase();
     }
   }

@@ -54,6 +54,9 @@ void cpu::buildCPUMemoryPlan(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createZeroRoundMatmulResults());
   // A causal attention's GEMMs skip the blocks its mask hides.
   pm.addNestedPass<func::FuncOp>(createZeroSplitMaskedMatmuls());
+  // cuBLAS adds a bias broadcast into C to the product (beta = 1).
+  if (options.padGemmDims || options.simulateGPU)
+    pm.addNestedPass<func::FuncOp>(cuda::createZeroGPUBiasIntoGemms());
   pm.addNestedPass<func::FuncOp>(createZeroCPUSplitEmptyTensors());
   // After the split, so that the padded buffer is the producer's own.
   if (options.padGemmDims || options.simulateGPU)

@@ -239,6 +239,34 @@ def ZeroGPUPadGemmDims : Pass<"zero-gpu-pad-gemm-dims"> {
                            "mlir::linalg::LinalgDialect"];
 }
 
+def ZeroGPUBiasIntoGemms : Pass<"zero-gpu-bias-into-gemms"> {
+  let summary = "A bias added to a GEMM's product becomes the GEMM's C";
+  let description = [{
+    Runs on tensors after `zero-round-matmul-results` and
+    `zero-split-masked-matmuls`. A linear layer's bias is added to its
+    GEMM's product by an elementwise op that reads the product back from
+    memory (GPT-2 XL's QKV projection: 79 MB read and written again a
+    layer). cuBLAS adds C to the product when beta is 1. Where every user
+    of a GEMM's result (through reshapes used once) is a `linalg.generic`
+    that reads it through the identity and only adds one input to it, the
+    same bias read alike by each, which is available before the GEMM: the
+    bias is broadcast into the GEMM's destination (a `linalg.generic`
+    into an empty tensor of the users' shape, reshaped back into the
+    GEMM's), the GEMM accumulates into it (a `zero.rounded_matmul` gets
+    `accumulate`; a linalg contraction loses its zero fill, so the BLAS
+    call adds to C), each user's adds read the GEMM's value instead, the
+    bias input a user no longer reads goes, and a user left copying its
+    input is replaced by it. The GEMM: a `zero.rounded_matmul` into an
+    empty tensor, or a linalg contraction into a zero fill of one.
+
+    The sum is computed in f32 and rounded once, as cuBLAS's bias
+    epilogue and PyTorch's `addmm` do: a 16-bit GEMM's `round(round(A B) +
+    b)` becomes `round(A B + b)`.
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect",
+                           "mlir::linalg::LinalgDialect"];
+}
+
 def ZeroGPUPadInPlace : Pass<"zero-gpu-pad-in-place"> {
   let summary = "Let a padded or concatenated operand's producer write the "
                 "padded or joined buffer";

@@ -42,7 +42,8 @@ struct RoundedMatmulModel
           RoundedMatmulModel, RoundedMatmulOp> {
   bool bufferizesToMemoryRead(Operation *op, OpOperand &operand,
                               const bufferization::AnalysisState &) const {
-    return !cast<RoundedMatmulOp>(op).isDpsInit(&operand);
+    auto mm = cast<RoundedMatmulOp>(op);
+    return !mm.isDpsInit(&operand) || mm.getAccumulate();
   }
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const bufferization::BufferizationOptions &options,
@@ -60,7 +61,8 @@ struct RoundedMatmulModel
     }
     rewriter.setInsertionPoint(op);
     RoundedMatmulOp::create(rewriter, op->getLoc(), TypeRange{}, buffers[0],
-                            buffers[1], buffers[2], mm.getIndexingMapsAttr());
+                            buffers[1], buffers[2], mm.getIndexingMapsAttr(),
+                            mm.getAccumulate());
     bufferization::replaceOpWithBufferizedValues(rewriter, op, buffers[2]);
     return success();
   }

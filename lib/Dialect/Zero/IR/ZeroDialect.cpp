@@ -637,6 +637,9 @@ void RoundedMatmulOp::getEffects(
                        SideEffects::DefaultResource::get());
   effects.emplace_back(MemoryEffects::Read::get(), &getBMutable(),
                        SideEffects::DefaultResource::get());
+  if (getAccumulate())
+    effects.emplace_back(MemoryEffects::Read::get(), &getInitMutable(),
+                         SideEffects::DefaultResource::get());
   effects.emplace_back(MemoryEffects::Write::get(), &getInitMutable(),
                        SideEffects::DefaultResource::get());
 }

@@ -579,7 +579,11 @@ struct CostModel {
     return estimate(linalgWork(op));
   }
   OpEstimate roundedMatmul(RoundedMatmulOp op) const {
-    return estimate(gemmWork(op, op.getStaticLoopRanges()));
+    Work w = gemmWork(op, op.getStaticLoopRanges());
+    // C is read as well as written.
+    if (op.getAccumulate())
+      w.bytes += valueBytes(op.getInit());
+    return estimate(w);
   }
 
   /// Seconds of one evaluation of a math function.

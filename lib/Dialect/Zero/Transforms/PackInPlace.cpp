@@ -51,7 +51,8 @@ bool elementwise(linalg::GenericOp op) {
 bool writesAnyLayout(Operation *op) {
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
     return linalgOp.hasPureBufferSemantics();
-  return isa<RoundedMatmulOp>(op);
+  auto mm = dyn_cast<RoundedMatmulOp>(op);
+  return mm && !mm.getAccumulate();
 }
 
 /// The indexing maps of a linalg op or a 16-bit GEMM.

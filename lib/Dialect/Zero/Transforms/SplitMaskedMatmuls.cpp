@@ -45,7 +45,7 @@ std::optional<Gemm> matchGemm(Operation *op) {
   Gemm g;
   g.op = op;
   if (auto r = dyn_cast<zero::RoundedMatmulOp>(op)) {
-    if (r->getNumResults() != 1)
+    if (r->getNumResults() != 1 || r.getAccumulate())
       return std::nullopt;
     g.a = r.getA();
     g.b = r.getB();

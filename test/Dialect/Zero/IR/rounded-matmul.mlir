@@ -53,6 +53,26 @@ func.func @broadcast_batch(%a: memref<6x2x2xbf16>, %b: memref<6x8xbf16>, %c: mem
 
 // -----
 
+// With `accumulate` the destination is read (C added to the sums): its
+// printed form keeps the keyword, and bufferized, with the destination
+// still returned, the op accumulates into a copy of it (an op that did
+// not read it would get a fresh buffer, nothing copied).
+// CHECK-LABEL: func.func @accumulate
+// CHECK: zero.rounded_matmul %arg0, %arg1 into %arg2 accumulate maps [{{.*}}] : tensor<8x16xbf16>, tensor<16x4xbf16>, tensor<8x4xbf16> -> tensor<8x4xbf16>
+// BUF-LABEL: func.func @accumulate
+// BUF: %[[C:.*]] = memref.alloc() {{.*}} : memref<8x4xbf16>
+// BUF: memref.copy %{{.*}}, %[[C]]
+// BUF: zero.rounded_matmul %{{.*}}, %{{.*}} into %[[C]] accumulate maps
+func.func @accumulate(%a: tensor<8x16xbf16>, %b: tensor<16x4xbf16>, %c: tensor<8x4xbf16>) -> (tensor<8x4xbf16>, tensor<8x4xbf16>) {
+  %r = zero.rounded_matmul %a, %b into %c accumulate
+         maps [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>,
+               affine_map<(m, n, k) -> (m, n)>]
+         : tensor<8x16xbf16>, tensor<16x4xbf16>, tensor<8x4xbf16> -> tensor<8x4xbf16>
+  return %r, %c : tensor<8x4xbf16>, tensor<8x4xbf16>
+}
+
+// -----
+
 // On tensors it has no effects: an unused one goes.
 // CHECK-LABEL: func.func @unused
 // CHECK: zero.rounded_matmul

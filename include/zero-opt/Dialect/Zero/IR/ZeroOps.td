@@ -549,7 +549,11 @@ def Zero_RoundedMatmulOp : Zero_Op<"rounded_matmul", [
     projected permutations, as a linalg contraction's), A, B and C all
     bf16 or all f16. The products are summed in f32 and the sum is rounded
     to nearest even once, as a tensor-core GEMM writing a 16-bit C does;
-    `init`'s contents are not read. No linalg op says this: a
+    `init`'s contents are not read. With `accumulate`, `init` is read and
+    added to the sums in f32 before that one rounding
+    (`init[c] = round(f32(init[c]) + sum ...)`: cuBLAS's beta = 1), which
+    is how a broadcast bias joins the GEMM (`zero-gpu-bias-into-gemms`).
+    No linalg op says this: a
     `linalg.matmul` with a 16-bit output sums in 16 bits, and one with an
     f32 output needs the f32 result in memory before it is rounded.
     `zero-round-matmul-results` forms it; the BLAS lowering calls a GEMM
@@ -563,10 +567,12 @@ def Zero_RoundedMatmulOp : Zero_Op<"rounded_matmul", [
     ```
   }];
   let arguments = (ins AnyShaped:$a, AnyShaped:$b, AnyShaped:$init,
-                       AffineMapArrayAttr:$indexing_maps);
+                       AffineMapArrayAttr:$indexing_maps,
+                       UnitAttr:$accumulate);
   let results = (outs Variadic<AnyRankedTensor>:$result);
   let assemblyFormat = [{
-    $a `,` $b `into` $init `maps` $indexing_maps attr-dict `:` type($a) `,`
+    $a `,` $b `into` $init (`accumulate` $accumulate^)? `maps` $indexing_maps
+    attr-dict `:` type($a) `,`
     type($b) `,` type($init) (`->` type($result)^)?
   }];
   let hasVerifier = 1;
