@@ -245,6 +245,15 @@ void writeSlot(OpBuilder &b, Location loc, Operation *writer, unsigned init,
     fill.getOutputsMutable()[0].set(slot);
 }
 
+/// `shape` with dimension `pos` split in `rows` and the rest.
+SmallVector<int64_t> splitShape(ArrayRef<int64_t> shape, unsigned pos,
+                                int64_t rows) {
+  SmallVector<int64_t> split(shape);
+  split[pos] /= rows;
+  split.insert(split.begin() + pos, rows);
+  return split;
+}
+
 /// `v`, read through `map`, with the dimension that reads `loop` split in
 /// `rows` and the rest; `v` itself when no dimension reads it.
 Value splitDim(OpBuilder &b, Location loc, Value v, AffineMap map,
@@ -253,9 +262,7 @@ Value splitDim(OpBuilder &b, Location loc, Value v, AffineMap map,
   if (!pos)
     return v;
   auto type = cast<MemRefType>(v.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape[*pos] /= rows;
-  shape.insert(shape.begin() + *pos, rows);
+  SmallVector<int64_t> shape = splitShape(type.getShape(), *pos, rows);
   SmallVector<ReassociationIndices> groups;
   for (int64_t d = 0; d < type.getRank(); ++d)
     groups.push_back(d == int64_t(*pos)
@@ -278,9 +285,7 @@ void writeRowBlocks(OpBuilder &b, Location loc, Operation *writer,
                               t.getNumElements() / rows);
   // [rows, columns] as the buffer's unit dimensions and the rows, then
   // their share of the split dimension and the rest.
-  SmallVector<int64_t> blockShape(t.getShape());
-  blockShape[blocks.dim] /= rows;
-  blockShape.insert(blockShape.begin() + blocks.dim, rows);
+  SmallVector<int64_t> blockShape = splitShape(t.getShape(), blocks.dim, rows);
   if (blockShape.size() > 2) {
     int64_t split = blocks.dim + 1;
     SmallVector<ReassociationIndices> groups{

@@ -11,6 +11,7 @@
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
+#include "zero-opt/Dialect/Zero/Utils/Reshapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -140,23 +141,6 @@ void dropInput(RewriterBase &rewriter, linalg::GenericOp g, OpOperand *drop) {
     rewriter.replaceOp(lean, in->get());
 }
 
-/// `v` reshaped back through `chain` (the reshapes from a GEMM's result
-/// to the value its users read, in that order) into the GEMM's shape.
-Value undoReshapes(OpBuilder &b, Location loc, Value v,
-                   ArrayRef<Operation *> chain) {
-  for (Operation *reshape : llvm::reverse(chain)) {
-    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape))
-      v = tensor::CollapseShapeOp::create(b, loc, expand.getSrcType(), v,
-                                          expand.getReassociationIndices());
-    else {
-      auto collapse = cast<tensor::CollapseShapeOp>(reshape);
-      v = tensor::ExpandShapeOp::create(b, loc, collapse.getSrcType(), v,
-                                        collapse.getReassociationIndices());
-    }
-  }
-  return v;
-}
-
 /// Whether `v` is available before `op`, after moving the reshapes that
 /// compute it from such a value (a parameter viewed in the users' rank)
 /// up to `op`.
@@ -234,7 +218,8 @@ struct ZeroGPUBiasIntoGemmsPass
           [](OpBuilder &b, Location l, ValueRange args) {
             linalg::YieldOp::create(b, l, args[0]);
           });
-      Value init = undoReshapes(rewriter, loc, broadcast->getResult(0), chain);
+      Value init = zero::throughInverseReshapes(rewriter, loc,
+                                                broadcast->getResult(0), chain);
       OpOperand *dest = freshGemmInit(gemm);
       Operation *old = dest->get().getDefiningOp();
       rewriter.modifyOpInPlace(gemm, [&] {

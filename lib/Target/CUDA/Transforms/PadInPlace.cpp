@@ -13,6 +13,7 @@
 #include "zero-opt/Target/CUDA/Passes.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Utils/Reshapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -119,27 +120,11 @@ Fresh freshProducer(Value v) {
   return f;
 }
 
-/// `dest` seen through the inverse of `views` (the reshapes from a
-/// producer's result to the value written into `dest`).
-Value throughInverse(RewriterBase &rewriter, Location loc, Value dest,
-                     ArrayRef<Operation *> views) {
-  for (Operation *view : llvm::reverse(views)) {
-    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(view))
-      dest = tensor::ExpandShapeOp::create(rewriter, loc, collapse.getSrcType(),
-                                           dest,
-                                           collapse.getReassociationIndices());
-    else
-      dest = tensor::CollapseShapeOp::create(
-          rewriter, loc, dest,
-          cast<tensor::ExpandShapeOp>(view).getReassociationIndices());
-  }
-  return dest;
-}
-
 /// Lets the fresh result be written into `dest` (seen through the inverse
 /// views) instead of its own destination.
 void writeInto(RewriterBase &rewriter, const Fresh &f, Value dest) {
-  dest = throughInverse(rewriter, f.producer->getLoc(), dest, f.views);
+  dest = zero::throughInverseReshapes(rewriter, f.producer->getLoc(), dest,
+                                      f.views);
   rewriter.replaceOp(f.storage, dest);
 }
 
