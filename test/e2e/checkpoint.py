@@ -8,6 +8,9 @@ reshardable.
   (the masks follow the step): 10 steps straight equal 5 steps, a
   checkpoint, a new process resuming it, and 5 more steps, bitwise, in
   losses and in the weights gathered at the end.
+- Mixed precision across stages: a bf16 stage-1 checkpoint (its 16-bit
+  parameters one update behind their masters between steps) resumed at
+  stage 0 continues as the stage-1 run, bitwise.
 - Crash safety: 20 trials SIGKILL a rank at a random instant of a run that
   checkpoints after every step (most of its time goes to writing them);
   each next run resumes the folder, and every resume succeeds from the
@@ -117,6 +120,27 @@ def exact_resume(r):
               f"zero-opt --consolidate == --save-weights: {consolidated}",
               flush=True)
     return ok
+
+
+def mixed_reshard(r):
+    """At stages 1-2 a bf16 parameter is gathered from its master's shards
+    when the next step starts, so between steps its buffer is one update
+    behind; a checkpoint holds it as the master rounded. Stage 0 reads it
+    from there: resumed at stage 0, the bf16 stage-1 checkpoint of
+    exact_resume continues as the stage-1 run does, bitwise (2 ranks: every
+    sum over ranks is of two terms, the same in any order)."""
+    out = r.compile("gpt", "bf16.s0", 2, ["--stage=0", "--precision=bf16"])
+    ck = os.path.join(r.tmp, "gpt.bf16.s1.ck")
+    full_l = losses_of(os.path.join(r.tmp, "gpt.bf16.s1.full.jsonl"))
+    full_w = np.load(os.path.join(r.tmp, "gpt.bf16.s1.full.npz"))
+    rest_l, rest_w = r.train(out, "gpt", 2, 10, "gpt.bf16.s1-s0",
+                             ["--resume", ck])
+    good = (np.array_equal(rest_l, full_l[5:]) and same_weights(full_w, rest_w))
+    print(f"{'ok  ' if good else 'FAIL'} resume bf16 stage 1 -> stage 0 (GPT, "
+          f"2 ranks): 5 steps from the checkpoint == steps 5-9 of the stage-1 "
+          f"run, losses and weights bitwise (first loss "
+          f"{rest_l[0]:.9e} vs {full_l[5]:.9e})", flush=True)
+    return good
 
 
 def frozen_consolidation(r):
@@ -300,6 +324,7 @@ def main():
                  tmp, "--only", name])
         r = Runner(bindir, tmp)
         ok = exact_resume(r)
+        ok &= mixed_reshard(r)
         ok &= frozen_consolidation(r)
         ok &= reshard(r)
         ok &= crash_safety(r)

@@ -64,6 +64,30 @@ static Array gatherFull(const BufferSpec &spec, const Array &shard) {
   return a;
 }
 
+/// Each 16-bit parameter set to its fp32 master weight rounded, as the next
+/// step would use it: at stages 1-2 the step gathers the parameter from the
+/// master's shards when it starts, so between steps the parameter's buffer
+/// is one update behind. Collective where the master is sharded and the
+/// parameter is not: every rank calls it.
+static void roundMasters(const Function &fn, std::vector<Array> &arrays,
+                         const std::vector<size_t> &paramIdx,
+                         const std::map<std::string, size_t> &masterIdx) {
+  for (size_t i : paramIdx) {
+    auto m = masterIdx.find(fn.arguments[i].name);
+    if (m == masterIdx.end())
+      continue;
+    const BufferSpec &ms = fn.arguments[m->second];
+    const Array &master = arrays[m->second];
+    Array &p = arrays[i];
+    Array full;
+    if (ms.sharded() && !fn.arguments[i].sharded())
+      full = gatherFull(ms, master);
+    const Array &from = full.data.empty() ? master : full;
+    convertElements(from.data.data(), from.dtype, p.data.data(), p.dtype,
+                    p.numel());
+  }
+}
+
 /// `device`: a CUDA run, whose device memory is reported beside the
 /// step's buffers: what the runtime held after its setup (context, cuBLAS,
 /// NCCL, the kernels), the peak, and the bytes the program asked for (the
@@ -429,6 +453,7 @@ static int train(const Program &prog, const Options &o, CudaDevice *device) {
   int64_t taken = run.optimizerSteps;
   auto checkpoint = [&](int64_t done) {
     buf.download(0, firstResult);
+    roundMasters(*fn, buf.arrays, paramIdx, masterIdx);
     RunState st{done, taken, first + (done - s0) * global, std::nullopt};
     if (scaler)
       st.lossScaler = scaler->state();

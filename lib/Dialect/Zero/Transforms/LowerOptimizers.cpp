@@ -90,7 +90,10 @@ void lowerUpdate(
   Type elt = elementOf(updated(op));
   SmallVector<Value> outs = {updated(op)};
   llvm::append_range(outs, states);
-  if (master)
+  // The 16-bit copy, unless nothing reads it (a parameter gathered from its
+  // master's shards at the next step).
+  bool copy = master && !op.getUpdatedParameter().use_empty();
+  if (copy)
     outs.push_back(op.getParameter());
   Value scale, keep;
   if (Value gs = op.getGradScaleOperand()) {
@@ -116,7 +119,7 @@ void lowerUpdate(
         if (scale)
           g = e.mul(g, scale);
         SmallVector<Value> out = body(e, g, a[1], a.slice(2, states.size()));
-        if (master)
+        if (copy)
           out.push_back(arith::TruncFOp::create(
               nb, nl, elementOf(op.getParameter()), out.front()));
         if (keep)
@@ -128,8 +131,9 @@ void lowerUpdate(
   // The op's results: parameter, states, then the master.
   SmallVector<Value> repl;
   if (master) {
-    repl.push_back(results.back());
-    repl.append(results.begin() + 1, results.end() - 1);
+    // An unread copy has no value to replace it with.
+    repl.push_back(copy ? results.back() : Value());
+    repl.append(results.begin() + 1, results.end() - (copy ? 1 : 0));
     repl.push_back(results.front());
   } else {
     repl = results;

@@ -94,6 +94,9 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     pp.maxLiveParameters = options.maxLiveParameters;
     pm.addNestedPass<func::FuncOp>(createZeroPartitionParameters(pp));
   }
+  // The forward hides what the end of the step cannot.
+  if ((options.stage == 1 || options.stage == 2) && options.deferParamGathers)
+    pm.addNestedPass<func::FuncOp>(createZeroDeferParameterGathers());
   pm.addNestedPass<func::FuncOp>(createZeroLowerOptimizers());
   pm.addPass(createCanonicalizerPass());
   // Updates of gradients reduced early run while the last buckets travel.

@@ -2,7 +2,7 @@
 //
 // A gathered parameter is unpacked from its bucket into a buffer of its
 // own and then copied into the parameter: the unpack can write the
-// parameter itself.
+// parameter itself, where the step first touches it.
 //
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROUNPACKINPLACE
@@ -53,10 +54,54 @@ Operation *soleCopy(BucketUnpackOp unpack, SmallVector<Operation *> &views) {
   return copy;
 }
 
+/// The first op after `unpack` that touches its target or writes its
+/// staging buffer (another unpack only reads it), or the terminator.
+Operation *firstUse(BucketUnpackOp unpack) {
+  DenseSet<Value> targetViews, stagingViews;
+  collectViews(rootBuffer(unpack.getDest()), targetViews);
+  collectViews(rootBuffer(unpack.getStaging()), stagingViews);
+  Operation *op = unpack->getNextNode();
+  while (!op->hasTrait<OpTrait::IsTerminator>() &&
+         !touchesViews(op, targetViews) &&
+         (isa<BucketUnpackOp>(op) || !touchesViews(op, stagingViews)))
+    op = op->getNextNode();
+  return op;
+}
+
+/// Moves the in-place unpacks of each bucket, in their order, to just
+/// before the first use of any of their targets: the bucket is waited for
+/// there, where the step first needs one of its parameters (all of them
+/// at once, since they are one collective), and the unpacks stay together
+/// as one launch. Targets the step does not use again stay unpacked where
+/// they are.
+void sinkToFirstUse(ArrayRef<BucketUnpackOp> unpacks) {
+  llvm::MapVector<std::pair<Block *, Value>, SmallVector<BucketUnpackOp>>
+      buckets;
+  for (BucketUnpackOp u : unpacks)
+    if (Value staging = rootBuffer(u.getStaging()))
+      buckets[{u->getBlock(), staging}].push_back(u);
+  for (auto &[key, members] : buckets) {
+    Operation *point = nullptr;
+    for (BucketUnpackOp u : members) {
+      Operation *use = firstUse(u);
+      if (!point || use->isBeforeInBlock(point))
+        point = use;
+    }
+    // Unused by the rest of the step (a gather back after the update):
+    // left where it is, to run while the next buckets travel.
+    if (point->hasTrait<OpTrait::IsTerminator>())
+      continue;
+    // Each passes only ops before its own first use.
+    for (BucketUnpackOp u : members)
+      if (u->isBeforeInBlock(point))
+        u->moveBefore(point);
+  }
+}
+
 struct ZeroUnpackInPlacePass
     : zero::impl::ZeroUnpackInPlaceBase<ZeroUnpackInPlacePass> {
   void runOnOperation() override {
-    SmallVector<BucketUnpackOp> unpacks;
+    SmallVector<BucketUnpackOp> unpacks, inPlace;
     getOperation().walk([&](BucketUnpackOp op) { unpacks.push_back(op); });
     for (BucketUnpackOp unpack : unpacks) {
       SmallVector<Operation *> views;
@@ -88,7 +133,9 @@ struct ZeroUnpackInPlacePass
       for (Operation *view : llvm::reverse(views))
         view->erase();
       alloc->erase();
+      inPlace.push_back(unpack);
     }
+    sinkToFirstUse(inPlace);
   }
 };
 } // namespace

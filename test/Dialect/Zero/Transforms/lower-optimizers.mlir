@@ -65,3 +65,20 @@ func.func @adam_grad_scale(%p: tensor<8xf16>, %g: tensor<8xf16>, %m: tensor<8xf3
   %a, %b, %c, %d = zero.adam %p, %g, %m, %v, %lr, %t master %w grad_scale %gs {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01, decoupled} : (tensor<8xf16>, tensor<8xf16>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f64>, tensor<f64>, tensor<f32>) -> (tensor<8xf16>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
   return %a, %b, %c, %d : tensor<8xf16>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// The 16-bit copy unread (a parameter gathered from its master's shards at
+// the next step): the kernel writes the master and the moments only, and
+// an overflowed step still keeps them.
+// CHECK-LABEL: func.func @adam_copy_unread
+// CHECK-SAME: %[[P:[a-z0-9]+]]: tensor<8xf16>, %[[G:[a-z0-9]+]]: tensor<8xf16>, %[[M:[a-z0-9]+]]: tensor<8xf32>, %[[V:[a-z0-9]+]]: tensor<8xf32>, %[[W:[a-z0-9]+]]: tensor<8xf32>
+// CHECK: %[[R:.*]]:3 = linalg.generic {{.*}} ins(%[[G]] : tensor<8xf16>) outs(%[[W]], %[[M]], %[[V]] : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+// CHECK-NOT: arith.truncf
+// CHECK: %[[W2:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: linalg.yield %[[W2]], %{{.*}}, %{{.*}} : f32, f32, f32
+// CHECK: return %[[R]]#1, %[[R]]#2, %[[R]]#0
+func.func @adam_copy_unread(%p: tensor<8xf16>, %g: tensor<8xf16>, %m: tensor<8xf32>, %v: tensor<8xf32>, %w: tensor<8xf32>, %lr: tensor<f64>, %t: tensor<f64>, %gs: tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %a, %b, %c, %d = zero.adam %p, %g, %m, %v, %lr, %t master %w grad_scale %gs {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01, decoupled} : (tensor<8xf16>, tensor<8xf16>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f64>, tensor<f64>, tensor<f32>) -> (tensor<8xf16>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %b, %c, %d : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}

@@ -129,3 +129,65 @@ func.func @converting_copy(%stage: memref<16xf32>, %p: memref<8xf16>) {
   linalg.copy ins(%t : memref<8xf32>) outs(%p : memref<8xf16>)
   return
 }
+
+// -----
+
+// The in-place unpacks of one bucket move together, in their order, to
+// just before the first op that touches one of their targets (here the
+// second member's), past work that touches neither the targets nor the
+// staging buffer: the bucket is waited for where the step first needs it.
+// CHECK-LABEL: func.func @sink_to_first_use
+// CHECK: zero.all_gather
+// CHECK-NEXT: linalg.copy ins(%arg4 : memref<4xf32>) outs(%arg5 : memref<4xf32>)
+// CHECK-NEXT: zero.bucket_unpack %arg1[0] rows 2 into %arg2 : memref<8xf32>, memref<4xf32>
+// CHECK-NEXT: zero.bucket_unpack %arg1[2] rows 2 into %arg3 : memref<8xf32>, memref<4xf32>
+// CHECK-NEXT: linalg.copy ins(%arg3 : memref<4xf32>) outs(%arg5 : memref<4xf32>)
+// CHECK-NEXT: linalg.copy ins(%arg2 : memref<4xf32>) outs(%arg5 : memref<4xf32>)
+func.func @sink_to_first_use(%in: memref<4xf32>, %stage: memref<8xf32>, %p: memref<4xf32>, %q: memref<4xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
+  zero.all_gather %in into %stage {world_size = 2 : i64} : memref<4xf32>, memref<8xf32>
+  %t = memref.alloc() : memref<4xf32>
+  zero.bucket_unpack %stage[0] rows 2 into %t : memref<8xf32>, memref<4xf32>
+  %u = memref.alloc() : memref<4xf32>
+  zero.bucket_unpack %stage[2] rows 2 into %u : memref<8xf32>, memref<4xf32>
+  memref.copy %t, %p : memref<4xf32> to memref<4xf32>
+  memref.copy %u, %q : memref<4xf32> to memref<4xf32>
+  linalg.copy ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
+  linalg.copy ins(%q : memref<4xf32>) outs(%y : memref<4xf32>)
+  linalg.copy ins(%p : memref<4xf32>) outs(%y : memref<4xf32>)
+  return
+}
+
+// -----
+
+// An op writing the staging buffer stops the unpack there.
+// CHECK-LABEL: func.func @sink_stops_at_staging_write
+// CHECK: zero.bucket_unpack %arg1[0] rows 2 into %arg2
+// CHECK-NEXT: zero.all_gather %arg0 into %arg1
+// CHECK-NEXT: linalg.copy ins(%arg2 : memref<4xf32>) outs(%arg3 : memref<4xf32>)
+func.func @sink_stops_at_staging_write(%in: memref<4xf32>, %stage: memref<8xf32>, %p: memref<4xf32>, %y: memref<4xf32>) {
+  zero.all_gather %in into %stage {world_size = 2 : i64} : memref<4xf32>, memref<8xf32>
+  %t = memref.alloc() : memref<4xf32>
+  zero.bucket_unpack %stage[0] rows 2 into %t : memref<8xf32>, memref<4xf32>
+  memref.copy %t, %p : memref<4xf32> to memref<4xf32>
+  zero.all_gather %in into %stage {world_size = 2 : i64} : memref<4xf32>, memref<8xf32>
+  linalg.copy ins(%p : memref<4xf32>) outs(%y : memref<4xf32>)
+  return
+}
+
+// -----
+
+// Targets the step does not touch again: the unpacks stay where their
+// copies were, to run while later buckets travel.
+// CHECK-LABEL: func.func @unused_after
+// CHECK: zero.all_gather %arg0 into %arg1
+// CHECK-NEXT: zero.bucket_unpack %arg1[0] rows 2 into %arg2
+// CHECK-NEXT: zero.all_gather %arg0 into %arg3
+// CHECK-NEXT: return
+func.func @unused_after(%in: memref<4xf32>, %stage: memref<8xf32>, %p: memref<4xf32>, %stage2: memref<8xf32>) {
+  zero.all_gather %in into %stage {world_size = 2 : i64} : memref<4xf32>, memref<8xf32>
+  %t = memref.alloc() : memref<4xf32>
+  zero.bucket_unpack %stage[0] rows 2 into %t : memref<8xf32>, memref<4xf32>
+  memref.copy %t, %p : memref<4xf32> to memref<4xf32>
+  zero.all_gather %in into %stage2 {world_size = 2 : i64} : memref<4xf32>, memref<8xf32>
+  return
+}

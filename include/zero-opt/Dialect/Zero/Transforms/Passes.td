@@ -244,6 +244,38 @@ def ZeroPartitionOptimizerStates
   }];
 }
 
+def ZeroDeferParameterGathers
+    : Pass<"zero-defer-parameter-gathers", "func::FuncOp"> {
+  let dependentDialects = ["mlir::zero::ZeroDialect",
+                           "mlir::tosa::TosaDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::bufferization::BufferizationDialect"];
+  let summary = "Stages 1-2: gather a 16-bit parameter from its master "
+                "weight's shards at the start of the next step";
+  let description = [{
+    Runs after `zero-partition-optimizer-states` (and
+    `zero-partition-gradients`), before `zero-lower-optimizers`. At stages
+    1 and 2 each rank updates its shard of a parameter and all-gathers the
+    updated shards back into the replicated parameter. That gather needs
+    the update first, and nothing of the step is left to hide it behind.
+
+    Where the parameter is a 16-bit copy of a sharded fp32 master weight
+    (mixed precision), its value is the master rounded, so it can be
+    gathered from the master's shards at any time before its next use:
+    this pass moves the gather to the start of the step, before the
+    forward, in the order the step first uses the parameters. Each is then
+    bucketed, started at once and waited for at its first use, so the
+    forward hides what the end of the last step exposed. The update no
+    longer writes the 16-bit copy.
+
+    Between steps the parameter buffer holds the values it had when the
+    step started, one update behind its master weight; a reader outside the
+    step (a checkpoint) takes the 16-bit copy as the master rounded. The
+    first step gathers what the buffer already holds. fp32 parameters, with
+    no other copy, keep their gather at the end.
+  }];
+}
+
 def ZeroPartitionGradients
     : Pass<"zero-partition-gradients", "func::FuncOp"> {
   let summary = "ZeRO stage 2: reduce-scatter each gradient when complete";
@@ -503,6 +535,16 @@ def ZeroUnpackInPlace : Pass<"zero-unpack-in-place", "ModuleOp"> {
     pass over its bytes. Left as it is when anything between the two ops
     touches the target or writes the staging buffer, or when the copy
     reads only part of the buffer (a padded parameter's shards).
+
+    The in-place unpacks of a bucket then move on, together and in their
+    order, to just before the first op that touches one of their targets
+    (past ops that do not write the staging buffer): the bucket's wait
+    (`zero-schedule-collectives`) comes where the step first needs one of
+    its parameters, as for the gathers that `zero-defer-parameter-gathers`
+    puts ahead of the forward, and the unpacks stay one launch. Unpacks
+    whose targets the step does not touch again (a gather back after the
+    update) stay where they are, each bucket's running while the next one
+    travels.
   }];
 }
 

@@ -135,6 +135,12 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Reduce 16-bit gradients in fp32 "
                      "(communication_data_type: fp32)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> deferParamGathers{
+      *this, "defer-param-gathers",
+      llvm::cl::desc("Stages 1-2: gather each 16-bit parameter from its "
+                     "master's shards at the start of the next step "
+                     "(zero-defer-parameter-gathers)"),
+      llvm::cl::init(true)};
 };
 
 /// What every imported model goes through: the model's own ONNX Gradient
