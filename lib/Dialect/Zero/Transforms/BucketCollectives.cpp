@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::zero {
@@ -113,6 +114,25 @@ bool flatCandidate(Value v, bool severalRows) {
   return succeeded(t.getStridesAndOffset(strides, offset)) && strides[0] == 1;
 }
 
+/// Whether `op` writes only buffers that gathers of its block take as
+/// inputs (the rounding of a master weight into what is gathered), or
+/// nothing.
+bool preparesOnly(Operation *op, const DenseSet<Value> &gatherInputs) {
+  if (isMemoryEffectFree(op))
+    return true;
+  auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!iface)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> effects;
+  iface.getEffects(effects);
+  return llvm::all_of(effects, [&](const MemoryEffects::EffectInstance &e) {
+    if (!isa<MemoryEffects::Write>(e.getEffect()))
+      return true;
+    Value root = e.getValue() ? rootBuffer(e.getValue()) : Value();
+    return root && gatherInputs.contains(root);
+  });
+}
+
 Location staged(MLIRContext *ctx, Location loc) {
   return FusedLoc::get(
       ctx, {loc},
@@ -199,6 +219,18 @@ struct ZeroBucketCollectivesPass
     for (int k = 0; k < NumKinds; ++k)
       open[k].kind = Kind(k);
     SmallVector<Bucket> done;
+    // The gathers that open the block, with nothing before them but what
+    // prepares their inputs and nothing using what they gather (a step's
+    // parameters gathered ahead of its forward): their buckets run one
+    // after another and the first is waited for at once, so the k-th holds
+    // at most 2^k times the first gather's elements (within the limit),
+    // and the first wait is for a small bucket only.
+    DenseSet<Value> gatherInputs;
+    for (auto g : blk.getOps<AllGatherOp>())
+      if (Value root = rootBuffer(g.getInput()))
+        gatherInputs.insert(root);
+    bool leadingGathers = true;
+    int64_t firstGather = 0, gatherBuckets = 0;
     auto close = [&](Bucket &bk) {
       if (bk.members.size() >= 2)
         done.push_back(std::move(bk));
@@ -207,12 +239,14 @@ struct ZeroBucketCollectivesPass
       bk.kind = k;
     };
     for (Operation &op : llvm::make_early_inc_range(blk)) {
+      bool waits = false;
       // A result may not be touched before its bucket has run, except by
       // a copy or a linalg op whose outputs nothing touches, and whose
       // other inputs nothing writes, until then: it runs after the bucket.
       for (Bucket &bk : open) {
         if (touchesViews(&op, bk.deferredTargets) ||
             mayWrite(&op, bk.deferredSources)) {
+          leadingGathers &= bk.kind != AllGather || bk.members.empty();
           close(bk);
           continue;
         }
@@ -220,6 +254,7 @@ struct ZeroBucketCollectivesPass
           continue;
         SmallVector<Value> writes, reads;
         if (deferrable(&op, bk, writes, reads)) {
+          waits = true;
           bk.deferred.push_back(&op);
           for (Value w : writes)
             collectViews(rootBuffer(w), bk.deferredTargets);
@@ -228,6 +263,7 @@ struct ZeroBucketCollectivesPass
               collectViews(root, bk.deferredSources);
           continue;
         }
+        leadingGathers &= bk.kind != AllGather;
         close(bk);
       }
       Kind kind;
@@ -237,8 +273,10 @@ struct ZeroBucketCollectivesPass
         kind = ReduceScatter;
       else if (isa<AllGatherOp>(op))
         kind = AllGather;
-      else
+      else {
+        leadingGathers &= waits || preparesOnly(&op, gatherInputs);
         continue;
+      }
       Value in = op.getOperand(0), out = op.getOperand(1);
       auto ws = op.getAttrOfType<IntegerAttr>("world_size");
       int64_t limit = kind == AllGather ? gatherLimit : reduceLimit;
@@ -257,10 +295,18 @@ struct ZeroBucketCollectivesPass
       // that type's size.
       int64_t whole = kind == AllReduce ? count : count * n;
       Bucket &bk = open[kind];
-      if (!bk.members.empty() &&
-          (bk.worldSize != n || bk.elementType != elt ||
-           bk.wholeElements + whole > limit))
+      bool ramp = kind == AllGather && leadingGathers;
+      if (ramp && !firstGather)
+        firstGather = whole;
+      int64_t cap = limit;
+      if (ramp)
+        cap =
+            std::min(cap, firstGather << std::min<int64_t>(gatherBuckets, 20));
+      if (!bk.members.empty() && (bk.worldSize != n || bk.elementType != elt ||
+                                  bk.wholeElements + whole > cap)) {
+        gatherBuckets += ramp;
         close(bk);
+      }
       if (whole > limit)
         continue;
       Member m{&op, in, out, count, {}};

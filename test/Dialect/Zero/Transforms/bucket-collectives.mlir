@@ -143,7 +143,8 @@ func.func @gathered_compute(%p1: memref<2xf32>, %f1: memref<4xf32>, %p2: memref<
 
 // Gathers of updated shards (below stage 3), each written back to its
 // replica by a copy: the copies wait for the bucket. The gathered staging
-// buffer is 2 rows of 3; each replica takes its columns.
+// buffer is 2 rows of 3; each replica takes its columns. (The step's
+// compute comes first: these gathers do not open the block.)
 // CHECK-LABEL: func.func @gathers
 // CHECK: %[[IN:.*]] = memref.alloc() : memref<3xf32>
 // CHECK: %[[OUT:.*]] = memref.alloc() : memref<6xf32>
@@ -155,7 +156,8 @@ func.func @gathered_compute(%p1: memref<2xf32>, %f1: memref<4xf32>, %p2: memref<
 // CHECK-NEXT: zero.bucket_unpack %[[OUT]][2] rows 2 into %arg3
 // CHECK-NEXT: memref.copy %arg3, %arg5
 // CHECK-NOT: zero.all_gather
-func.func @gathers(%p1: memref<2xf32>, %f1: memref<4xf32>, %p2: memref<1xf32>, %f2: memref<2xf32>, %r1: memref<4xf32>, %r2: memref<2xf32>) {
+func.func @gathers(%p1: memref<2xf32>, %f1: memref<4xf32>, %p2: memref<1xf32>, %f2: memref<2xf32>, %r1: memref<4xf32>, %r2: memref<2xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
+  linalg.copy ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
   zero.all_gather %p1 into %f1 {world_size = 2 : i64} : memref<2xf32>, memref<4xf32>
   memref.copy %f1, %r1 : memref<4xf32> to memref<4xf32>
   zero.all_gather %p2 into %f2 {world_size = 2 : i64} : memref<1xf32>, memref<2xf32>
@@ -182,5 +184,37 @@ func.func @element_types(%a: memref<3xf64>, %b: memref<4xf64>, %c: memref<5xf32>
   zero.all_reduce %b into %b {world_size = 2 : i64} : memref<4xf64>, memref<4xf64>
   zero.all_reduce %c into %c {world_size = 2 : i64} : memref<5xf32>, memref<5xf32>
   zero.all_reduce %a into %a {world_size = 2 : i64} : memref<3xf64>, memref<3xf64>
+  return
+}
+
+// -----
+
+// Gathers that open the block, with nothing before them but the roundings
+// of their inputs (a step's parameters gathered from their masters ahead
+// of the forward): their buckets run one after another and the first is
+// waited for at once, so the k-th bucket holds at most 2^k times the first
+// gather's elements: [4], [4 + 4], then the rest within 16. The first
+// stays a gather of its own.
+// CHECK-LABEL: func.func @leading_gathers
+// CHECK: linalg.copy ins(%arg0 : memref<2xf32>) outs(%[[I1:.*]] : memref<2xf32>)
+// CHECK-NEXT: zero.all_gather %[[I1]] into %arg2 {world_size = 2 : i64} : memref<2xf32>, memref<4xf32>
+// CHECK: zero.all_gather %{{.*}} into %{{.*}} {world_size = 2 : i64} : memref<4xf32>, memref<8xf32>
+// CHECK: zero.all_gather %{{.*}} into %{{.*}} {world_size = 2 : i64} : memref<6xf32>, memref<12xf32>
+// CHECK-NOT: zero.all_gather
+// CHECK: linalg.copy ins(%arg2 : memref<4xf32>) outs(%arg8 : memref<4xf32>)
+func.func @leading_gathers(%m1: memref<2xf32>, %m2: memref<2xf32>, %f1: memref<4xf32>, %f2: memref<4xf32>, %f3: memref<4xf32>, %f4: memref<4xf32>, %f5: memref<4xf32>, %m3: memref<2xf32>, %y: memref<4xf32>, %f6: memref<4xf32>) {
+  %i1 = memref.alloc() : memref<2xf32>
+  linalg.copy ins(%m1 : memref<2xf32>) outs(%i1 : memref<2xf32>)
+  zero.all_gather %i1 into %f1 {world_size = 2 : i64} : memref<2xf32>, memref<4xf32>
+  %i2 = memref.alloc() : memref<2xf32>
+  linalg.copy ins(%m2 : memref<2xf32>) outs(%i2 : memref<2xf32>)
+  zero.all_gather %i2 into %f2 {world_size = 2 : i64} : memref<2xf32>, memref<4xf32>
+  %i3 = memref.alloc() : memref<2xf32>
+  linalg.copy ins(%m3 : memref<2xf32>) outs(%i3 : memref<2xf32>)
+  zero.all_gather %i3 into %f3 {world_size = 2 : i64} : memref<2xf32>, memref<4xf32>
+  zero.all_gather %m1 into %f4 {world_size = 2 : i64} : memref<2xf32>, memref<4xf32>
+  zero.all_gather %m2 into %f5 {world_size = 2 : i64} : memref<2xf32>, memref<4xf32>
+  zero.all_gather %m3 into %f6 {world_size = 2 : i64} : memref<2xf32>, memref<4xf32>
+  linalg.copy ins(%f1 : memref<4xf32>) outs(%y : memref<4xf32>)
   return
 }

@@ -503,6 +503,15 @@ def ZeroBucketCollectives : Pass<"zero-bucket-collectives", "ModuleOp"> {
     (deferring it would gather ahead of compute, which
     `zero-prefetch-gathers` decides).
 
+    The all-gathers that open a block, with nothing before them but ops
+    writing their inputs (a step's 16-bit parameters gathered from their
+    masters ahead of the forward, `zero-defer-parameter-gathers`) and
+    nothing using their results yet, run one after another while the
+    first is waited for at once: there the k-th bucket holds at most 2^k
+    times the first gather's elements (within `allgather-bucket-size`), so
+    the first wait is for a small bucket and each later one arrives while
+    the parameters before it are used.
+
     Each member's input is packed (`zero.bucket_pack`), where the member
     was (it is ready there), into a flat staging buffer laid out as
     world-size rows of per-rank parts, so that rank r's part of the bucket
