@@ -55,13 +55,14 @@ Operation *soleCopy(BucketUnpackOp unpack, SmallVector<Operation *> &views) {
 }
 
 /// The first op after `unpack` that touches its target or writes its
-/// staging buffer (another unpack only reads it), or the terminator.
-Operation *firstUse(BucketUnpackOp unpack) {
-  DenseSet<Value> targetViews, stagingViews;
+/// staging buffer (`stagingViews`; another unpack only reads it), or the
+/// terminator; not looked for past `bound` (returned when reached).
+Operation *firstUse(BucketUnpackOp unpack, const DenseSet<Value> &stagingViews,
+                    Operation *bound) {
+  DenseSet<Value> targetViews;
   collectViews(rootBuffer(unpack.getDest()), targetViews);
-  collectViews(rootBuffer(unpack.getStaging()), stagingViews);
   Operation *op = unpack->getNextNode();
-  while (!op->hasTrait<OpTrait::IsTerminator>() &&
+  while (op != bound && !op->hasTrait<OpTrait::IsTerminator>() &&
          !touchesViews(op, targetViews) &&
          (isa<BucketUnpackOp>(op) || !touchesViews(op, stagingViews)))
     op = op->getNextNode();
@@ -80,13 +81,18 @@ void sinkToFirstUse(ArrayRef<BucketUnpackOp> unpacks) {
   for (BucketUnpackOp u : unpacks)
     if (Value staging = rootBuffer(u.getStaging()))
       buckets[{u->getBlock(), staging}].push_back(u);
+  // Every bucket's point first, then the moves: a move renumbers the
+  // block at the next order query.
+  SmallVector<std::pair<BucketUnpackOp, Operation *>> moves;
   for (auto &[key, members] : buckets) {
+    DenseSet<Value> stagingViews;
+    collectViews(key.second, stagingViews);
+    // The earliest of the members' first uses, each looked for only up to
+    // the earliest so far.
     Operation *point = nullptr;
-    for (BucketUnpackOp u : members) {
-      Operation *use = firstUse(u);
-      if (!point || use->isBeforeInBlock(point))
-        point = use;
-    }
+    for (BucketUnpackOp u : members)
+      if (!point || u->isBeforeInBlock(point))
+        point = firstUse(u, stagingViews, point);
     // Unused by the rest of the step (a gather back after the update):
     // left where it is, to run while the next buckets travel.
     if (point->hasTrait<OpTrait::IsTerminator>())
@@ -94,8 +100,10 @@ void sinkToFirstUse(ArrayRef<BucketUnpackOp> unpacks) {
     // Each passes only ops before its own first use.
     for (BucketUnpackOp u : members)
       if (u->isBeforeInBlock(point))
-        u->moveBefore(point);
+        moves.push_back({u, point});
   }
+  for (auto [u, point] : moves)
+    u->moveBefore(point);
 }
 
 struct ZeroUnpackInPlacePass
