@@ -80,10 +80,10 @@ static void roundMasters(const Function &fn, std::vector<Array> &arrays,
     const Array &master = arrays[m->second];
     Array &p = arrays[i];
     Array full;
+    const Array *from = &master;
     if (ms.sharded() && !fn.arguments[i].sharded())
-      full = gatherFull(ms, master);
-    const Array &from = full.data.empty() ? master : full;
-    convertElements(from.data.data(), from.dtype, p.data.data(), p.dtype,
+      from = &(full = gatherFull(ms, master));
+    convertElements(from->data.data(), from->dtype, p.data.data(), p.dtype,
                     p.numel());
   }
 }

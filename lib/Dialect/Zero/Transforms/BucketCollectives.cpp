@@ -274,7 +274,8 @@ struct ZeroBucketCollectivesPass
       else if (isa<AllGatherOp>(op))
         kind = AllGather;
       else {
-        leadingGathers &= waits || preparesOnly(&op, gatherInputs);
+        if (leadingGathers && !waits)
+          leadingGathers = preparesOnly(&op, gatherInputs);
         continue;
       }
       Value in = op.getOperand(0), out = op.getOperand(1);

@@ -27,15 +27,15 @@ struct Refresh {
   /// The gather's unpadding, then the write into the parameter.
   SmallVector<Operation *> chain;
   bufferization::MaterializeInDestinationOp write;
-  /// The step's first op (in the entry block) that reads the parameter.
-  Operation *firstUse = nullptr;
+  /// Where in the entry block the step first reads the parameter.
+  int64_t firstUse = INT64_MAX;
 };
 
 /// `g` as a refresh: the gather of an update's 16-bit copy of a master
 /// weight argument, written (through pure single-use ops) into a
 /// parameter argument, and read by nothing but the step's return.
 std::optional<Refresh> match(AllGatherOp g, Block &entry) {
-  if (!g->hasAttr("zero.param_gather"))
+  if (!g->hasAttr(partition::kParamGatherAttr))
     return std::nullopt;
   auto opt = g.getInput().getDefiningOp<OptimizerOpInterface>();
   if (!opt || opt.getUpdatedParameter() != g.getInput() ||
@@ -90,20 +90,15 @@ struct ZeroDeferParameterGathersPass
     DenseMap<Operation *, int64_t> position;
     for (auto [i, op] : llvm::enumerate(entry))
       position[&op] = i;
-    for (Refresh &r : refreshes) {
-      for (Operation *u : r.param.getUsers()) {
-        Operation *top = entry.findAncestorOpInBlock(*u);
-        if (top && top != r.write &&
-            (!r.firstUse || position[top] < position[r.firstUse]))
-          r.firstUse = top;
-      }
-    }
+    for (Refresh &r : refreshes)
+      for (Operation *u : r.param.getUsers())
+        if (Operation *top = entry.findAncestorOpInBlock(*u);
+            top && top != r.write)
+          r.firstUse = std::min(r.firstUse, position.lookup(top));
     // In the order the step first reads them: bucketed in that order, the
     // first bucket holds what the forward needs first.
-    llvm::stable_sort(refreshes, [&](const Refresh &a, const Refresh &b) {
-      int64_t pa = a.firstUse ? position[a.firstUse] : INT64_MAX;
-      int64_t pb = b.firstUse ? position[b.firstUse] : INT64_MAX;
-      return pa < pb;
+    llvm::stable_sort(refreshes, [](const Refresh &a, const Refresh &b) {
+      return a.firstUse < b.firstUse;
     });
 
     OpBuilder b(fn.getContext());
@@ -114,7 +109,8 @@ struct ZeroDeferParameterGathersPass
       auto paramType = cast<RankedTensorType>(r.param.getType());
       Value rounded = pb.castTo(r.master, paramType.getElementType());
       Value gathered = pb.allGather(rounded, n);
-      gathered.getDefiningOp()->setAttr("zero.param_gather", b.getUnitAttr());
+      gathered.getDefiningOp()->setAttr(partition::kParamGatherAttr,
+                                        b.getUnitAttr());
       Value full = pb.unpad(gathered, paramType.getShape());
       auto write = bufferization::MaterializeInDestinationOp::create(
           b, loc, full, r.param);

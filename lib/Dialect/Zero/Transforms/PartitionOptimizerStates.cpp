@@ -147,7 +147,8 @@ void ZeroPartitionOptimizerStatesPass::runOnOperation() {
         auto updI = cast<OptimizerOpInterface>(upd);
         // The full parameter is gathered back from every rank's shard.
         Value gathered = ob.allGather(updI.getUpdatedParameter(), n);
-        gathered.getDefiningOp()->setAttr("zero.param_gather", b.getUnitAttr());
+        gathered.getDefiningOp()->setAttr(partition::kParamGatherAttr,
+                                          b.getUnitAttr());
         // Written back into the parameter's own buffer.
         Value newParam =
             bufferization::MaterializeInDestinationOp::create(

@@ -249,7 +249,7 @@ void ZeroPartitionParametersPass::runOnOperation() {
     for (Operation *user : shardSlice->getResult(0).getUsers())
       if (auto opt = dyn_cast<OptimizerOpInterface>(user))
         for (Operation *g : opt.getUpdatedParameter().getUsers())
-          if (g->hasAttr("zero.param_gather"))
+          if (g->hasAttr(partition::kParamGatherAttr))
             gather = g;
     if (!gather) {
       shardSlice->emitError("no gathered update for this parameter shard");

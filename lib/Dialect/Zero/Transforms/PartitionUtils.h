@@ -13,6 +13,8 @@ constexpr llvm::StringLiteral kWorldSizeAttr = "zero.world_size";
 constexpr llvm::StringLiteral kStageAttr = "zero.stage";
 /// Marks the reduce-scatter of a parameter's gradient (stage 1 and up).
 constexpr llvm::StringLiteral kGradScatterAttr = "zero.grad_scatter";
+/// Marks the all-gather of a parameter's updated shards (stages 1-2).
+constexpr llvm::StringLiteral kParamGatherAttr = "zero.param_gather";
 
 /// Elements of one rank's shard of `numel` elements over `n` ranks: the
 /// whole is padded at the end to a multiple of `n`.

@@ -54,14 +54,12 @@ Operation *soleCopy(BucketUnpackOp unpack, SmallVector<Operation *> &views) {
   return copy;
 }
 
-/// The first op after `unpack` that touches its target or writes its
+/// The first op after `after` that touches `targetViews` or writes the
 /// staging buffer (`stagingViews`; another unpack only reads it), or the
 /// terminator; not looked for past `bound` (returned when reached).
-Operation *firstUse(BucketUnpackOp unpack, const DenseSet<Value> &stagingViews,
-                    Operation *bound) {
-  DenseSet<Value> targetViews;
-  collectViews(rootBuffer(unpack.getDest()), targetViews);
-  Operation *op = unpack->getNextNode();
+Operation *firstTouch(Operation *after, const DenseSet<Value> &targetViews,
+                      const DenseSet<Value> &stagingViews, Operation *bound) {
+  Operation *op = after->getNextNode();
   while (op != bound && !op->hasTrait<OpTrait::IsTerminator>() &&
          !touchesViews(op, targetViews) &&
          (isa<BucketUnpackOp>(op) || !touchesViews(op, stagingViews)))
@@ -90,9 +88,13 @@ void sinkToFirstUse(ArrayRef<BucketUnpackOp> unpacks) {
     // The earliest of the members' first uses, each looked for only up to
     // the earliest so far.
     Operation *point = nullptr;
-    for (BucketUnpackOp u : members)
-      if (!point || u->isBeforeInBlock(point))
-        point = firstUse(u, stagingViews, point);
+    for (BucketUnpackOp u : members) {
+      if (point && !u->isBeforeInBlock(point))
+        continue;
+      DenseSet<Value> targetViews;
+      collectViews(rootBuffer(u.getDest()), targetViews);
+      point = firstTouch(u, targetViews, stagingViews, point);
+    }
     // Unused by the rest of the step (a gather back after the update):
     // left where it is, to run while the next buckets travel.
     if (point->hasTrait<OpTrait::IsTerminator>())
@@ -127,12 +129,7 @@ struct ZeroUnpackInPlacePass
       DenseSet<Value> targetViews, stagingViews;
       collectViews(rootBuffer(target), targetViews);
       collectViews(rootBuffer(unpack.getStaging()), stagingViews);
-      bool clear = true;
-      for (Operation *op = unpack->getNextNode(); op != copy && clear;
-           op = op->getNextNode())
-        clear = !touchesViews(op, targetViews) &&
-                (isa<BucketUnpackOp>(op) || !touchesViews(op, stagingViews));
-      if (!clear)
+      if (firstTouch(unpack, targetViews, stagingViews, copy) != copy)
         continue;
       Operation *alloc = unpack.getDest().getDefiningOp();
       unpack->moveBefore(copy);
