@@ -468,6 +468,8 @@ llvm::Error OutputFolder::commit(ModuleOp lowered, ModuleOp signatures,
                      << count("gpu_guarded_selects") << " guarded selects, "
                      << count("gpu_coarsened")
                      << " with several outputs a thread, "
+                     << count("gpu_partial_writes")
+                     << " writing part of their rows, "
                      << count("gpu_batched_loops")
                      << " loops loading in batches)";
       llvm::errs() << "; objects: " << stats.objects

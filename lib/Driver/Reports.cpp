@@ -179,6 +179,16 @@ LogicalResult mlir::zero::predictTimeline(ModuleOp planned,
           return cuda::rowGroupThreads(group);
         return 1;
       };
+    if (o.gpu)
+      o.rowGroupShare = [](Operation *op) -> double {
+        auto group = op->getParentOfType<RowGroupOp>();
+        auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+        if (!group || !linalgOp)
+          return 1;
+        std::optional<WrittenRegion> region =
+            cuda::rowGroupRegion(linalgOp, group.getRowDims());
+        return region ? region->share() : 1;
+      };
     if (llvm::Error e = hw->check(o.worldSize, o.precision, o.gpu))
       return fn.emitError(llvm::toString(std::move(e)));
     Timeline tl = simulateStep(fn, *hw, o);

@@ -33,7 +33,9 @@
 // writes PATH.<rank>.json with what it saw at exit), ZERO_CUDA_EMU_FAIL
 // (`call:n`: the n-th call of that API fails, to test error paths),
 // ZERO_CUDA_EMU_HANG (`call:n`: the n-th call never returns, a stuck
-// rank); ZERO_CUDA_EMU_FAIL_RANK limits either to one rank.
+// rank); ZERO_CUDA_EMU_FAIL_RANK limits either to one rank;
+// ZERO_CUDA_EMU_POISON=1 fills fresh device memory with 0xff bytes (NaN)
+// instead of zeros, so that a result computed from unwritten memory shows.
 //
 //===----------------------------------------------------------------------===//
 #include <cublas_v2.h>
@@ -120,6 +122,9 @@ struct Emulator {
   std::recursive_mutex m;
   int devices = 8, sm = 90, device = 0;
   int64_t memory = int64_t(80) << 30;
+  /// Fresh device memory filled with this byte (0xff: NaN in every float
+  /// type), so that a read of what nothing wrote shows up in the results.
+  int fill = 0;
   std::map<uintptr_t, int64_t> allocations; ///< base -> bytes
   int64_t used = 0, peak = 0;
   std::set<void *> streams, blasHandles;
@@ -149,6 +154,8 @@ struct Emulator {
       sm = std::atoi(v);
     if (const char *v = std::getenv("ZERO_CUDA_EMU_MEMORY"))
       memory = std::atoll(v);
+    if (const char *v = std::getenv("ZERO_CUDA_EMU_POISON"))
+      fill = std::atoi(v) ? 0xff : 0;
     for (auto [name, call, at] :
          {std::tuple{"ZERO_CUDA_EMU_FAIL", &failCall, &failAt},
           std::tuple{"ZERO_CUDA_EMU_HANG", &hangCall, &hangAt}}) {
@@ -360,12 +367,13 @@ void *allocate(int64_t bytes) {
   Emulator &e = emu();
   if (bytes <= 0 || e.used + bytes > e.memory)
     return nullptr;
-  // cudaMalloc's alignment; zeroed so that runs are reproducible.
+  // cudaMalloc's alignment; zeroed (or poisoned) so that runs are
+  // reproducible.
   size_t rounded = (size_t(bytes) + 255) / 256 * 256;
   void *p = std::aligned_alloc(256, rounded);
   if (!p)
     return nullptr;
-  std::memset(p, 0, rounded);
+  std::memset(p, e.fill, rounded);
   e.allocations[reinterpret_cast<uintptr_t>(p)] = bytes;
   e.used += bytes;
   e.peak = std::max(e.peak, e.used);

@@ -143,6 +143,8 @@ def values_match(l, w, ref_l, ref_w, precision, steps, tol=None):
     target's within `tol` (default TOL); also the largest relative loss and
     absolute weight differences."""
     ltol, wtol = (tol or TOL)[precision]
+    # A non-finite loss is logged as null.
+    l = np.array([np.nan if x is None else x for x in l], dtype=np.float64)
     rel = float(np.max(np.abs(l - ref_l) / np.abs(ref_l))) if len(l) == len(ref_l) else np.inf
     same_names = sorted(w.files) == sorted(ref_w.files)
     werr = max(float(np.max(np.abs(w[k].astype(np.float64) - ref_w[k])))

@@ -95,8 +95,10 @@ class Emulated(gpu_parity.Runner):
 
     def mpirun(self, out, data, steps, extra_env=None, tag="run", args=()):
         report = os.path.join(self.tmp, f"{os.path.basename(out)}.{tag}.emu")
+        # Device memory starts as NaN: a result read from what no kernel
+        # wrote (a region a row group leaves unwritten) would show.
         env = {"LD_PRELOAD": self.emulator, "ZERO_CUDA_EMU_REPORT": report,
-               "ZERO_RT_NCCL_TIMEOUT_S": "60"}
+               "ZERO_CUDA_EMU_POISON": "1", "ZERO_RT_NCCL_TIMEOUT_S": "60"}
         env.update(extra_env or {})
         cmd = list(gpu_parity.MPIRUN) + ["-np", str(self.ranks)]
         for k, v in env.items():

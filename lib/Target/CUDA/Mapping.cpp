@@ -228,6 +228,15 @@ std::optional<unsigned> zero::cuda::rowLane(linalg::LinalgOp op,
   return std::nullopt;
 }
 
+std::optional<zero::WrittenRegion>
+zero::cuda::rowGroupRegion(linalg::LinalgOp op, int64_t rowDims) {
+  std::optional<zero::WrittenRegion> region = zero::writtenRegionOf(op);
+  int64_t n = op.getNumLoops();
+  if (!region || n - 2 >= rowDims || rowLane(op, rowDims) != unsigned(n - 1))
+    return std::nullopt;
+  return region->rounded(kRowLanes);
+}
+
 double zero::cuda::rowGroupThreads(zero::RowGroupOp group) {
   return double(group.getNumRows()) * double(kRowLanes);
 }

@@ -60,7 +60,7 @@ func.func private @row_sum(%a: memref<4x8xf32>, %c: memref<4xf32>) attributes {z
 
 // Called with buffers that do not overlap, each thread initializes the
 // accumulator elements it reduces into: one launch.
-// CHECK: module attributes {zero.kernels = {gpu_coarsened = 0 : i64, gpu_launches = 2 : i64, gpu_row_groups = 0 : i64}}
+// CHECK: module attributes {zero.kernels = {gpu_coarsened = 0 : i64, gpu_launches = 2 : i64, gpu_partial_writes = 0 : i64, gpu_row_groups = 0 : i64}}
 // CHECK-LABEL: func.func private @row_sum_fused
 // CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: scf.forall (%{{.*}}) in (4) {
@@ -655,6 +655,52 @@ func.func private @coarse_f32(%a: memref<4096x1024xf32>, %b: memref<4096x1024xf3
   ^bb0(%x: f32, %o: f32):
     %e = math.exp %x : f32
     linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// A member written only where its result is read (zero.written_region):
+// rows below 32 of each [64, 128] slab take columns [32, 64) ([40, 50)
+// widened to whole lanes: 1 iteration of a lane, from column 32), the
+// others all 128 (4). A row's lanes take one branch.
+// CHECK-LABEL: func.func private @rows_written_region
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (8, 1) {
+// CHECK: scf.forall (%{{.*}}, %[[L:.*]]) in (8, 32) {
+// CHECK: %[[I:.*]] = arith.remui %{{.*}}, %[[C64:.*]] : index
+// CHECK: %[[A:.*]] = arith.divui %{{.*}}, %[[C64]] : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[I]], %{{.*}} : index
+// CHECK: scf.if %[[IN]] {
+// CHECK: %[[O:.*]] = arith.addi %[[L]], %{{.*}} : index
+// CHECK: memref.subview %arg0[%[[A]], %[[I]], %[[O]]] [1, 1, 1] [1, 1, 32]
+// CHECK: linalg.generic
+// CHECK-NOT: zero.written_region
+// CHECK: } else {
+// CHECK: memref.subview %arg0[%[[A]], %[[I]], %[[L]]] [1, 1, 4] [1, 1, 32]
+// CHECK: linalg.generic
+// CHECK: }
+// CHECK: } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+#e3 = affine_map<(a, i, j) -> (a, i, j)>
+#q3 = affine_map<(a, i, j) -> (a, i)>
+func.func private @rows_written_region(%x: memref<2x64x128xf32>, %m: memref<2x64xf32>, %y: memref<2x64x128xf32>) attributes {zero.kernel = "zero.row_group"} {
+  %lowest = arith.constant 0xFF800000 : f32
+  zero.row_group rows(2) {
+    linalg.fill ins(%lowest : f32) outs(%m : memref<2x64xf32>)
+    linalg.generic {indexing_maps = [#e3, #q3], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x : memref<2x64x128xf32>) outs(%m : memref<2x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %0 = arith.maximumf %in, %out : f32
+      linalg.yield %0 : f32
+    }
+    linalg.generic {indexing_maps = [#e3, #q3, #e3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%x, %m : memref<2x64x128xf32>, memref<2x64xf32>) outs(%y : memref<2x64x128xf32>)
+        attrs = {zero.written_region = array<i64: 32, 40, 50, 64, 0, 128>} {
+    ^bb0(%in: f32, %max: f32, %out: f32):
+      %0 = arith.subf %in, %max : f32
+      %1 = math.exp %0 : f32
+      linalg.yield %1 : f32
+    }
   }
   return
 }

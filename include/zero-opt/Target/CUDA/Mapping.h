@@ -8,6 +8,7 @@
 #define ZERO_OPT_TARGET_CUDA_MAPPING_H
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Utils/Masks.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -98,6 +99,13 @@ constexpr int64_t kRowLanes = 32;
 /// when its extent is a multiple of kRowLanes and every operand indexes it
 /// as a whole result of its own or not at all. None: one thread a row.
 std::optional<unsigned> rowLane(linalg::LinalgOp op, int64_t rowDims);
+
+/// The columns a row group's member `op` writes in each run of its rows:
+/// its zero::kWrittenRegionAttr widened to whole lanes' iterations, when
+/// the region's rows are row loops (of the first `rowDims`) and its
+/// columns the lane loop (rowLane). None: it writes every column.
+std::optional<zero::WrittenRegion> rowGroupRegion(linalg::LinalgOp op,
+                                                  int64_t rowDims);
 
 /// The threads a row group's launch runs on: kRowLanes a row.
 double rowGroupThreads(zero::RowGroupOp group);

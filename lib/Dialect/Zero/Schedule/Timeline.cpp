@@ -4,6 +4,7 @@
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 #include "zero-opt/Dialect/Zero/Utils/GuardedReads.h"
 #include "zero-opt/Dialect/Zero/Utils/Kernels.h"
+#include "zero-opt/Dialect/Zero/Utils/Masks.h"
 #include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -877,8 +878,16 @@ private:
       for (Operation &inner : group.getBody().front()) {
         auto linalgOp = cast<linalg::LinalgOp>(inner);
         Work w = cost.linalgWork(linalgOp);
-        work.flops += w.flops;
-        work.seconds += w.seconds;
+        // A member running part of its iterations (its last loop's, by
+        // row) reads and writes that part of what that loop indexes.
+        double part = 1;
+        if (opt.rowGroupShare)
+          part = opt.rowGroupShare(&inner);
+        else if (std::optional<WrittenRegion> r = writtenRegionOf(&inner))
+          part = r->share();
+        unsigned lastLoop = linalgOp.getNumLoops() - 1;
+        work.flops += w.flops * part;
+        work.seconds += w.seconds * part;
         for (OpOperand &operand : linalgOp->getOpOperands()) {
           Value v = operand.get();
           if (!isa<MemRefType>(v.getType()))
@@ -886,8 +895,10 @@ private:
           bool init = linalgOp.isDpsInit(&operand);
           bool reads = !init || linalgOp.payloadUsesValueFromOperand(&operand);
           Key key{rootBuffer(v), valueBytes(v)};
+          AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
+          double within = map.isFunctionOfDim(lastLoop) ? part : 1;
           if (reads) {
-            double share = cost.readShare(linalgOp, &operand);
+            double share = std::min(cost.readShare(linalgOp, &operand), within);
             if (llvm::is_contained(written, key)) {
               again += share * key.second;
               readAgain.insert(&operand);
@@ -908,7 +919,7 @@ private:
             }
           }
           if (init && first(written, key))
-            work.bytes += key.second;
+            work.bytes += key.second * within;
         }
       }
       double inFlight = hw.deviceThreads > 0 && threads > 0

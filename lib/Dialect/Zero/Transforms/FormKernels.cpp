@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "zero-opt/Dialect/Zero/Transforms/Passes.h"
 #include "zero-opt/Dialect/Zero/Utils/Kernels.h"
+#include "zero-opt/Dialect/Zero/Utils/Masks.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -151,10 +152,14 @@ ZeroFormKernelsPass::outline(ArrayRef<Operation *> group, StringRef name,
   for (Operation *op : group)
     b.clone(*op, map);
   // Step annotations (forward/backward, ...) mean nothing inside a kernel
-  // and would keep the same computation apart.
+  // and would keep the same computation apart; what a row group's member
+  // may leave unwritten stays (the CUDA mapping reads it; nothing else
+  // does).
   body->walk([](Operation *op) {
+    bool member = isa_and_nonnull<RowGroupOp>(op->getParentOp());
     for (NamedAttribute a : llvm::to_vector(op->getDiscardableAttrs()))
-      if (a.getName().strref().starts_with("zero."))
+      if (a.getName().strref().starts_with("zero.") &&
+          !(member && a.getName() == kWrittenRegionAttr))
         op->removeDiscardableAttr(a.getName());
   });
   SmallVector<Value> returned;

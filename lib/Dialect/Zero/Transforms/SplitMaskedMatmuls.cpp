@@ -194,11 +194,12 @@ OpOperand *maskOperandOf(linalg::GenericOp g, Value cond, bool &negated) {
   return operand;
 }
 
-/// Marks in `c` (over GEMM loops `p`, `q`) where `use`'s consumer keeps the
-/// GEMM's result: its body takes the element, through pure elementwise
+/// Marks in `c` (over loops `p`, `q` of the op whose result `use` reads,
+/// `resultMap` its loops to the result's dimensions) where `use`'s consumer
+/// keeps that result: its body takes the element, through pure elementwise
 /// ops, only into one side of selects on constant masks. False when some
 /// use of it escapes a select.
-bool markKeptByUse(MaskHulls &hulls, const Gemm &gemm, OpOperand &use,
+bool markKeptByUse(MaskHulls &hulls, AffineMap resultMap, OpOperand &use,
                    int64_t p, int64_t q, Coverage &c) {
   auto g = dyn_cast<linalg::GenericOp>(use.getOwner());
   if (!g || !g.hasPureTensorSemantics() || !g.isDpsInput(&use))
@@ -223,15 +224,15 @@ bool markKeptByUse(MaskHulls &hulls, const Gemm &gemm, OpOperand &use,
         if (!mask)
           return false;
         bool trueSide = u.getOperandNumber() == 1;
-        // The GEMM loop each mask dimension follows, through the loop of
-        // the consumer that reads that dimension of the result.
+        // The loop each mask dimension follows, through the loop of the
+        // consumer that reads that dimension of the result.
         AffineMap maskMap = g.getMatchingIndexingMap(mask);
         SmallVector<int64_t> dimLoops;
         for (AffineExpr e : maskMap.getResults()) {
           int64_t loop = -1;
           if (auto d = dyn_cast<AffineDimExpr>(e))
             if (std::optional<unsigned> j = read.getResultPosition(d))
-              loop = gemm.maps[2].getDimPosition(*j);
+              loop = resultMap.getDimPosition(*j);
           dimLoops.push_back(loop);
         }
         DenseElementsAttr bits;
@@ -325,7 +326,8 @@ std::optional<Split> planSplit(const Gemm &gemm, int64_t minRows,
     auto [p, q] = loops;
     Coverage c(gemm.ranges[p], gemm.ranges[q]);
     if (llvm::all_of(result.getUses(), [&](OpOperand &use) {
-          return markKeptByUse(hulls, gemm, use, loops.first, loops.second, c);
+          return markKeptByUse(hulls, gemm.maps[2], use, loops.first,
+                               loops.second, c);
         }))
       consider(blocksOf(c, p, q, minRows, maxBlocks));
   }
@@ -412,6 +414,59 @@ void applySplit(const Gemm &gemm, const Split &split) {
       empty->erase();
 }
 
+/// Where a parallel generic's result (a [..., R, C] tensor) is read, per
+/// row of its last two dimensions: the static slices its uses take (a split
+/// GEMM's blocks) and what consumers keep under constant masks. Set as
+/// `zero::kWrittenRegionAttr` when that leaves a tenth of the result
+/// unread, in at most `kMaxRuns` runs of rows: a target may then leave
+/// the rest unwritten.
+constexpr size_t kMaxRuns = 16;
+
+void markWrittenRegion(linalg::GenericOp g, MaskHulls &hulls) {
+  if (!g.hasPureTensorSemantics() || g->getNumResults() != 1 ||
+      g.getNumReductionLoops() != 0 ||
+      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity())
+    return;
+  auto type = dyn_cast<RankedTensorType>(g->getResult(0).getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 2)
+    return;
+  int64_t n = type.getRank(), p = n - 2, q = n - 1;
+  Value x = g->getResult(0);
+  if (x.use_empty())
+    return;
+  Coverage c(type.getDimSize(p), type.getDimSize(q));
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(n, g.getContext());
+  for (OpOperand &use : x.getUses()) {
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner())) {
+      ArrayRef<int64_t> offsets = slice.getStaticOffsets(),
+                        sizes = slice.getStaticSizes();
+      if (!slice.hasUnitStride() ||
+          llvm::any_of(offsets, ShapedType::isDynamic) ||
+          llvm::any_of(sizes, ShapedType::isDynamic))
+        return;
+      for (int64_t r = offsets[p]; r < offsets[p] + sizes[p]; ++r)
+        c.add(r, offsets[q], offsets[q] + sizes[q]);
+      continue;
+    }
+    if (!markKeptByUse(hulls, identity, use, p, q, c))
+      return;
+  }
+  zero::WrittenRegion w{c.rows, c.cols, {}};
+  for (int64_t r = 0; r < c.rows; ++r) {
+    auto [lo, hi] = c.hull[r];
+    if (lo >= hi)
+      lo = hi = 0;
+    if (!w.runs.empty() && w.runs.back().lo == lo && w.runs.back().hi == hi)
+      w.runs.back().end = r + 1;
+    else
+      w.runs.push_back({r + 1, lo, hi});
+  }
+  if (w.runs.size() > kMaxRuns || w.share() > 0.9)
+    return;
+  g->setAttr(zero::kWrittenRegionAttr,
+             DenseI64ArrayAttr::get(g.getContext(), w.flat()));
+}
+
 struct ZeroSplitMaskedMatmulsPass
     : zero::impl::ZeroSplitMaskedMatmulsBase<ZeroSplitMaskedMatmulsPass> {
   using Base::Base;
@@ -439,6 +494,9 @@ struct ZeroSplitMaskedMatmulsPass
         splits.push_back({g, *s});
     for (auto &[g, s] : splits)
       applySplit(g, s);
+    // After the splits: their blocks are the slices the region is read in.
+    getOperation()->walk(
+        [&](linalg::GenericOp g) { markWrittenRegion(g, hulls); });
   }
 };
 } // namespace

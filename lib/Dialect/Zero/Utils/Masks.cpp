@@ -307,3 +307,64 @@ std::optional<ZeroMask> zero::maskedZerosOf(Value x, AffineMap xMap,
     return std::nullopt;
   return ZeroMask{cause->bits, cause->values, maskInUser, cause->zeroWhen};
 }
+
+double WrittenRegion::share() const {
+  if (rows <= 0 || cols <= 0)
+    return 1;
+  double inside = 0;
+  int64_t begin = 0;
+  for (const Run &r : runs) {
+    inside += double(r.end - begin) * double(r.hi - r.lo);
+    begin = r.end;
+  }
+  return inside / (double(rows) * double(cols));
+}
+
+WrittenRegion WrittenRegion::rounded(int64_t multiple) const {
+  WrittenRegion w{rows, cols, {}};
+  for (const Run &r : runs) {
+    Run x = r;
+    if (x.lo < x.hi && multiple > 1) {
+      x.lo = x.lo / multiple * multiple;
+      x.hi = std::min(cols, (x.hi + multiple - 1) / multiple * multiple);
+    }
+    if (!w.runs.empty() && w.runs.back().lo == x.lo && w.runs.back().hi == x.hi)
+      w.runs.back().end = x.end;
+    else
+      w.runs.push_back(x);
+  }
+  return w;
+}
+
+SmallVector<int64_t> WrittenRegion::flat() const {
+  SmallVector<int64_t> v;
+  for (const Run &r : runs)
+    v.append({r.end, r.lo, r.hi});
+  return v;
+}
+
+std::optional<WrittenRegion> zero::writtenRegionOf(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  auto attr = op ? op->getAttrOfType<DenseI64ArrayAttr>(kWrittenRegionAttr)
+                 : DenseI64ArrayAttr();
+  if (!linalgOp || !attr || attr.size() == 0 || attr.size() % 3 != 0)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+  if (ranges.size() < 2 || ShapedType::isDynamic(ranges[ranges.size() - 2]) ||
+      ShapedType::isDynamic(ranges.back()))
+    return std::nullopt;
+  WrittenRegion w{ranges[ranges.size() - 2], ranges.back(), {}};
+  ArrayRef<int64_t> v = attr.asArrayRef();
+  int64_t begin = 0;
+  for (size_t i = 0; i < v.size(); i += 3) {
+    WrittenRegion::Run r{v[i], v[i + 1], v[i + 2]};
+    if (r.end <= begin || r.end > w.rows || r.lo < 0 || r.lo > r.hi ||
+        r.hi > w.cols)
+      return std::nullopt;
+    w.runs.push_back(r);
+    begin = r.end;
+  }
+  if (begin != w.rows)
+    return std::nullopt;
+  return w;
+}

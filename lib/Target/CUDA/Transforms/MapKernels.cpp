@@ -11,6 +11,7 @@
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero-opt/Dialect/Zero/Schedule/Footprint.h"
 #include "zero-opt/Dialect/Zero/Utils/Kernels.h"
+#include "zero-opt/Dialect/Zero/Utils/Masks.h"
 #include "zero-opt/Target/CUDA/Mapping.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -156,6 +157,8 @@ private:
 
   /// Ops whose threads take several outputs each.
   int64_t coarsened = 0;
+  /// Row group members writing only the columns some use reads.
+  int64_t partial = 0;
 };
 
 /// Whether buffers `a` and `b` of a kernel share no byte at any call.
@@ -554,10 +557,12 @@ LogicalResult initializeInThreads(RewriterBase &rewriter,
 
 /// `op`'s operand `v` on one thread of a row group: row `coords` of the
 /// row loops, and lane `lane`'s iterations of loop `laneLoop` (every
-/// kRowLanes-th from `lane`); other dimensions whole.
+/// kRowLanes-th from `lane`, from iteration `lo`, `count` of them; all of
+/// them when `count` is negative); other dimensions whole.
 Value rowSlice(RewriterBase &rewriter, Location loc, linalg::LinalgOp op,
                OpOperand &operand, ArrayRef<Value> coords,
-               std::optional<unsigned> laneLoop, Value lane) {
+               std::optional<unsigned> laneLoop, Value lane, int64_t lo = 0,
+               int64_t count = -1) {
   auto type = cast<MemRefType>(operand.get().getType());
   AffineMap map = op.getMatchingIndexingMap(&operand);
   SmallVector<OpFoldResult> offsets, sizes, strides;
@@ -569,9 +574,14 @@ Value rowSlice(RewriterBase &rewriter, Location loc, linalg::LinalgOp op,
       sizes.push_back(rewriter.getIndexAttr(1));
       strides.push_back(rewriter.getIndexAttr(1));
     } else if (dim && laneLoop && d == *laneLoop) {
-      offsets.push_back(lane);
-      sizes.push_back(
-          rewriter.getIndexAttr(type.getDimSize(k) / zero::cuda::kRowLanes));
+      offsets.push_back(
+          lo == 0 ? lane
+                  : arith::AddIOp::create(
+                        rewriter, loc, lane,
+                        arith::ConstantIndexOp::create(rewriter, loc, lo))
+                        .getResult());
+      sizes.push_back(rewriter.getIndexAttr(
+          count >= 0 ? count : type.getDimSize(k) / zero::cuda::kRowLanes));
       strides.push_back(rewriter.getIndexAttr(zero::cuda::kRowLanes));
     } else {
       offsets.push_back(rewriter.getIndexAttr(0));
@@ -657,17 +667,51 @@ LogicalResult ZeroGPUMapKernelsPass::mapRowGroup(RewriterBase &rewriter,
         row = arith::DivUIOp::create(rewriter, loc, row, extent);
     }
     Value lane = threads.getInductionVar(1);
-    SmallVector<Value> operands;
-    for (OpOperand &operand : computed->getOpOperands())
-      operands.push_back(isa<MemRefType>(operand.get().getType())
-                             ? rowSlice(rewriter, loc, computed, operand,
-                                        coords, laneLoop, lane)
-                             : operand.get());
-    Operation *tiled = rewriter.clone(*computed);
-    tiled->setOperands(operands);
+    // The op on the thread's row and lane, over `count` of the lane's
+    // iterations from column `lo` (all: count < 0).
+    auto tile = [&](int64_t lo, int64_t count) {
+      SmallVector<Value> operands;
+      for (OpOperand &operand : computed->getOpOperands())
+        operands.push_back(isa<MemRefType>(operand.get().getType())
+                               ? rowSlice(rewriter, loc, computed, operand,
+                                          coords, laneLoop, lane, lo, count)
+                               : operand.get());
+      Operation *tiled = rewriter.clone(*computed);
+      tiled->setOperands(operands);
+      tiled->removeAttr(zero::kWrittenRegionAttr);
+      return tiled;
+    };
+    std::optional<zero::WrittenRegion> region =
+        fill ? std::nullopt : zero::cuda::rowGroupRegion(computed, rowDims);
+    if (!region) {
+      Operation *tiled = tile(0, -1);
+      rewriter.eraseOp(computed);
+      if (op && fill && failed(initializeInThreads(rewriter, {fill}, tiled)))
+        return failure();
+      continue;
+    }
+    // Only the columns some use reads, by the run the row lies in: a chain
+    // of conditions on the row, each run's lane slice static. A row's lanes
+    // are one warp: it takes one branch.
+    ++partial;
+    Value r = coords[computed.getNumLoops() - 2];
+    for (auto [k, run] : llvm::enumerate(region->runs)) {
+      bool last = k + 1 == region->runs.size();
+      if (!last) {
+        Value inRun = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::ult, r,
+            arith::ConstantIndexOp::create(rewriter, loc, run.end));
+        auto branch = scf::IfOp::create(rewriter, loc, inRun,
+                                        /*withElseRegion=*/true);
+        rewriter.setInsertionPoint(branch.thenBlock()->getTerminator());
+        if (run.hi > run.lo)
+          tile(run.lo, (run.hi - run.lo) / zero::cuda::kRowLanes);
+        rewriter.setInsertionPoint(branch.elseBlock()->getTerminator());
+      } else if (run.hi > run.lo) {
+        tile(run.lo, (run.hi - run.lo) / zero::cuda::kRowLanes);
+      }
+    }
     rewriter.eraseOp(computed);
-    if (op && fill && failed(initializeInThreads(rewriter, {fill}, tiled)))
-      return failure();
   }
   rewriter.eraseOp(group);
   return success();
@@ -909,7 +953,8 @@ void ZeroGPUMapKernelsPass::runOnOperation() {
   // Next to zero-form-kernels' counts, for --time-report.
   zero::setKernelCounts(getOperation(), {{"gpu_launches", launches},
                                          {"gpu_row_groups", rowGroups},
-                                         {"gpu_coarsened", coarsened}});
+                                         {"gpu_coarsened", coarsened},
+                                         {"gpu_partial_writes", partial}});
 }
 
 } // namespace

@@ -55,7 +55,10 @@ func.func @scores(%q: tensor<2x8x4xbf16>, %k: tensor<2x8x4xbf16>) -> tensor<2x8x
 
 // Probabilities zero where the mask hides: each block of 2 rows of P V
 // sums only the columns of P up to its diagonal, into its own zero fill.
+// P's producer is marked with what the blocks read of it: a target may
+// leave the rest unwritten.
 // CHECK-LABEL: func @probabilities
+// CHECK: linalg.generic {{.*}} attrs = {zero.written_region = array<i64: 2, 0, 2, 4, 0, 4, 6, 0, 6, 8, 0, 8>}
 // CHECK: %[[A:.*]] = bufferization.alloc_tensor() : tensor<2x8x4xf32>
 // CHECK: %[[D0:.*]] = tensor.extract_slice %[[A]][0, 0, 0] [2, 2, 4]
 // CHECK: %[[F0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[D0]] : tensor<2x2x4xf32>)
@@ -97,6 +100,7 @@ func.func @probabilities(%x: tensor<2x8x8xf32>, %v: tensor<2x8x4xf32>) -> tensor
 // the operands are no masked producer's.
 // CHECK-LABEL: func @read_outside_select
 // CHECK-NOT: alloc_tensor
+// CHECK-NOT: zero.written_region
 // CHECK: zero.rounded_matmul {{.*}} -> tensor<2x8x8xbf16>
 // CHECK-NOT: zero.rounded_matmul
 func.func @read_outside_select(%q: tensor<2x8x4xbf16>, %k: tensor<2x8x4xbf16>) -> tensor<2x8x8xbf16> {
@@ -228,4 +232,70 @@ func.func @staged_row_all_hidden(%x: tensor<2x8x8xf32>, %v: tensor<2x8x4xf32>) -
   %out = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>)
       outs(%f : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   return %out : tensor<2x8x4xf32>
+}
+
+// -----
+
+#m3 = affine_map<(b, i, j) -> (0, i, j)>
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+#row = affine_map<(b, i, j) -> (b, i)>
+
+// P read by the blocks of P V and, under the mask, by a row sum (a
+// softmax backward's): the sum keeps only what the blocks read too.
+// CHECK-LABEL: func @written_region_masked_reader
+// CHECK: linalg.generic {{.*}} attrs = {zero.written_region = array<i64: 2, 0, 2, 4, 0, 4, 6, 0, 6, 8, 0, 8>}
+func.func @written_region_masked_reader(%x: tensor<2x8x8xf32>, %v: tensor<2x8x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8xf32>) {
+  %mask = arith.constant dense<[[[true, false, false, false, false, false, false, false], [true, true, false, false, false, false, false, false], [true, true, true, false, false, false, false, false], [true, true, true, true, false, false, false, false], [true, true, true, true, true, false, false, false], [true, true, true, true, true, true, false, false], [true, true, true, true, true, true, true, false], [true, true, true, true, true, true, true, true]]]> : tensor<1x8x8xi1>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %p = linalg.generic {indexing_maps = [#m3, #id3, #id3],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mask, %x : tensor<1x8x8xi1>, tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%m: i1, %a: f32, %o: f32):
+    %sel = arith.select %m, %a, %zero : f32
+    linalg.yield %sel : f32
+  } -> tensor<2x8x8xf32>
+  %oe = tensor.empty() : tensor<2x8x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>)
+      outs(%f : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %se = tensor.empty() : tensor<2x8xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%se : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sum = linalg.generic {indexing_maps = [#m3, #id3, #row],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%mask, %p : tensor<1x8x8xi1>, tensor<2x8x8xf32>) outs(%sf : tensor<2x8xf32>) {
+  ^bb0(%m: i1, %a: f32, %acc: f32):
+    %sq = arith.mulf %a, %a : f32
+    %sel = arith.select %m, %sq, %zero : f32
+    %add = arith.addf %sel, %acc : f32
+    linalg.yield %add : f32
+  } -> tensor<2x8xf32>
+  return %o, %sum : tensor<2x8x4xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+#m3 = affine_map<(b, i, j) -> (0, i, j)>
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+
+// Not marked: another user reads all of P (the GEMM is split all the same).
+// CHECK-LABEL: func @written_region_read_whole
+// CHECK-NOT: zero.written_region
+// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x2x2xf32>, tensor<2x2x4xf32>)
+func.func @written_region_read_whole(%x: tensor<2x8x8xf32>, %v: tensor<2x8x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x8xf32>) {
+  %mask = arith.constant dense<[[[true, false, false, false, false, false, false, false], [true, true, false, false, false, false, false, false], [true, true, true, false, false, false, false, false], [true, true, true, true, false, false, false, false], [true, true, true, true, true, false, false, false], [true, true, true, true, true, true, false, false], [true, true, true, true, true, true, true, false], [true, true, true, true, true, true, true, true]]]> : tensor<1x8x8xi1>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %p = linalg.generic {indexing_maps = [#m3, #id3, #id3],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mask, %x : tensor<1x8x8xi1>, tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%m: i1, %a: f32, %o: f32):
+    %sel = arith.select %m, %a, %zero : f32
+    linalg.yield %sel : f32
+  } -> tensor<2x8x8xf32>
+  %oe = tensor.empty() : tensor<2x8x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>)
+      outs(%f : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o, %p : tensor<2x8x4xf32>, tensor<2x8x8xf32>
 }

@@ -156,6 +156,11 @@ struct SimulateOptions {
   /// on, as the target maps it (0: the whole device); unset: one per
   /// parallel iteration of a linalg op, one for a loop.
   std::function<double(Operation *)> launchThreads;
+  /// The share of its iterations a row group's member runs, as the
+  /// target maps it (a result read only in part written only there);
+  /// unset: its zero.written_region's share (zero::writtenRegionOf), or
+  /// all of them.
+  std::function<double(Operation *)> rowGroupShare;
   /// Iterations of a thread's serial loop whose loads the target issues
   /// together (zero-gpu-batch-loads); 1: each load waited for before the
   /// next.

@@ -820,6 +820,14 @@ def ZeroSplitMaskedMatmuls
     The values read are the same: a dropped term was `0 * x`, zero for a
     finite `x` (as `zero-gpu-skip-masked-terms` assumes), and a result
     element left unwritten is one no user's select keeps.
+
+    Then a parallel `linalg.generic` with an identity result map whose
+    every use is a static `tensor.extract_slice` (a block's operand) or a
+    consumer keeping the element only under selects on constant masks is
+    marked `zero.written_region` (`zero::writtenRegionOf`): per run of
+    rows of its last two dimensions, the columns some use reads, when
+    that leaves a tenth of the result unread in at most 16 runs (a causal
+    attention's `P` and `dS`). A target may leave the rest unwritten.
   }];
   let options = [
     Option<"minRows", "min-rows", "int64_t", "128",

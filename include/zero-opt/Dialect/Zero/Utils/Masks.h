@@ -14,6 +14,8 @@
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <optional>
 #include <tuple>
@@ -63,6 +65,36 @@ struct ZeroMask {
 /// that is not proven.
 std::optional<ZeroMask> maskedZerosOf(Value x, AffineMap xMap, double maxFill,
                                       MaskSliceCheck &slices);
+
+/// Marks a parallel `linalg.generic` with an identity result map whose
+/// elements outside a region no use ever reads (zero-split-masked-matmuls
+/// sets it): a target may leave them unwritten. An i64 array of runs
+/// `end, lo, hi`: the rows (the op's second-to-last loop) from the last
+/// run's end to `end` are read at the columns (its last loop) [lo, hi).
+constexpr llvm::StringLiteral kWrittenRegionAttr = "zero.written_region";
+
+/// The region an op's result is read in, over its last two loops.
+struct WrittenRegion {
+  struct Run {
+    int64_t end, lo, hi;
+  };
+  int64_t rows = 0, cols = 0;
+  SmallVector<Run> runs;
+
+  /// The share of the rows x cols elements inside.
+  double share() const;
+  /// Each run's columns widened to multiples of `multiple` (within cols),
+  /// runs that became equal merged.
+  WrittenRegion rounded(int64_t multiple) const;
+  /// The attribute's value.
+  SmallVector<int64_t> flat() const;
+};
+
+/// `op`'s kWrittenRegionAttr, when it is well formed for its loops: a
+/// linalg op of at least two static loops, the last two of `rows` and
+/// `cols`, runs ending in increasing order at `rows`, each 0 <= lo <= hi
+/// <= cols. None otherwise (the whole result is written).
+std::optional<WrittenRegion> writtenRegionOf(Operation *op);
 
 } // namespace mlir::zero
 
