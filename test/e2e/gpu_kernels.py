@@ -73,7 +73,9 @@ def train(bindir, tmp, name, precision, stage, n, simulate, extra=()):
            os.path.join(tmp, f"{name}.data.npz"), "--steps", str(STEPS),
            "--log", log, "--save-weights", w]
     run(MPIRUN + ["-np", str(n)] + cmd if n > 1 else cmd)
-    losses = np.array([json.loads(l)["loss"] for l in open(log)])
+    # A non-finite loss is logged as null.
+    losses = np.array([np.nan if (x := json.loads(l)["loss"]) is None else x
+                       for l in open(log)], dtype=np.float64)
     return (losses, np.load(w),
             tuple(int(g) for g in m.groups()) if m else (0, 0, 0, 0, 0, 0))
 
