@@ -456,10 +456,7 @@ void markWrittenRegion(linalg::GenericOp g, MaskHulls &hulls) {
     auto [lo, hi] = c.hull[r];
     if (lo >= hi)
       lo = hi = 0;
-    if (!w.runs.empty() && w.runs.back().lo == lo && w.runs.back().hi == hi)
-      w.runs.back().end = r + 1;
-    else
-      w.runs.push_back({r + 1, lo, hi});
+    w.append({r + 1, lo, hi});
   }
   if (w.runs.size() > kMaxRuns || w.share() > 0.9)
     return;

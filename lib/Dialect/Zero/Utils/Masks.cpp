@@ -308,6 +308,13 @@ std::optional<ZeroMask> zero::maskedZerosOf(Value x, AffineMap xMap,
   return ZeroMask{cause->bits, cause->values, maskInUser, cause->zeroWhen};
 }
 
+void WrittenRegion::append(Run run) {
+  if (!runs.empty() && runs.back().lo == run.lo && runs.back().hi == run.hi)
+    runs.back().end = run.end;
+  else
+    runs.push_back(run);
+}
+
 double WrittenRegion::share() const {
   if (rows <= 0 || cols <= 0)
     return 1;
@@ -328,10 +335,7 @@ WrittenRegion WrittenRegion::rounded(int64_t multiple) const {
       x.lo = x.lo / multiple * multiple;
       x.hi = std::min(cols, (x.hi + multiple - 1) / multiple * multiple);
     }
-    if (!w.runs.empty() && w.runs.back().lo == x.lo && w.runs.back().hi == x.hi)
-      w.runs.back().end = x.end;
-    else
-      w.runs.push_back(x);
+    w.append(x);
   }
   return w;
 }

@@ -81,6 +81,9 @@ struct WrittenRegion {
   int64_t rows = 0, cols = 0;
   SmallVector<Run> runs;
 
+  /// Rows up to `end` read at [lo, hi): a run of its own, or the last
+  /// one extended when it reads the same columns.
+  void append(Run run);
   /// The share of the rows x cols elements inside.
   double share() const;
   /// Each run's columns widened to multiples of `multiple` (within cols),
