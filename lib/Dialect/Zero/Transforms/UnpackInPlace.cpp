@@ -67,42 +67,45 @@ Operation *firstTouch(Operation *after, const DenseSet<Value> &targetViews,
   return op;
 }
 
+/// An unpack now writing its parameter, and the views of that parameter.
+struct InPlace {
+  BucketUnpackOp unpack;
+  DenseSet<Value> targetViews;
+};
+
 /// Moves the in-place unpacks of each bucket, in their order, to just
 /// before the first use of any of their targets: the bucket is waited for
 /// there, where the step first needs one of its parameters (all of them
 /// at once, since they are one collective), and the unpacks stay together
 /// as one launch. Targets the step does not use again stay unpacked where
-/// they are.
-void sinkToFirstUse(ArrayRef<BucketUnpackOp> unpacks) {
-  llvm::MapVector<std::pair<Block *, Value>, SmallVector<BucketUnpackOp>>
+/// they are. `stagingViews`: each staging buffer's views, by its root.
+void sinkToFirstUse(ArrayRef<InPlace> unpacks,
+                    const DenseMap<Value, DenseSet<Value>> &stagingViews) {
+  llvm::MapVector<std::pair<Block *, Value>, SmallVector<const InPlace *>>
       buckets;
-  for (BucketUnpackOp u : unpacks)
-    if (Value staging = rootBuffer(u.getStaging()))
-      buckets[{u->getBlock(), staging}].push_back(u);
+  for (const InPlace &u : unpacks) {
+    BucketUnpackOp op = u.unpack;
+    buckets[{op->getBlock(), rootBuffer(op.getStaging())}].push_back(&u);
+  }
   // Every bucket's point first, then the moves: a move renumbers the
   // block at the next order query.
   SmallVector<std::pair<BucketUnpackOp, Operation *>> moves;
   for (auto &[key, members] : buckets) {
-    DenseSet<Value> stagingViews;
-    collectViews(key.second, stagingViews);
+    const DenseSet<Value> &staging = stagingViews.find(key.second)->second;
     // The earliest of the members' first uses, each looked for only up to
     // the earliest so far.
     Operation *point = nullptr;
-    for (BucketUnpackOp u : members) {
-      if (point && !u->isBeforeInBlock(point))
-        continue;
-      DenseSet<Value> targetViews;
-      collectViews(rootBuffer(u.getDest()), targetViews);
-      point = firstTouch(u, targetViews, stagingViews, point);
-    }
+    for (const InPlace *u : members)
+      if (!point || u->unpack->isBeforeInBlock(point))
+        point = firstTouch(u->unpack, u->targetViews, staging, point);
     // Unused by the rest of the step (a gather back after the update):
     // left where it is, to run while the next buckets travel.
     if (point->hasTrait<OpTrait::IsTerminator>())
       continue;
     // Each passes only ops before its own first use.
-    for (BucketUnpackOp u : members)
-      if (u->isBeforeInBlock(point))
-        moves.push_back({u, point});
+    for (const InPlace *u : members)
+      if (u->unpack->isBeforeInBlock(point))
+        moves.push_back({u->unpack, point});
   }
   for (auto [u, point] : moves)
     u->moveBefore(point);
@@ -111,7 +114,10 @@ void sinkToFirstUse(ArrayRef<BucketUnpackOp> unpacks) {
 struct ZeroUnpackInPlacePass
     : zero::impl::ZeroUnpackInPlaceBase<ZeroUnpackInPlacePass> {
   void runOnOperation() override {
-    SmallVector<BucketUnpackOp> unpacks, inPlace;
+    SmallVector<BucketUnpackOp> unpacks;
+    SmallVector<InPlace> inPlace;
+    // Collected once per staging buffer: a bucket's unpacks share it.
+    DenseMap<Value, DenseSet<Value>> stagingViews;
     getOperation().walk([&](BucketUnpackOp op) { unpacks.push_back(op); });
     for (BucketUnpackOp unpack : unpacks) {
       SmallVector<Operation *> views;
@@ -126,10 +132,17 @@ struct ZeroUnpackInPlacePass
         continue;
       // The unpack moves to the copy: nothing in between may touch the
       // target or write the staging buffer (other unpacks only read it).
-      DenseSet<Value> targetViews, stagingViews;
+      Value stagingRoot = rootBuffer(unpack.getStaging());
+      DenseSet<Value> none, targetViews;
+      const DenseSet<Value> *staging = &none;
+      if (stagingRoot) {
+        auto [it, fresh] = stagingViews.try_emplace(stagingRoot);
+        if (fresh)
+          collectViews(stagingRoot, it->second);
+        staging = &it->second;
+      }
       collectViews(rootBuffer(target), targetViews);
-      collectViews(rootBuffer(unpack.getStaging()), stagingViews);
-      if (firstTouch(unpack, targetViews, stagingViews, copy) != copy)
+      if (firstTouch(unpack, targetViews, *staging, copy) != copy)
         continue;
       Operation *alloc = unpack.getDest().getDefiningOp();
       unpack->moveBefore(copy);
@@ -138,9 +151,11 @@ struct ZeroUnpackInPlacePass
       for (Operation *view : llvm::reverse(views))
         view->erase();
       alloc->erase();
-      inPlace.push_back(unpack);
+      // Sunk with its bucket: the staging buffer's unpacks.
+      if (stagingRoot)
+        inPlace.push_back({unpack, std::move(targetViews)});
     }
-    sinkToFirstUse(inPlace);
+    sinkToFirstUse(inPlace, stagingViews);
   }
 };
 } // namespace

@@ -696,20 +696,20 @@ LogicalResult ZeroGPUMapKernelsPass::mapRowGroup(RewriterBase &rewriter,
     ++partial;
     Value r = coords[computed.getNumLoops() - 2];
     for (auto [k, run] : llvm::enumerate(region->runs)) {
-      bool last = k + 1 == region->runs.size();
-      if (!last) {
+      scf::IfOp branch;
+      if (k + 1 < region->runs.size()) {
         Value inRun = arith::CmpIOp::create(
             rewriter, loc, arith::CmpIPredicate::ult, r,
             arith::ConstantIndexOp::create(rewriter, loc, run.end));
-        auto branch = scf::IfOp::create(rewriter, loc, inRun,
-                                        /*withElseRegion=*/true);
+        branch = scf::IfOp::create(rewriter, loc, inRun,
+                                   /*withElseRegion=*/true);
         rewriter.setInsertionPoint(branch.thenBlock()->getTerminator());
-        if (run.hi > run.lo)
-          tile(run.lo, (run.hi - run.lo) / zero::cuda::kRowLanes);
-        rewriter.setInsertionPoint(branch.elseBlock()->getTerminator());
-      } else if (run.hi > run.lo) {
-        tile(run.lo, (run.hi - run.lo) / zero::cuda::kRowLanes);
       }
+      if (run.hi > run.lo)
+        tile(run.lo, (run.hi - run.lo) / zero::cuda::kRowLanes);
+      // The later runs in the other branch.
+      if (branch)
+        rewriter.setInsertionPoint(branch.elseBlock()->getTerminator());
     }
     rewriter.eraseOp(computed);
   }
