@@ -64,9 +64,11 @@ E2E_ZERO   := zero_equivalence float64 remat remat_budget mixed_precision \
               loss_scaling checkpoint onnx_export
 E2E_MEMORY := memory_formulas live_limit consolidate_xl
 E2E := $(E2E_PARITY) $(E2E_TRAIN) $(E2E_ZOO) $(E2E_ZERO) $(E2E_MEMORY)
-# Longest first (measured on 2 cores), the rest in suite order.
-SLOW := e2e-remat_budget test-conformance e2e-model_zoo e2e-zero_equivalence \
-        e2e-mixed_precision test-lit e2e-checkpoint e2e-consolidate_xl
+# Longest first (measured on 2 cores: 470 s down to 80 s), the rest in
+# suite order; a long suite started last would run alone at the end.
+SLOW := test-cuda-host e2e-remat_budget test-lit e2e-model_zoo \
+        e2e-mixed_precision e2e-checkpoint e2e-zero_equivalence test-fuzz \
+        e2e-train_parity e2e-gpu_kernels test-conformance e2e-consolidate_xl
 
 test: build setup
 	@$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target test-all

@@ -535,3 +535,48 @@ func.func @large_buffers(%x: memref<8xf32>, %y: memref<524288xf32>) {
   memref.dealloc %r : memref<f32>
   return
 }
+
+// -----
+
+// A reduction with two outputs and a fill for each (two column sums split
+// as one): both fills join its unit, which an independent sum then joins
+// in one wave.
+// CHECK-LABEL: func.func @two_fills
+// CHECK: zero.launch_group {
+// CHECK-NEXT: linalg.fill {{.*}} outs(%[[S:[^ ]*]] : memref<32xf32>)
+// CHECK-NEXT: linalg.fill {{.*}} outs(%[[Q:[^ ]*]] : memref<32xf32>)
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[S]], %[[Q]] : memref<32xf32>, memref<32xf32>)
+// CHECK: linalg.fill
+// CHECK-NEXT: linalg.generic
+// CHECK: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NOT: zero.launch_group
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#part = affine_map<(d0, d1) -> (d1)>
+func.func @two_fills(%g0: memref<4x32xf32>, %g1: memref<2x32xf32>) -> (memref<32xf32>, memref<32xf32>, memref<32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %s = memref.alloc() : memref<32xf32>
+  %q = memref.alloc() : memref<32xf32>
+  %r = memref.alloc() : memref<32xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<32xf32>)
+  linalg.fill ins(%zero : f32) outs(%q : memref<32xf32>)
+  linalg.generic {indexing_maps = [#in, #part, #part],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%g0 : memref<4x32xf32>) outs(%s, %q : memref<32xf32>, memref<32xf32>) {
+  ^bb0(%x: f32, %acc: f32, %acc2: f32):
+    %sq = arith.mulf %x, %x : f32
+    %a = arith.addf %sq, %acc2 : f32
+    %b = arith.addf %x, %acc : f32
+    linalg.yield %b, %a : f32, f32
+  }
+  linalg.fill ins(%zero : f32) outs(%r : memref<32xf32>)
+  linalg.generic {indexing_maps = [#in, #part],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%g1 : memref<2x32xf32>) outs(%r : memref<32xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %b = arith.addf %x, %acc : f32
+    linalg.yield %b : f32
+  }
+  return %s, %q, %r : memref<32xf32>, memref<32xf32>, memref<32xf32>
+}

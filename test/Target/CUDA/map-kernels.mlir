@@ -115,6 +115,49 @@ func.func @sums() {
 
 // -----
 
+// A reduction with two outputs (a split layer norm backward's two column
+// sums), each initialized right before it: each thread initializes its
+// elements of both, one launch.
+// CHECK: module attributes {zero.kernels = {gpu_coarsened = 0 : i64, gpu_launches = 1 : i64, gpu_partial_writes = 0 : i64, gpu_row_groups = 0 : i64}}
+// CHECK-LABEL: func.func private @two_sums_fused
+// CHECK: scf.forall (%{{.*}}) = (0) to (64) step (64) {
+// CHECK-NEXT: scf.forall (%{{.*}}) in (64) {
+// CHECK: %[[S:.*]] = memref.subview %arg1
+// CHECK: %[[Q:.*]] = memref.subview %arg2
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[S]] : memref<1xf32, strided<[1], offset: ?>>)
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[Q]] : memref<1xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: linalg.generic
+// CHECK-SAME: iterator_types = ["reduction", "parallel"]
+// CHECK-SAME: outs(%[[S]], %[[Q]] : memref<1xf32, strided<[1], offset: ?>>, memref<1xf32, strided<[1], offset: ?>>)
+// CHECK: {mapping = [#gpu.thread<x>]}
+// CHECK: {mapping = [#gpu.block<x>]}
+// CHECK-NEXT: return
+func.func private @two_sums_fused(%a: memref<8x64xf32>, %s: memref<64xf32>, %q: memref<64xf32>) attributes {zero.kernel = "linalg.generic"} {
+  %z = arith.constant 0.0 : f32
+  %low = arith.constant 0xFF800000 : f32
+  linalg.fill ins(%z : f32) outs(%s : memref<64xf32>)
+  linalg.fill ins(%low : f32) outs(%q : memref<64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (j)>], iterator_types = ["reduction", "parallel"]} ins(%a : memref<8x64xf32>) outs(%s, %q : memref<64xf32>, memref<64xf32>) {
+  ^bb0(%x: f32, %acc: f32, %m: f32):
+    %r = arith.addf %x, %acc : f32
+    %n = arith.maximumf %x, %m : f32
+    linalg.yield %r, %n : f32, f32
+  }
+  return
+}
+func.func @two_sums() {
+  %a = memref.alloc() : memref<8x64xf32>
+  %s = memref.alloc() : memref<64xf32>
+  %q = memref.alloc() : memref<64xf32>
+  call @two_sums_fused(%a, %s, %q) : (memref<8x64xf32>, memref<64xf32>, memref<64xf32>) -> ()
+  memref.dealloc %a : memref<8x64xf32>
+  memref.dealloc %s : memref<64xf32>
+  memref.dealloc %q : memref<64xf32>
+  return
+}
+
+// -----
+
 // A full reduction and a 0-d op have no parallel dimension: one thread of
 // one block, mapped to z.
 // CHECK-LABEL: func.func private @full

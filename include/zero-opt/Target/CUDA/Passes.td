@@ -399,14 +399,28 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     reduction). Sums are therefore reassociated, deterministically:
     `--simulate-gpu` runs the same order on the CPU. Reductions with fewer
     than `min-iterations` iterations, at least `row-threads` rows that are
-    short or not contiguous, several outputs, several combining ops, an
-    output indexed other than by parallel loops, or a split loop used in
-    an index expression are left alone, and so are reductions over rows
+    short or not contiguous, outputs indexed unlike each other or other
+    than by parallel loops, an output with several combining ops (or one
+    that reads another output's accumulator), or a split loop used in an
+    index expression are left alone, and so are reductions over rows
     whose body reads its loop indices (`linalg.index`). A full reduction
     that does (the loss's sum over tokens, which gathers each token's
     target logit) is split, its body reading the original loop's indices:
     the split loop's rebuilt from the partial and the chunk's iteration,
     the tail's offset past the partials.
+
+    Two consecutive column reductions to split alike (the same loops and
+    the same partials), each with outputs indexed alike, that read a
+    common buffer (one value, or views of one type at one place of one
+    buffer) become one op with the outputs of both, read once: a layer
+    norm's backward sums dy and dy * x-hat over the tokens for each
+    feature, and reads dy once instead of twice. The second moves up to
+    the first with its fills and the views and allocations they use, when
+    neither touches the other's outputs and nothing in between writes what
+    the second reads or touches its outputs. Each output keeps its
+    partial buffer (its fill right before the stage, which initializes
+    both in its threads), its own combine with its fill, and the order of
+    its sums: its values are those of the two split apart.
   }];
   let options = [
     Option<"maxPartials", "max-partials", "int64_t", "65536",

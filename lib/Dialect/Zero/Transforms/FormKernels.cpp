@@ -197,13 +197,13 @@ void ZeroFormKernelsPass::runOnOperation() {
       if (!isKernelRoot(op))
         return WalkResult::advance();
       SmallVector<Operation *, 2> group;
-      if (Operation *fill = initializingFill(op)) {
-        // The fill joins this group instead of forming its own.
-        if (!groups.empty() && groups.back().size() == 1 &&
-            groups.back().front() == fill)
-          groups.pop_back();
-        group.push_back(fill);
-      }
+      // Its fills (one per output) join this group instead of forming
+      // their own, in program order.
+      SmallVector<Operation *, 2> fills = initializingFills(op);
+      while (!groups.empty() && groups.back().size() == 1 &&
+             llvm::is_contained(fills, groups.back().front()))
+        groups.pop_back();
+      llvm::append_range(group, llvm::reverse(fills));
       group.push_back(op);
       groups.push_back(std::move(group));
       return WalkResult::skip();

@@ -68,33 +68,43 @@ static bool isViewOrConstant(Operation *op) {
 }
 
 Operation *mlir::zero::initializingFill(Operation *root) {
+  SmallVector<Operation *, 2> fills = initializingFills(root);
+  return fills.empty() ? nullptr : fills.front();
+}
+
+SmallVector<Operation *, 2> mlir::zero::initializingFills(Operation *root) {
+  SmallVector<Operation *, 2> fills;
   auto linalgOp = dyn_cast<linalg::LinalgOp>(root);
   if (!linalgOp || isa<linalg::FillOp>(root))
-    return nullptr;
+    return fills;
+  llvm::SmallPtrSet<Value, 4> filled;
   for (Operation *prev = root->getPrevNode(); prev;
        prev = prev->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
-      Value filled = fill.getDpsInitOperand(0)->get();
-      for (OpOperand &init : linalgOp.getDpsInitsMutable())
-        if (init.get() == filled)
-          return fill;
-      return nullptr;
+      Value target = fill.getDpsInitOperand(0)->get();
+      // Another buffer's fill, or one output's second: the run ends.
+      if (!llvm::is_contained(linalgOp.getDpsInits(), target) ||
+          !filled.insert(target).second)
+        break;
+      fills.push_back(fill);
+      continue;
     }
     if (!isViewOrConstant(prev))
-      return nullptr;
+      break;
   }
-  return nullptr;
+  return fills;
 }
 
 Operation *mlir::zero::fusedInitializationRoot(
     Operation *fill, llvm::function_ref<bool(Value, Value)> mayOverlap) {
   if (!isa<linalg::FillOp>(fill))
     return nullptr;
+  // The root's other outputs' fills may lie in between.
   Operation *next = fill->getNextNode();
-  while (next && isViewOrConstant(next))
+  while (next && (isViewOrConstant(next) || isa<linalg::FillOp>(next)))
     next = next->getNextNode();
   auto root = dyn_cast_or_null<linalg::LinalgOp>(next);
-  if (!root || initializingFill(root) != fill ||
+  if (!root || !llvm::is_contained(initializingFills(root), fill) ||
       !root.hasPureBufferSemantics() || getGemmLoops(root))
     return nullptr;
   if (root.getNumParallelLoops() == 0)

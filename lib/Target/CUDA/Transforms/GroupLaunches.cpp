@@ -216,9 +216,21 @@ void ZeroGPUGroupLaunchesPass::groupRun(ArrayRef<Operation *> run) {
   for (Operation *op : run) {
     if (!isLaunch(op))
       continue;
-    Operation *fill = zero::initializingFill(op);
-    if (fill && unitOf.count(fill) && units[unitOf[fill]].ops.size() == 1 &&
-        unitOf[fill] + 1 == units.size()) {
+    // Its fills (one per output), the last units, each alone.
+    SmallVector<Operation *, 2> fills = zero::initializingFills(op);
+    size_t first = units.size();
+    while (first > 0 && units[first - 1].ops.size() == 1 &&
+           llvm::is_contained(fills, units[first - 1].ops.front()))
+      --first;
+    if (first + fills.size() == units.size() && !fills.empty()) {
+      for (size_t u = first + 1; u < units.size(); ++u) {
+        Operation *fill = units[u].ops.front();
+        units[first].ops.push_back(fill);
+        llvm::append_range(units[first].reads, units[u].reads);
+        llvm::append_range(units[first].writes, units[u].writes);
+        unitOf[fill] = first;
+      }
+      units.resize(first + 1);
       units.back().ops.push_back(op);
     } else {
       units.emplace_back();

@@ -26,6 +26,9 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::zero::cuda {
 #define GEN_PASS_DEF_ZEROGPUSPLITREDUCTIONS
@@ -50,8 +53,16 @@ struct Split {
   /// A reduction over rows whose partials are not interleaved (a sum over
   /// a gradient's tokens, for each feature).
   bool columns;
-  Operation *combiner;
-  TypedAttr neutral;
+  /// Per output: its combining op and that op's neutral element.
+  SmallVector<Operation *> combiners;
+  SmallVector<TypedAttr> neutrals;
+
+  /// Whether `o` cuts the same iterations into the same partials.
+  bool sameCut(const Split &o) const {
+    return loop == o.loop && partials == o.partials && chunk == o.chunk &&
+           tail == o.tail && interleaved == o.interleaved &&
+           columns == o.columns;
+  }
 
   /// Adds the partials' entry to a list of loops, dimensions or indices:
   /// last when interleaved (a last loop is x on a GPU), else first.
@@ -66,17 +77,53 @@ constexpr int64_t kWarp = 32;
 /// Iterations each partial reduces at least.
 constexpr int64_t kMinChunk = 32;
 
+/// Each output's combining op, when each output is a reduction of its own:
+/// one combining op with a neutral element (a sum, a maximum, ...) whose
+/// other operand depends on no output's accumulator.
+std::optional<std::pair<SmallVector<Operation *>, SmallVector<TypedAttr>>>
+combinersOf(linalg::GenericOp g) {
+  SmallVector<Operation *> combiners;
+  SmallVector<TypedAttr> neutrals;
+  for (unsigned k = 0; k < g.getNumDpsInits(); ++k) {
+    SmallVector<Operation *> found;
+    if (!matchReduction(g.getRegionOutputArgs(), k, found) || found.size() != 1)
+      return std::nullopt;
+    std::optional<TypedAttr> neutral = arith::getNeutralElement(found[0]);
+    if (!neutral)
+      return std::nullopt;
+    combiners.push_back(found[0]);
+    neutrals.push_back(*neutral);
+  }
+  // What the accumulators reach in the body.
+  DenseSet<Value> fromAccumulators(g.getRegionOutputArgs().begin(),
+                                   g.getRegionOutputArgs().end());
+  for (Operation &op : g.getBody()->without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return fromAccumulators.contains(v); }))
+      fromAccumulators.insert(op.result_begin(), op.result_end());
+  for (auto [k, c] : llvm::enumerate(combiners)) {
+    Value acc = g.getRegionOutputArgs()[k];
+    for (Value operand : c->getOperands())
+      if (operand != acc && fromAccumulators.contains(operand))
+        return std::nullopt;
+  }
+  return std::make_pair(combiners, neutrals);
+}
+
 /// The split of `g`, if it is a reduction worth splitting whose split
 /// reduction loop each input indexes directly (or not at all), and whose
-/// output is indexed by its parallel loops alone.
+/// outputs are indexed alike, by its parallel loops alone.
 std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
                                int64_t minIterations, int64_t rowThreads,
                                int64_t columnThreads, int64_t minChunk) {
-  if (g.getNumDpsInits() != 1 || g.getNumReductionLoops() == 0 ||
+  if (g.getNumDpsInits() == 0 || g.getNumReductionLoops() == 0 ||
       !g.hasPureBufferSemantics())
     return std::nullopt;
   AffineMap outMap = g.getMatchingIndexingMap(g.getDpsInitOperand(0));
-  if (!outMap.isProjectedPermutation())
+  if (!outMap.isProjectedPermutation() ||
+      llvm::any_of(g.getDpsInitsMutable(), [&](OpOperand &init) {
+        return g.getMatchingIndexingMap(&init) != outMap;
+      }))
     return std::nullopt;
   SmallVector<utils::IteratorType> iterators = g.getIteratorTypesArray();
   SmallVector<int64_t> ranges = g.getStaticLoopRanges();
@@ -137,13 +184,8 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
   // target logit); rows keep their threads and their loop order.
   if (rows > 1 && !g.getBody()->getOps<linalg::IndexOp>().empty())
     return std::nullopt;
-  // One combining op with a neutral element (a sum, a maximum, ...).
-  SmallVector<Operation *> combiners;
-  if (!matchReduction(g.getRegionOutputArgs(), 0, combiners) ||
-      combiners.size() != 1)
-    return std::nullopt;
-  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiners[0]);
-  if (!neutral)
+  auto combiners = combinersOf(g);
+  if (!combiners)
     return std::nullopt;
   // Each partial reduces at least kMinChunk iterations: a full reduction
   // takes as many partials as that allows, rows enough to give the launch
@@ -195,8 +237,14 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
   }
   if (partials < 2)
     return std::nullopt;
-  return Split{loop,        partials, chunk,        outer - partials * chunk,
-               interleaved, columns,  combiners[0], *neutral};
+  return Split{loop,
+               partials,
+               chunk,
+               outer - partials * chunk,
+               interleaved,
+               columns,
+               std::move(combiners->first),
+               std::move(combiners->second)};
 }
 
 /// `g` with its reduction loops collapsed into one where they are
@@ -291,24 +339,25 @@ Value sliceOuter(OpBuilder &b, Location loc, Value v, unsigned dim,
 /// What a split leaves to split again: the ordered combine of the partials
 /// and the original op on the iterations the chunks leave (or null).
 struct Stages {
-  linalg::GenericOp combine, tail;
+  /// One combine per output.
+  SmallVector<linalg::GenericOp> combines;
+  linalg::GenericOp tail;
 };
 
 /// Splits `g`.
 Stages split(linalg::GenericOp g, const Split &s) {
   MLIRContext *ctx = g.getContext();
-  Operation *fill = zero::initializingFill(g);
+  SmallVector<Value> outs = llvm::to_vector(g.getDpsInits());
+  // Each output's initializing fill, if any.
+  SmallVector<Operation *> fills(outs.size());
+  for (Operation *fill : zero::initializingFills(g))
+    for (auto [k, out] : llvm::enumerate(outs))
+      if (cast<linalg::FillOp>(fill).getDpsInitOperand(0)->get() == out)
+        fills[k] = fill;
   OpBuilder b(g);
   Location loc = g.getLoc();
   unsigned n = g.getNumLoops();
-  Value out = g.getDpsInitOperand(0)->get();
-  auto outTy = cast<MemRefType>(out.getType());
-  Type elem = outTy.getElementType();
-  // The partials' dimension: outermost, or innermost when interleaved
-  // (then loop p is the last loop, which the CUDA mapping puts on x).
-  SmallVector<int64_t> partialShape(outTy.getShape());
-  s.placePartials<int64_t>(partialShape, s.partials);
-  auto partialTy = MemRefType::get(partialShape, elem);
+  auto outTy = cast<MemRefType>(outs.front().getType());
   AffineMap outMap = g.getMatchingIndexingMap(g.getDpsInitOperand(0));
 
   // Stage 1: loops (p, i0, i1, ...), p parallel; loop `s.loop` of the
@@ -365,13 +414,25 @@ Stages split(linalg::GenericOp g, const Split &s) {
   for (AffineExpr e : outMap.getResults())
     partialResults.push_back(loopExpr(e));
   s.placePartials(partialResults, getAffineDimExpr(pLoop, ctx));
-  maps.push_back(AffineMap::get(n + 1, 0, partialResults, ctx));
+  // The partials' dimension: outermost, or innermost when interleaved
+  // (then loop p is the last loop, which the CUDA mapping puts on x).
+  SmallVector<int64_t> partialShape(outTy.getShape());
+  s.placePartials<int64_t>(partialShape, s.partials);
+  SmallVector<Value> partials;
+  for (auto [k, out] : llvm::enumerate(outs)) {
+    maps.push_back(AffineMap::get(n + 1, 0, partialResults, ctx));
+    auto partialTy = MemRefType::get(
+        partialShape, cast<MemRefType>(out.getType()).getElementType());
+    partials.push_back(memref::AllocOp::create(b, loc, partialTy));
+  }
   SmallVector<utils::IteratorType> iterators = g.getIteratorTypesArray();
   s.placePartials(iterators, utils::IteratorType::parallel);
-  Value partial = memref::AllocOp::create(b, loc, partialTy);
-  Value neutral = arith::ConstantOp::create(b, loc, s.neutral);
-  linalg::FillOp::create(b, loc, neutral, partial);
-  auto stage1 = linalg::GenericOp::create(b, loc, TypeRange{}, inputs, partial,
+  // The fills right before stage 1, which initializes them in its threads.
+  for (auto [partial, neutral] : llvm::zip(partials, s.neutrals))
+    linalg::FillOp::create(
+        b, loc, arith::ConstantOp::create(b, loc, neutral).getResult(),
+        partial);
+  auto stage1 = linalg::GenericOp::create(b, loc, TypeRange{}, inputs, partials,
                                           maps, iterators);
   IRMapping first;
   g.getRegion().cloneInto(&stage1.getRegion(), first);
@@ -406,26 +467,31 @@ Stages split(linalg::GenericOp g, const Split &s) {
   SmallVector<utils::IteratorType> combineIterators(
       rank, utils::IteratorType::parallel);
   combineIterators.push_back(utils::IteratorType::reduction);
-  auto combine = linalg::GenericOp::create(
-      b, loc, TypeRange{}, partial, out, combineMaps, combineIterators,
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value acc = args[1], value = args[0];
-        Operation *c = s.combiner;
-        Value accIn = g.getRegionOutputArgs()[0];
-        IRMapping map;
-        for (Value operand : c->getOperands())
-          map.map(operand, operand == accIn ? acc : value);
-        Operation *combined = nb.clone(*c, map);
-        linalg::YieldOp::create(nb, l, combined->getResult(0));
-      });
-  memref::DeallocOp::create(b, loc, partial);
-  // The output's initialization moves next to the combine, which reads it
-  // first, so that the two form one kernel (one launch) when nothing the
-  // partials read is the output.
-  if (fill && llvm::none_of(inputs, [&](Value in) {
-        return isa<MemRefType>(in.getType()) && zero::mayOverlap(in, out);
-      }))
-    fill->moveBefore(combine);
+  Stages stages;
+  for (unsigned k = 0; k < outs.size(); ++k) {
+    Value out = outs[k];
+    auto combine = linalg::GenericOp::create(
+        b, loc, TypeRange{}, partials[k], out, combineMaps, combineIterators,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value acc = args[1], value = args[0];
+          Operation *c = s.combiners[k];
+          Value accIn = g.getRegionOutputArgs()[k];
+          IRMapping map;
+          for (Value operand : c->getOperands())
+            map.map(operand, operand == accIn ? acc : value);
+          Operation *combined = nb.clone(*c, map);
+          linalg::YieldOp::create(nb, l, combined->getResult(0));
+        });
+    memref::DeallocOp::create(b, loc, partials[k]);
+    // The output's initialization moves next to the combine, which reads it
+    // first, so that the two form one kernel (one launch) when nothing the
+    // partials read is the output.
+    if (fills[k] && llvm::none_of(inputs, [&](Value in) {
+          return isa<MemRefType>(in.getType()) && zero::mayOverlap(in, out);
+        }))
+      fills[k]->moveBefore(combine);
+    stages.combines.push_back(combine);
+  }
 
   // The tail the chunks leave: the original op on its last iterations.
   linalg::GenericOp tail;
@@ -439,7 +505,7 @@ Stages split(linalg::GenericOp g, const Split &s) {
           v = sliceOuter(b, loc, v, pos, s.partials * s.chunk, s.tail);
       tails.push_back(v);
     }
-    tail = linalg::GenericOp::create(b, loc, TypeRange{}, tails, out,
+    tail = linalg::GenericOp::create(b, loc, TypeRange{}, tails, outs,
                                      g.getIndexingMapsArray(),
                                      g.getIteratorTypesArray());
     IRMapping again;
@@ -455,7 +521,203 @@ Stages split(linalg::GenericOp g, const Split &s) {
     });
   }
   g.erase();
-  return {combine, tail};
+  stages.tail = tail;
+  return stages;
+}
+
+/// Whether `a` and `b` are the same elements seen alike: one value, or views
+/// of one type at one place in one buffer (collapsed reductions view their
+/// inputs anew, through other views of the buffer).
+bool sameView(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto t = dyn_cast<MemRefType>(a.getType());
+  if (!t || a.getType() != b.getType() || !t.hasStaticShape())
+    return false;
+  zero::BufferSpan sa = zero::bufferSpan(a), sb = zero::bufferSpan(b);
+  return sa.root == sb.root && sa.range && sa.range == sb.range;
+}
+
+/// What a reduction moved up may bring along from in between: address
+/// arithmetic, constants and allocations, which touch no memory it reads.
+bool isMovableDef(Operation *op) {
+  return !op->getNumRegions() &&
+         (isa<ViewLikeOpInterface, memref::AllocOp>(op) ||
+          op->hasTrait<OpTrait::ConstantLike>());
+}
+
+/// Whether `op` may write what `reads` or `writes` hold, or read what
+/// `writes` hold; true when it does not say.
+bool mayConflict(Operation *op, ArrayRef<Value> reads, ArrayRef<Value> writes) {
+  if (isPure(op) && !op->getNumRegions())
+    return false;
+  // A linalg op's effects cover its body; other regions may hide some.
+  auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!iface || (op->getNumRegions() && !isa<linalg::LinalgOp>(op)))
+    return true;
+  SmallVector<MemoryEffects::EffectInstance> effects;
+  iface.getEffects(effects);
+  auto overlaps = [](Value v, ArrayRef<Value> buffers) {
+    return llvm::any_of(buffers, [&](Value b) {
+      return isa<MemRefType>(b.getType()) && zero::mayOverlap(v, b);
+    });
+  };
+  for (MemoryEffects::EffectInstance &e : effects) {
+    Value v = e.getValue();
+    if (isa<MemoryEffects::Allocate>(e.getEffect()))
+      continue;
+    if (!v || !isa<MemRefType>(v.getType()))
+      return true;
+    if (overlaps(v, writes) ||
+        (!isa<MemoryEffects::Read>(e.getEffect()) && overlaps(v, reads)))
+      return true;
+  }
+  return false;
+}
+
+/// Two column reductions cut alike (`first` before `second` in one block)
+/// that read a common buffer, as one op with both outputs that reads it
+/// once: a layer norm's backward sums dy and dy * x-hat over the tokens for
+/// each feature. `second` moves up to `first` with its fills (and what they
+/// use from in between), when nothing in between orders them and neither
+/// touches the other's outputs; each output keeps its own body, combiner
+/// and order, so its values are unchanged. The merged op and its split, or
+/// nothing (the IR as it was, but for what moved).
+std::optional<std::pair<linalg::GenericOp, Split>>
+mergeSiblings(linalg::GenericOp first, linalg::GenericOp second,
+              const Split &cut, RewriterBase &rewriter, int64_t maxPartials,
+              int64_t minIterations, int64_t rowThreads,
+              int64_t columnThreads) {
+  if (first->getBlock() != second->getBlock() ||
+      !first->isBeforeInBlock(second) ||
+      first.getStaticLoopRanges() != second.getStaticLoopRanges() ||
+      first.getIteratorTypesArray() != second.getIteratorTypesArray() ||
+      first.getIndexingMapsArray().back() !=
+          second.getIndexingMapsArray().back())
+    return std::nullopt;
+  // A common input, read alike.
+  SmallVector<std::optional<unsigned>> sharedWith;
+  bool shares = false;
+  for (OpOperand *in : second.getDpsInputOperands()) {
+    std::optional<unsigned> match;
+    for (OpOperand *other : first.getDpsInputOperands())
+      if (sameView(in->get(), other->get()) &&
+          second.getMatchingIndexingMap(in) ==
+              first.getMatchingIndexingMap(other))
+        match = other->getOperandNumber();
+    shares |= match && isa<MemRefType>(in->get().getType());
+    sharedWith.push_back(match);
+  }
+  if (!shares)
+    return std::nullopt;
+  SmallVector<Value> firstOperands(first->getOperands()),
+      secondOperands(second->getOperands());
+  SmallVector<Value> firstOuts(first.getDpsInits()),
+      secondOuts(second.getDpsInits());
+  auto touches = [](ArrayRef<Value> outs, ArrayRef<Value> operands) {
+    return llvm::any_of(outs, [&](Value out) {
+      return llvm::any_of(operands, [&](Value v) {
+        return isa<MemRefType>(v.getType()) && zero::mayOverlap(out, v);
+      });
+    });
+  };
+  if (touches(firstOuts, secondOperands) || touches(secondOuts, firstOperands))
+    return std::nullopt;
+
+  // What moves: second's fills, and what they and it use from in between.
+  SmallVector<Operation *, 2> fills = zero::initializingFills(second);
+  llvm::SetVector<Operation *> moved(fills.begin(), fills.end());
+  SmallVector<Operation *> worklist(fills.begin(), fills.end());
+  worklist.push_back(second);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    // Its operands and what its body uses from around it (constants).
+    llvm::SetVector<Value> used(op->operand_begin(), op->operand_end());
+    for (Region &r : op->getRegions())
+      getUsedValuesDefinedAbove(r, used);
+    for (Value v : used) {
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != first->getBlock() ||
+          def->isBeforeInBlock(first) || moved.contains(def))
+        continue;
+      if (!isMovableDef(def) ||
+          (isa<memref::AllocOp>(def) && def->getNumOperands()))
+        return std::nullopt;
+      moved.insert(def);
+      worklist.push_back(def);
+    }
+  }
+  for (Operation *op = first->getNextNode(); op != second;
+       op = op->getNextNode())
+    if (!moved.contains(op) && mayConflict(op, secondOperands, secondOuts))
+      return std::nullopt;
+  // Allocations go before first's fills, everything else (in order) right
+  // before `first`, after what that uses: the merged op's fills stay
+  // together before it, with views and constants alone in between.
+  SmallVector<Operation *, 2> firstFills = zero::initializingFills(first);
+  Operation *allocsAt = firstFills.empty() ? first : firstFills.back();
+  for (Operation *op = first->getNextNode(); op != second;) {
+    Operation *next = op->getNextNode();
+    if (moved.contains(op))
+      op->moveBefore(isa<memref::AllocOp>(op) ? allocsAt
+                                              : first.getOperation());
+    op = next;
+  }
+
+  SmallVector<Value> inputs(first.getDpsInputs());
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : first.getDpsInputOperands())
+    maps.push_back(first.getMatchingIndexingMap(in));
+  SmallVector<unsigned> secondInput; // second's input i: merged input
+  for (auto [i, in] : llvm::enumerate(second.getDpsInputOperands())) {
+    if (sharedWith[i]) {
+      secondInput.push_back(*sharedWith[i]);
+      continue;
+    }
+    secondInput.push_back(inputs.size());
+    inputs.push_back(in->get());
+    maps.push_back(second.getMatchingIndexingMap(in));
+  }
+  SmallVector<Value> outs = firstOuts;
+  llvm::append_range(outs, secondOuts);
+  maps.append(outs.size(), first.getIndexingMapsArray().back());
+  rewriter.setInsertionPoint(first);
+  auto merged = linalg::GenericOp::create(
+      rewriter, first.getLoc(), TypeRange{}, inputs, outs, maps,
+      first.getIteratorTypesArray(),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        SmallVector<Value> yields;
+        unsigned nIn = inputs.size();
+        auto cloneBody = [&](linalg::GenericOp g, ArrayRef<unsigned> inputAt,
+                             unsigned outAt) {
+          Block *body = g.getBody();
+          IRMapping map;
+          for (unsigned i = 0; i < g.getNumDpsInputs(); ++i)
+            map.map(body->getArgument(i), args[inputAt[i]]);
+          for (unsigned k = 0; k < g.getNumDpsInits(); ++k)
+            map.map(body->getArgument(g.getNumDpsInputs() + k),
+                    args[nIn + outAt + k]);
+          for (Operation &op : body->without_terminator())
+            nb.clone(op, map);
+          for (Value v : body->getTerminator()->getOperands())
+            yields.push_back(map.lookupOrDefault(v));
+        };
+        cloneBody(
+            first,
+            llvm::to_vector(llvm::seq<unsigned>(0, first.getNumDpsInputs())),
+            0);
+        cloneBody(second, secondInput, firstOuts.size());
+        linalg::YieldOp::create(nb, l, yields);
+      });
+  std::optional<Split> s = planSplit(merged, maxPartials, minIterations,
+                                     rowThreads, columnThreads, kMinChunk);
+  if (!s || !s->sameCut(cut)) {
+    rewriter.eraseOp(merged);
+    return std::nullopt;
+  }
+  rewriter.eraseOp(first);
+  rewriter.eraseOp(second);
+  return std::make_pair(merged, *s);
 }
 
 struct ZeroGPUSplitReductionsPass
@@ -495,9 +757,25 @@ struct ZeroGPUSplitReductionsPass
       }
       SmallVector<linalg::GenericOp> generics;
       fn.walk([&](linalg::GenericOp g) { generics.push_back(g); });
+      size_t begin = work.size();
       for (linalg::GenericOp g : generics)
         if (auto s = plan(g, rewriter))
           work.push_back(*s);
+      // Consecutive column reductions cut alike that read a common buffer
+      // are split as one.
+      for (size_t i = begin; i + 1 < work.size();) {
+        auto &[g1, s1] = work[i];
+        auto &[g2, s2] = work[i + 1];
+        if (s1.columns && s2.columns && s1.sameCut(s2))
+          if (auto merged =
+                  mergeSiblings(g1, g2, s1, rewriter, maxPartials,
+                                minIterations, rowThreads, columnThreads)) {
+            work[i] = *merged;
+            work.erase(work.begin() + i + 1);
+            continue;
+          }
+        ++i;
+      }
     }
     // What a split leaves may be split again. A long combine
     // (min-iterations partials or more a row: a long full reduction's):
@@ -519,8 +797,9 @@ struct ZeroGPUSplitReductionsPass
         continue;
       int64_t chunk =
           columns ? int64_t(1) << (llvm::Log2_64(s.partials) / 2) : kMinChunk;
-      if (auto again = plan(stages.combine, rewriter, chunk))
-        work.push_back(*again);
+      for (linalg::GenericOp combine : stages.combines)
+        if (auto again = plan(combine, rewriter, chunk))
+          work.push_back(*again);
     }
   }
 

@@ -90,6 +90,36 @@ func.func @reduce_and_communicate(%x: memref<4x16xf32>, %y: memref<4xf32>) {
 
 // -----
 
+// A reduction with two outputs takes both their fills, in order, into its
+// kernel.
+// CHECK: zero.kernels = {formed = 1 : i64, unique = 1 : i64}
+// CHECK-LABEL: func.func @two_accumulators
+// CHECK: memref.alloc
+// CHECK-NEXT: memref.alloc
+// CHECK-NEXT: call @[[SUMS:kernel_0_generic]](%{{.*}}, %{{.*}}, %arg0)
+// CHECK-NEXT: return
+// CHECK: func.func private @[[SUMS]]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg0 : memref<4xf32>)
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%arg1 : memref<4xf32>)
+// CHECK-NEXT: linalg.generic
+func.func @two_accumulators(%x: memref<4x16xf32>) -> (memref<4xf32>, memref<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %low = arith.constant 0xFF800000 : f32
+  %s = memref.alloc() : memref<4xf32>
+  %m = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<4xf32>)
+  linalg.fill ins(%low : f32) outs(%m : memref<4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<4x16xf32>) outs(%s, %m : memref<4xf32>, memref<4xf32>) {
+  ^bb0(%in: f32, %acc: f32, %mx: f32):
+    %a = arith.addf %in, %acc : f32
+    %b = arith.maximumf %in, %mx : f32
+    linalg.yield %a, %b : f32, f32
+  }
+  return %s, %m : memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
 // A loop of pure compute is one kernel, with the buffers it allocates for
 // each iteration and the scalars it reads; the step keeps no loop.
 // CHECK-LABEL: func.func @scatter_rows

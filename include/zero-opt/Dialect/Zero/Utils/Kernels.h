@@ -38,9 +38,14 @@ void setKernelCounts(Operation *module,
 /// accumulator; null when there is none.
 Operation *initializingFill(Operation *root);
 
+/// The fills right before `root` (views and constants in between) that
+/// initialize distinct outputs of root, nearest first: one per output of a
+/// reduction with several. The first is `initializingFill(root)`.
+SmallVector<Operation *, 2> initializingFills(Operation *root);
+
 /// The op whose accumulator `fill` initializes, when a GPU launch of that
 /// op can initialize it too (one launch instead of two): the op follows the
-/// fill as `initializingFill` finds it and is no GEMM (cuBLAS computes
+/// fill as `initializingFills` finds them and is no GEMM (cuBLAS computes
 /// those). An op with parallel loops needs each thread to initialize the
 /// elements it computes, which nobody else reads: the output's map indexes
 /// each parallel loop and nothing else, and no other operand may overlap it
