@@ -421,6 +421,19 @@ def ZeroGPUSplitReductions : Pass<"zero-gpu-split-reductions", "ModuleOp"> {
     partial buffer (its fill right before the stage, which initializes
     both in its threads), its own combine with its fill, and the order of
     its sums: its values are those of the two split apart.
+
+    A column reduction that reads, through the buffer itself or its
+    collapse, the whole output of an elementwise op before it (a GELU's
+    backward, summed over the tokens for the MLP bias's gradient) computes
+    that op too: its partial stage gets the op's inputs (in its loops:
+    each indexes every dimension the reduction keeps, and the collapsed
+    ones all in order or by constant zeros) and the op's buffer as a
+    written output, which each iteration writes an element of as it adds
+    the element up. The buffer is written once and not read back. Left
+    apart: anything in between that touches the buffer or writes the op's
+    inputs (their deallocations move after the reduction), a reduction
+    reading the buffer twice or writing the op's inputs, and an op reading
+    a row's statistic (which a row group reads beside its rows).
   }];
   let options = [
     Option<"maxPartials", "max-partials", "int64_t", "65536",

@@ -29,6 +29,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::zero::cuda {
 #define GEN_PASS_DEF_ZEROGPUSPLITREDUCTIONS
@@ -53,9 +54,12 @@ struct Split {
   /// A reduction over rows whose partials are not interleaved (a sum over
   /// a gradient's tokens, for each feature).
   bool columns;
-  /// Per output: its combining op and that op's neutral element.
+  /// Per reduced output: its combining op and that op's neutral element.
   SmallVector<Operation *> combiners;
   SmallVector<TypedAttr> neutrals;
+  /// Outputs after the reduced ones that each iteration writes an element
+  /// of (a producer computed in the reduction, `fuseProducer`).
+  unsigned written = 0;
 
   /// Whether `o` cuts the same iterations into the same partials.
   bool sameCut(const Split &o) const {
@@ -77,14 +81,28 @@ constexpr int64_t kWarp = 32;
 /// Iterations each partial reduces at least.
 constexpr int64_t kMinChunk = 32;
 
-/// Each output's combining op, when each output is a reduction of its own:
-/// one combining op with a neutral element (a sum, a maximum, ...) whose
-/// other operand depends on no output's accumulator.
+/// How many of `g`'s last outputs are written, an element each iteration:
+/// indexed by every loop in order, their old values unread.
+unsigned writtenOutputs(linalg::GenericOp g) {
+  unsigned written = 0;
+  for (OpOperand &init : llvm::reverse(g.getDpsInitsMutable())) {
+    if (!g.getMatchingIndexingMap(&init).isIdentity() ||
+        !g.getMatchingBlockArgument(&init).use_empty())
+      break;
+    ++written;
+  }
+  return written;
+}
+
+/// Each reduced output's combining op (the first `reduced` outputs), when
+/// each is a reduction of its own: one combining op with a neutral element
+/// (a sum, a maximum, ...) whose other operand depends on no output's
+/// accumulator.
 std::optional<std::pair<SmallVector<Operation *>, SmallVector<TypedAttr>>>
-combinersOf(linalg::GenericOp g) {
+combinersOf(linalg::GenericOp g, unsigned reduced) {
   SmallVector<Operation *> combiners;
   SmallVector<TypedAttr> neutrals;
-  for (unsigned k = 0; k < g.getNumDpsInits(); ++k) {
+  for (unsigned k = 0; k < reduced; ++k) {
     SmallVector<Operation *> found;
     if (!matchReduction(g.getRegionOutputArgs(), k, found) || found.size() != 1)
       return std::nullopt;
@@ -112,17 +130,22 @@ combinersOf(linalg::GenericOp g) {
 
 /// The split of `g`, if it is a reduction worth splitting whose split
 /// reduction loop each input indexes directly (or not at all), and whose
-/// outputs are indexed alike, by its parallel loops alone.
+/// reduced outputs are indexed alike, by its parallel loops alone (written
+/// outputs may follow them).
 std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
                                int64_t minIterations, int64_t rowThreads,
                                int64_t columnThreads, int64_t minChunk) {
   if (g.getNumDpsInits() == 0 || g.getNumReductionLoops() == 0 ||
       !g.hasPureBufferSemantics())
     return std::nullopt;
+  unsigned written = writtenOutputs(g);
+  unsigned reducedOutputs = g.getNumDpsInits() - written;
+  if (reducedOutputs == 0)
+    return std::nullopt;
   AffineMap outMap = g.getMatchingIndexingMap(g.getDpsInitOperand(0));
   if (!outMap.isProjectedPermutation() ||
-      llvm::any_of(g.getDpsInitsMutable(), [&](OpOperand &init) {
-        return g.getMatchingIndexingMap(&init) != outMap;
+      llvm::any_of(llvm::seq<unsigned>(0, reducedOutputs), [&](unsigned k) {
+        return g.getMatchingIndexingMap(g.getDpsInitOperand(k)) != outMap;
       }))
     return std::nullopt;
   SmallVector<utils::IteratorType> iterators = g.getIteratorTypesArray();
@@ -171,6 +194,9 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
     }
   }
   interleaved &= indexed;
+  // Written outputs take contiguous chunks alone.
+  if (written && interleaved)
+    return std::nullopt;
   // `rowThreads` rows or more fill the GPU a thread per row, but each
   // thread then reads its own row, a row apart from its warp's neighbours.
   // A long contiguous row still takes a warp of interleaved partials, so a
@@ -184,7 +210,7 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
   // target logit); rows keep their threads and their loop order.
   if (rows > 1 && !g.getBody()->getOps<linalg::IndexOp>().empty())
     return std::nullopt;
-  auto combiners = combinersOf(g);
+  auto combiners = combinersOf(g, reducedOutputs);
   if (!combiners)
     return std::nullopt;
   // Each partial reduces at least kMinChunk iterations: a full reduction
@@ -244,7 +270,8 @@ std::optional<Split> planSplit(linalg::GenericOp g, int64_t maxPartials,
                interleaved,
                columns,
                std::move(combiners->first),
-               std::move(combiners->second)};
+               std::move(combiners->second),
+               written};
 }
 
 /// `g` with its reduction loops collapsed into one where they are
@@ -347,7 +374,9 @@ struct Stages {
 /// Splits `g`.
 Stages split(linalg::GenericOp g, const Split &s) {
   MLIRContext *ctx = g.getContext();
-  SmallVector<Value> outs = llvm::to_vector(g.getDpsInits());
+  unsigned reducedOutputs = g.getNumDpsInits() - s.written;
+  SmallVector<Value> outs =
+      llvm::to_vector(g.getDpsInits().take_front(reducedOutputs));
   // Each output's initializing fill, if any.
   SmallVector<Operation *> fills(outs.size());
   for (Operation *fill : zero::initializingFills(g))
@@ -373,7 +402,8 @@ Stages split(linalg::GenericOp g, const Split &s) {
   };
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
-  for (OpOperand *in : g.getDpsInputOperands()) {
+  // An input (or a written output) as stage 1 indexes it.
+  auto expand = [&](OpOperand *in) -> std::pair<Value, AffineMap> {
     AffineMap m = g.getMatchingIndexingMap(in);
     SmallVector<AffineExpr> results;
     Value v = in->get();
@@ -407,8 +437,12 @@ Stages split(linalg::GenericOp g, const Split &s) {
       }
       v = memref::ExpandShapeOp::create(b, loc, shape, v, groups);
     }
+    return {v, AffineMap::get(n + 1, 0, results, ctx)};
+  };
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    auto [v, m] = expand(in);
     inputs.push_back(v);
-    maps.push_back(AffineMap::get(n + 1, 0, results, ctx));
+    maps.push_back(m);
   }
   SmallVector<AffineExpr> partialResults;
   for (AffineExpr e : outMap.getResults())
@@ -432,8 +466,14 @@ Stages split(linalg::GenericOp g, const Split &s) {
     linalg::FillOp::create(
         b, loc, arith::ConstantOp::create(b, loc, neutral).getResult(),
         partial);
-  auto stage1 = linalg::GenericOp::create(b, loc, TypeRange{}, inputs, partials,
-                                          maps, iterators);
+  SmallVector<Value> stage1Outs = partials;
+  for (unsigned k = reducedOutputs; k < g.getNumDpsInits(); ++k) {
+    auto [v, m] = expand(g.getDpsInitOperand(k));
+    stage1Outs.push_back(v);
+    maps.push_back(m);
+  }
+  auto stage1 = linalg::GenericOp::create(b, loc, TypeRange{}, inputs,
+                                          stage1Outs, maps, iterators);
   IRMapping first;
   g.getRegion().cloneInto(&stage1.getRegion(), first);
   // The split loop's index: i * partials + p interleaved, else
@@ -496,16 +536,20 @@ Stages split(linalg::GenericOp g, const Split &s) {
   // The tail the chunks leave: the original op on its last iterations.
   linalg::GenericOp tail;
   if (s.tail) {
-    SmallVector<Value> tails;
-    for (OpOperand *in : g.getDpsInputOperands()) {
+    auto tailOf = [&](OpOperand *in) {
       AffineMap m = g.getMatchingIndexingMap(in);
       Value v = in->get();
       for (auto [pos, e] : llvm::enumerate(m.getResults()))
         if (isLoop(e, s.loop))
           v = sliceOuter(b, loc, v, pos, s.partials * s.chunk, s.tail);
-      tails.push_back(v);
-    }
-    tail = linalg::GenericOp::create(b, loc, TypeRange{}, tails, outs,
+      return v;
+    };
+    SmallVector<Value> tails, tailOuts = outs;
+    for (OpOperand *in : g.getDpsInputOperands())
+      tails.push_back(tailOf(in));
+    for (unsigned k = reducedOutputs; k < g.getNumDpsInits(); ++k)
+      tailOuts.push_back(tailOf(g.getDpsInitOperand(k)));
+    tail = linalg::GenericOp::create(b, loc, TypeRange{}, tails, tailOuts,
                                      g.getIndexingMapsArray(),
                                      g.getIteratorTypesArray());
     IRMapping again;
@@ -589,7 +633,8 @@ mergeSiblings(linalg::GenericOp first, linalg::GenericOp second,
               int64_t minIterations, int64_t rowThreads,
               int64_t columnThreads) {
   if (first->getBlock() != second->getBlock() ||
-      !first->isBeforeInBlock(second) ||
+      !first->isBeforeInBlock(second) || writtenOutputs(first) ||
+      writtenOutputs(second) ||
       first.getStaticLoopRanges() != second.getStaticLoopRanges() ||
       first.getIteratorTypesArray() != second.getIteratorTypesArray() ||
       first.getIndexingMapsArray().back() !=
@@ -720,6 +765,210 @@ mergeSiblings(linalg::GenericOp first, linalg::GenericOp second,
   return std::make_pair(merged, *s);
 }
 
+/// A column reduction that reads the whole output of the elementwise op
+/// before it (a GELU's backward, whose sum over the tokens is the MLP
+/// bias's gradient) computes that op too: each iteration writes its
+/// element of the producer's buffer and adds it up, so the buffer is
+/// written once and not read back. The reduction reads the buffer itself,
+/// or its collapse; each producer input indexes every dimension the
+/// reduction keeps (a row's statistics, which a row group reads beside the
+/// rows, do not), and the collapsed dimensions all in order or not at all
+/// (a bias broadcast over the tokens). Nothing in between may touch the
+/// buffer or write the producer's inputs; their deallocations move after
+/// the reduction. The fused op and its split, or nothing.
+std::optional<std::pair<linalg::GenericOp, Split>>
+fuseProducer(linalg::GenericOp g, const Split &cut, RewriterBase &rewriter,
+             int64_t maxPartials, int64_t minIterations, int64_t rowThreads,
+             int64_t columnThreads) {
+  if (!cut.columns || cut.written)
+    return std::nullopt;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    if (!g.getMatchingIndexingMap(in).isIdentity())
+      continue;
+    // The buffer, and which of its dimensions each loop of `g` walks.
+    Value x = in->get(), root = x;
+    SmallVector<ReassociationIndices> groups;
+    if (auto c = x.getDefiningOp<memref::CollapseShapeOp>()) {
+      root = c.getSrc();
+      groups = c.getReassociationIndices();
+    } else if (auto t = dyn_cast<MemRefType>(x.getType())) {
+      for (int64_t d = 0; d < t.getRank(); ++d)
+        groups.push_back({d});
+    }
+    auto alloc = root.getDefiningOp<memref::AllocOp>();
+    if (!alloc || alloc->getBlock() != g->getBlock())
+      continue;
+    // The producer: the last op before `g` that touches the buffer.
+    linalg::GenericOp producer;
+    SmallVector<Operation *> deallocs;
+    for (Operation *op = g->getPrevNode(); op && op != alloc;
+         op = op->getPrevNode()) {
+      auto p = dyn_cast<linalg::GenericOp>(op);
+      if (p && p.getNumDpsInits() == 1 && p.getDpsInits()[0] == root) {
+        producer = p;
+        break;
+      }
+      if (isa<memref::DeallocOp>(op)) {
+        deallocs.push_back(op);
+        continue;
+      }
+      if (mayConflict(op, {}, {root}))
+        break;
+    }
+    if (!producer || !producer.hasPureBufferSemantics() ||
+        producer.getNumReductionLoops() ||
+        !producer.getBody()->getOps<linalg::IndexOp>().empty() ||
+        !producer.getMatchingIndexingMap(producer.getDpsInitOperand(0))
+             .isIdentity() ||
+        !producer.getMatchingBlockArgument(producer.getDpsInitOperand(0))
+             .use_empty())
+      continue;
+    // `g` reads the buffer through `in` alone and writes none of the
+    // producer's inputs; nothing in between writes them or frees them but
+    // the deallocations, which move after `g`.
+    SmallVector<Value> producerInputs(producer.getDpsInputs());
+    auto overlapsAny = [](Value v, ArrayRef<Value> buffers) {
+      return isa<MemRefType>(v.getType()) &&
+             llvm::any_of(buffers, [&](Value b) {
+               return isa<MemRefType>(b.getType()) && zero::mayOverlap(v, b);
+             });
+    };
+    if (llvm::any_of(g->getOpOperands(),
+                     [&](OpOperand &o) {
+                       return &o != in && overlapsAny(o.get(), {root});
+                     }) ||
+        llvm::any_of(g.getDpsInits(), [&](Value out) {
+          return overlapsAny(out, producerInputs);
+        }))
+      continue;
+    if (llvm::any_of(deallocs, [&](Operation *d) {
+          Value freed = cast<memref::DeallocOp>(d).getMemref();
+          return isa<MemRefType>(freed.getType()) &&
+                 llvm::none_of(
+                     producerInputs,
+                     [&](Value v) { return zero::rootBuffer(v) == freed; }) &&
+                 zero::mayOverlap(freed, root);
+        }))
+      continue;
+    bool conflict = false;
+    for (Operation *op = producer->getNextNode(); op != g.getOperation();
+         op = op->getNextNode())
+      conflict |= !isa<memref::DeallocOp>(op) &&
+                  mayConflict(op, producerInputs, {root});
+    if (conflict)
+      continue;
+    // Each producer input in `g`'s loops.
+    SmallVector<utils::IteratorType> iterators = g.getIteratorTypesArray();
+    SmallVector<Value> views;
+    SmallVector<AffineMap> viewMaps;
+    bool fits = true;
+    rewriter.setInsertionPoint(g);
+    for (OpOperand *pin : producer.getDpsInputOperands()) {
+      AffineMap m = producer.getMatchingIndexingMap(pin);
+      auto t = dyn_cast<MemRefType>(pin->get().getType());
+      if (!t || !m.isProjectedPermutation(/*allowZeroInResults=*/true)) {
+        fits = false;
+        break;
+      }
+      SmallVector<ReassociationIndices> collapse;
+      SmallVector<AffineExpr> exprs;
+      llvm::SmallBitVector kept(g.getNumLoops());
+      for (unsigned r = 0; r < m.getNumResults() && fits;) {
+        auto d = dyn_cast<AffineDimExpr>(m.getResult(r));
+        if (!d) {
+          collapse.push_back({int64_t(r)});
+          exprs.push_back(m.getResult(r));
+          ++r;
+          continue;
+        }
+        auto group = llvm::find_if(groups, [&](const ReassociationIndices &gr) {
+          return llvm::is_contained(gr, int64_t(d.getPosition()));
+        });
+        unsigned loop = group - groups.begin();
+        fits = (*group)[0] == int64_t(d.getPosition()) &&
+               r + group->size() <= m.getNumResults();
+        for (unsigned k = 0; fits && k < group->size(); ++k)
+          fits = m.getDimPosition(r + k) == unsigned((*group)[k]);
+        if (!fits)
+          break;
+        collapse.push_back(
+            llvm::to_vector(llvm::seq<int64_t>(r, r + group->size())));
+        exprs.push_back(getAffineDimExpr(loop, g.getContext()));
+        kept.set(loop);
+        r += group->size();
+      }
+      for (auto [loop, it] : llvm::enumerate(iterators))
+        fits &= it != utils::IteratorType::parallel || kept.test(loop);
+      if (!fits ||
+          !memref::CollapseShapeOp::isGuaranteedCollapsible(t, collapse))
+        break;
+      Value v = pin->get();
+      if (collapse.size() != size_t(t.getRank()))
+        v = memref::CollapseShapeOp::create(rewriter, g.getLoc(), v, collapse);
+      views.push_back(v);
+      viewMaps.push_back(
+          AffineMap::get(g.getNumLoops(), 0, exprs, g.getContext()));
+    }
+    if (!fits)
+      continue;
+
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (OpOperand *other : g.getDpsInputOperands())
+      if (other != in) {
+        inputs.push_back(other->get());
+        maps.push_back(g.getMatchingIndexingMap(other));
+      }
+    unsigned producerAt = inputs.size();
+    llvm::append_range(inputs, views);
+    llvm::append_range(maps, viewMaps);
+    SmallVector<Value> outs(g.getDpsInits());
+    for (OpOperand &init : g.getDpsInitsMutable())
+      maps.push_back(g.getMatchingIndexingMap(&init));
+    outs.push_back(x);
+    maps.push_back(g.getMatchingIndexingMap(in));
+    // Both ops' work: the nodes of both.
+    Location loc = rewriter.getFusedLoc({producer.getLoc(), g.getLoc()});
+    auto fused = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{}, inputs, outs, maps, iterators,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          IRMapping map;
+          Block *pb = producer.getBody();
+          for (unsigned i = 0; i < producer.getNumDpsInputs(); ++i)
+            map.map(pb->getArgument(i), args[producerAt + i]);
+          for (Operation &op : pb->without_terminator())
+            nb.clone(op, map);
+          Value v = map.lookupOrDefault(pb->getTerminator()->getOperand(0));
+          Block *gb = g.getBody();
+          for (unsigned i = 0, j = 0; i < g.getNumDpsInputs(); ++i)
+            map.map(gb->getArgument(i),
+                    i == in->getOperandNumber() ? v : args[j++]);
+          for (unsigned k = 0; k < g.getNumDpsInits(); ++k)
+            map.map(gb->getArgument(g.getNumDpsInputs() + k),
+                    args[inputs.size() + k]);
+          for (Operation &op : gb->without_terminator())
+            nb.clone(op, map);
+          SmallVector<Value> yields;
+          for (Value y : gb->getTerminator()->getOperands())
+            yields.push_back(map.lookupOrDefault(y));
+          yields.push_back(v);
+          linalg::YieldOp::create(nb, l, yields);
+        });
+    std::optional<Split> s = planSplit(fused, maxPartials, minIterations,
+                                       rowThreads, columnThreads, kMinChunk);
+    if (!s || !s->sameCut(cut) || s->written != 1) {
+      rewriter.eraseOp(fused);
+      continue;
+    }
+    for (Operation *d : deallocs)
+      d->moveAfter(fused);
+    rewriter.eraseOp(g);
+    rewriter.eraseOp(producer);
+    return std::make_pair(fused, *s);
+  }
+  return std::nullopt;
+}
+
 struct ZeroGPUSplitReductionsPass
     : zero::cuda::impl::ZeroGPUSplitReductionsBase<ZeroGPUSplitReductionsPass> {
   using Base::Base;
@@ -776,6 +1025,12 @@ struct ZeroGPUSplitReductionsPass
           }
         ++i;
       }
+      // Column sums of an elementwise op's whole output compute it.
+      for (size_t i = begin; i < work.size(); ++i)
+        if (auto fused = fuseProducer(work[i].first, work[i].second, rewriter,
+                                      maxPartials, minIterations, rowThreads,
+                                      columnThreads))
+          work[i] = *fused;
     }
     // What a split leaves may be split again. A long combine
     // (min-iterations partials or more a row: a long full reduction's):
