@@ -619,6 +619,48 @@ bool mayConflict(Operation *op, ArrayRef<Value> reads, ArrayRef<Value> writes) {
   return false;
 }
 
+/// A split plan for a rewritten reduction, as the pass would make it.
+using Replan = llvm::function_ref<std::optional<Split>(linalg::GenericOp)>;
+
+/// Clones `g`'s body at `b`, its block arguments given `args`; the values
+/// it yields.
+SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp g,
+                             ArrayRef<Value> args) {
+  IRMapping map;
+  map.map(g.getBody()->getArguments(), args);
+  for (Operation &op : g.getBody()->without_terminator())
+    b.clone(op, map);
+  return llvm::map_to_vector(g.getBody()->getTerminator()->getOperands(),
+                             [&](Value v) { return map.lookupOrDefault(v); });
+}
+
+/// `op`'s split when it cuts the iterations as `cut` does, with `written`
+/// written outputs; otherwise `op` is erased.
+std::optional<Split> cutAlike(linalg::GenericOp op, const Split &cut,
+                              unsigned written, Replan replan,
+                              RewriterBase &rewriter) {
+  std::optional<Split> s = replan(op);
+  if (s && s->sameCut(cut) && s->written == written)
+    return s;
+  rewriter.eraseOp(op);
+  return std::nullopt;
+}
+
+/// The ops strictly between `first` and `second`, or nothing when
+/// `second` does not follow `first` in its block (a walk over the few ops
+/// between: `isBeforeInBlock` would number the step again after every
+/// rewrite).
+std::optional<SmallVector<Operation *>> opsBetween(Operation *first,
+                                                   Operation *second) {
+  SmallVector<Operation *> between;
+  for (Operation *op = first->getNextNode(); op; op = op->getNextNode()) {
+    if (op == second)
+      return between;
+    between.push_back(op);
+  }
+  return std::nullopt;
+}
+
 /// Two column reductions cut alike (`first` before `second` in one block)
 /// that read a common buffer, as one op with both outputs that reads it
 /// once: a layer norm's backward sums dy and dy * x-hat over the tokens for
@@ -629,16 +671,15 @@ bool mayConflict(Operation *op, ArrayRef<Value> reads, ArrayRef<Value> writes) {
 /// nothing (the IR as it was, but for what moved).
 std::optional<std::pair<linalg::GenericOp, Split>>
 mergeSiblings(linalg::GenericOp first, linalg::GenericOp second,
-              const Split &cut, RewriterBase &rewriter, int64_t maxPartials,
-              int64_t minIterations, int64_t rowThreads,
-              int64_t columnThreads) {
-  if (first->getBlock() != second->getBlock() ||
-      !first->isBeforeInBlock(second) || writtenOutputs(first) ||
-      writtenOutputs(second) ||
+              const Split &cut, Replan replan, RewriterBase &rewriter) {
+  if (writtenOutputs(first) || writtenOutputs(second) ||
       first.getStaticLoopRanges() != second.getStaticLoopRanges() ||
       first.getIteratorTypesArray() != second.getIteratorTypesArray() ||
       first.getIndexingMapsArray().back() !=
           second.getIndexingMapsArray().back())
+    return std::nullopt;
+  std::optional<SmallVector<Operation *>> between = opsBetween(first, second);
+  if (!between)
     return std::nullopt;
   // A common input, read alike.
   SmallVector<std::optional<unsigned>> sharedWith;
@@ -670,8 +711,9 @@ mergeSiblings(linalg::GenericOp first, linalg::GenericOp second,
     return std::nullopt;
 
   // What moves: second's fills, and what they and it use from in between.
+  DenseSet<Operation *> inBetween(between->begin(), between->end());
   SmallVector<Operation *, 2> fills = zero::initializingFills(second);
-  llvm::SetVector<Operation *> moved(fills.begin(), fills.end());
+  DenseSet<Operation *> moved(fills.begin(), fills.end());
   SmallVector<Operation *> worklist(fills.begin(), fills.end());
   worklist.push_back(second);
   while (!worklist.empty()) {
@@ -682,8 +724,7 @@ mergeSiblings(linalg::GenericOp first, linalg::GenericOp second,
       getUsedValuesDefinedAbove(r, used);
     for (Value v : used) {
       Operation *def = v.getDefiningOp();
-      if (!def || def->getBlock() != first->getBlock() ||
-          def->isBeforeInBlock(first) || moved.contains(def))
+      if (!def || !inBetween.contains(def) || moved.contains(def))
         continue;
       if (!isMovableDef(def) ||
           (isa<memref::AllocOp>(def) && def->getNumOperands()))
@@ -692,22 +733,20 @@ mergeSiblings(linalg::GenericOp first, linalg::GenericOp second,
       worklist.push_back(def);
     }
   }
-  for (Operation *op = first->getNextNode(); op != second;
-       op = op->getNextNode())
-    if (!moved.contains(op) && mayConflict(op, secondOperands, secondOuts))
-      return std::nullopt;
+  if (llvm::any_of(*between, [&](Operation *op) {
+        return !moved.contains(op) &&
+               mayConflict(op, secondOperands, secondOuts);
+      }))
+    return std::nullopt;
   // Allocations go before first's fills, everything else (in order) right
   // before `first`, after what that uses: the merged op's fills stay
   // together before it, with views and constants alone in between.
   SmallVector<Operation *, 2> firstFills = zero::initializingFills(first);
   Operation *allocsAt = firstFills.empty() ? first : firstFills.back();
-  for (Operation *op = first->getNextNode(); op != second;) {
-    Operation *next = op->getNextNode();
+  for (Operation *op : *between)
     if (moved.contains(op))
       op->moveBefore(isa<memref::AllocOp>(op) ? allocsAt
                                               : first.getOperation());
-    op = next;
-  }
 
   SmallVector<Value> inputs(first.getDpsInputs());
   SmallVector<AffineMap> maps;
@@ -731,38 +770,65 @@ mergeSiblings(linalg::GenericOp first, linalg::GenericOp second,
       rewriter, first.getLoc(), TypeRange{}, inputs, outs, maps,
       first.getIteratorTypesArray(),
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        SmallVector<Value> yields;
-        unsigned nIn = inputs.size();
-        auto cloneBody = [&](linalg::GenericOp g, ArrayRef<unsigned> inputAt,
-                             unsigned outAt) {
-          Block *body = g.getBody();
-          IRMapping map;
-          for (unsigned i = 0; i < g.getNumDpsInputs(); ++i)
-            map.map(body->getArgument(i), args[inputAt[i]]);
-          for (unsigned k = 0; k < g.getNumDpsInits(); ++k)
-            map.map(body->getArgument(g.getNumDpsInputs() + k),
-                    args[nIn + outAt + k]);
-          for (Operation &op : body->without_terminator())
-            nb.clone(op, map);
-          for (Value v : body->getTerminator()->getOperands())
-            yields.push_back(map.lookupOrDefault(v));
-        };
-        cloneBody(
-            first,
-            llvm::to_vector(llvm::seq<unsigned>(0, first.getNumDpsInputs())),
-            0);
-        cloneBody(second, secondInput, firstOuts.size());
+        ValueRange mergedOuts = args.drop_front(inputs.size());
+        SmallVector<Value> firstArgs(args.take_front(first.getNumDpsInputs()));
+        llvm::append_range(firstArgs, mergedOuts.take_front(firstOuts.size()));
+        SmallVector<Value> secondArgs = llvm::map_to_vector(
+            secondInput, [&](unsigned i) { return Value(args[i]); });
+        llvm::append_range(secondArgs, mergedOuts.drop_front(firstOuts.size()));
+        SmallVector<Value> yields = cloneBody(nb, first, firstArgs);
+        llvm::append_range(yields, cloneBody(nb, second, secondArgs));
         linalg::YieldOp::create(nb, l, yields);
       });
-  std::optional<Split> s = planSplit(merged, maxPartials, minIterations,
-                                     rowThreads, columnThreads, kMinChunk);
-  if (!s || !s->sameCut(cut)) {
-    rewriter.eraseOp(merged);
+  std::optional<Split> s = cutAlike(merged, cut, 0, replan, rewriter);
+  if (!s)
     return std::nullopt;
-  }
   rewriter.eraseOp(first);
   rewriter.eraseOp(second);
   return std::make_pair(merged, *s);
+}
+
+/// How `g`'s loops index what `m` indexes, where loop k of `g` walks the
+/// dimensions `groups[k]` of `m`'s domain: the reassociation that collapses
+/// each group (its dimensions all in order) into one, and the collapsed
+/// operand's map; nothing when a group is indexed otherwise or a loop in
+/// `needed` not at all.
+std::optional<std::pair<SmallVector<ReassociationIndices>, AffineMap>>
+inLoops(AffineMap m, ArrayRef<ReassociationIndices> groups,
+        const llvm::SmallBitVector &needed) {
+  if (!m.isProjectedPermutation(/*allowZeroInResults=*/true))
+    return std::nullopt;
+  SmallVector<ReassociationIndices> collapse;
+  SmallVector<AffineExpr> exprs;
+  llvm::SmallBitVector indexed(groups.size());
+  for (unsigned r = 0; r < m.getNumResults();) {
+    auto d = dyn_cast<AffineDimExpr>(m.getResult(r));
+    if (!d) {
+      collapse.push_back({int64_t(r)});
+      exprs.push_back(m.getResult(r));
+      ++r;
+      continue;
+    }
+    const auto *group =
+        llvm::find_if(groups, [&](const ReassociationIndices &gr) {
+          return gr.front() == int64_t(d.getPosition());
+        });
+    if (group == groups.end() || r + group->size() > m.getNumResults())
+      return std::nullopt;
+    for (auto [k, dim] : llvm::enumerate(*group))
+      if (m.getDimPosition(r + k) != unsigned(dim))
+        return std::nullopt;
+    collapse.push_back(
+        llvm::to_vector(llvm::seq<int64_t>(r, r + group->size())));
+    unsigned loop = group - groups.begin();
+    exprs.push_back(getAffineDimExpr(loop, m.getContext()));
+    indexed.set(loop);
+    r += group->size();
+  }
+  if ((needed & ~indexed).any())
+    return std::nullopt;
+  return std::make_pair(
+      collapse, AffineMap::get(groups.size(), 0, exprs, m.getContext()));
 }
 
 /// A column reduction that reads the whole output of the elementwise op
@@ -774,14 +840,16 @@ mergeSiblings(linalg::GenericOp first, linalg::GenericOp second,
 /// reduction keeps (a row's statistics, which a row group reads beside the
 /// rows, do not), and the collapsed dimensions all in order or not at all
 /// (a bias broadcast over the tokens). Nothing in between may touch the
-/// buffer or write the producer's inputs; their deallocations move after
-/// the reduction. The fused op and its split, or nothing.
+/// buffer or write the producer's inputs; the deallocations in between
+/// move after the reduction. The fused op and its split, or nothing.
 std::optional<std::pair<linalg::GenericOp, Split>>
-fuseProducer(linalg::GenericOp g, const Split &cut, RewriterBase &rewriter,
-             int64_t maxPartials, int64_t minIterations, int64_t rowThreads,
-             int64_t columnThreads) {
+fuseProducer(linalg::GenericOp g, const Split &cut, Replan replan,
+             RewriterBase &rewriter) {
   if (!cut.columns || cut.written)
     return std::nullopt;
+  llvm::SmallBitVector keptLoops(g.getNumLoops());
+  for (auto [loop, it] : llvm::enumerate(g.getIteratorTypesArray()))
+    keptLoops[loop] = it == utils::IteratorType::parallel;
   for (OpOperand *in : g.getDpsInputOperands()) {
     if (!g.getMatchingIndexingMap(in).isIdentity())
       continue;
@@ -800,7 +868,7 @@ fuseProducer(linalg::GenericOp g, const Split &cut, RewriterBase &rewriter,
       continue;
     // The producer: the last op before `g` that touches the buffer.
     linalg::GenericOp producer;
-    SmallVector<Operation *> deallocs;
+    SmallVector<Operation *> between, deallocs;
     for (Operation *op = g->getPrevNode(); op && op != alloc;
          op = op->getPrevNode()) {
       auto p = dyn_cast<linalg::GenericOp>(op);
@@ -808,12 +876,12 @@ fuseProducer(linalg::GenericOp g, const Split &cut, RewriterBase &rewriter,
         producer = p;
         break;
       }
-      if (isa<memref::DeallocOp>(op)) {
+      if (isa<memref::DeallocOp>(op))
         deallocs.push_back(op);
-        continue;
-      }
-      if (mayConflict(op, {}, {root}))
+      else if (mayConflict(op, {}, {root}))
         break;
+      else
+        between.push_back(op);
     }
     if (!producer || !producer.hasPureBufferSemantics() ||
         producer.getNumReductionLoops() ||
@@ -824,8 +892,7 @@ fuseProducer(linalg::GenericOp g, const Split &cut, RewriterBase &rewriter,
              .use_empty())
       continue;
     // `g` reads the buffer through `in` alone and writes none of the
-    // producer's inputs; nothing in between writes them or frees them but
-    // the deallocations, which move after `g`.
+    // producer's inputs, which nothing in between writes.
     SmallVector<Value> producerInputs(producer.getDpsInputs());
     auto overlapsAny = [](Value v, ArrayRef<Value> buffers) {
       return isa<MemRefType>(v.getType()) &&
@@ -837,81 +904,27 @@ fuseProducer(linalg::GenericOp g, const Split &cut, RewriterBase &rewriter,
                      [&](OpOperand &o) {
                        return &o != in && overlapsAny(o.get(), {root});
                      }) ||
-        llvm::any_of(g.getDpsInits(), [&](Value out) {
-          return overlapsAny(out, producerInputs);
+        llvm::any_of(
+            g.getDpsInits(),
+            [&](Value out) { return overlapsAny(out, producerInputs); }) ||
+        llvm::any_of(between, [&](Operation *op) {
+          return mayConflict(op, producerInputs, {});
         }))
-      continue;
-    if (llvm::any_of(deallocs, [&](Operation *d) {
-          Value freed = cast<memref::DeallocOp>(d).getMemref();
-          return isa<MemRefType>(freed.getType()) &&
-                 llvm::none_of(
-                     producerInputs,
-                     [&](Value v) { return zero::rootBuffer(v) == freed; }) &&
-                 zero::mayOverlap(freed, root);
-        }))
-      continue;
-    bool conflict = false;
-    for (Operation *op = producer->getNextNode(); op != g.getOperation();
-         op = op->getNextNode())
-      conflict |= !isa<memref::DeallocOp>(op) &&
-                  mayConflict(op, producerInputs, {root});
-    if (conflict)
       continue;
     // Each producer input in `g`'s loops.
-    SmallVector<utils::IteratorType> iterators = g.getIteratorTypesArray();
-    SmallVector<Value> views;
-    SmallVector<AffineMap> viewMaps;
-    bool fits = true;
-    rewriter.setInsertionPoint(g);
+    SmallVector<std::pair<SmallVector<ReassociationIndices>, AffineMap>> placed;
     for (OpOperand *pin : producer.getDpsInputOperands()) {
-      AffineMap m = producer.getMatchingIndexingMap(pin);
       auto t = dyn_cast<MemRefType>(pin->get().getType());
-      if (!t || !m.isProjectedPermutation(/*allowZeroInResults=*/true)) {
-        fits = false;
+      auto p = inLoops(producer.getMatchingIndexingMap(pin), groups, keptLoops);
+      if (!t || !p ||
+          !memref::CollapseShapeOp::isGuaranteedCollapsible(t, p->first))
         break;
-      }
-      SmallVector<ReassociationIndices> collapse;
-      SmallVector<AffineExpr> exprs;
-      llvm::SmallBitVector kept(g.getNumLoops());
-      for (unsigned r = 0; r < m.getNumResults() && fits;) {
-        auto d = dyn_cast<AffineDimExpr>(m.getResult(r));
-        if (!d) {
-          collapse.push_back({int64_t(r)});
-          exprs.push_back(m.getResult(r));
-          ++r;
-          continue;
-        }
-        auto group = llvm::find_if(groups, [&](const ReassociationIndices &gr) {
-          return llvm::is_contained(gr, int64_t(d.getPosition()));
-        });
-        unsigned loop = group - groups.begin();
-        fits = (*group)[0] == int64_t(d.getPosition()) &&
-               r + group->size() <= m.getNumResults();
-        for (unsigned k = 0; fits && k < group->size(); ++k)
-          fits = m.getDimPosition(r + k) == unsigned((*group)[k]);
-        if (!fits)
-          break;
-        collapse.push_back(
-            llvm::to_vector(llvm::seq<int64_t>(r, r + group->size())));
-        exprs.push_back(getAffineDimExpr(loop, g.getContext()));
-        kept.set(loop);
-        r += group->size();
-      }
-      for (auto [loop, it] : llvm::enumerate(iterators))
-        fits &= it != utils::IteratorType::parallel || kept.test(loop);
-      if (!fits ||
-          !memref::CollapseShapeOp::isGuaranteedCollapsible(t, collapse))
-        break;
-      Value v = pin->get();
-      if (collapse.size() != size_t(t.getRank()))
-        v = memref::CollapseShapeOp::create(rewriter, g.getLoc(), v, collapse);
-      views.push_back(v);
-      viewMaps.push_back(
-          AffineMap::get(g.getNumLoops(), 0, exprs, g.getContext()));
+      placed.push_back(std::move(*p));
     }
-    if (!fits)
+    if (placed.size() != producer.getNumDpsInputs())
       continue;
 
+    rewriter.setInsertionPoint(g);
     SmallVector<Value> inputs;
     SmallVector<AffineMap> maps;
     for (OpOperand *other : g.getDpsInputOperands())
@@ -920,8 +933,13 @@ fuseProducer(linalg::GenericOp g, const Split &cut, RewriterBase &rewriter,
         maps.push_back(g.getMatchingIndexingMap(other));
       }
     unsigned producerAt = inputs.size();
-    llvm::append_range(inputs, views);
-    llvm::append_range(maps, viewMaps);
+    for (auto [pin, p] : llvm::zip(producer.getDpsInputs(), placed)) {
+      Value v = pin;
+      if (p.first.size() != size_t(cast<MemRefType>(v.getType()).getRank()))
+        v = memref::CollapseShapeOp::create(rewriter, g.getLoc(), v, p.first);
+      inputs.push_back(v);
+      maps.push_back(p.second);
+    }
     SmallVector<Value> outs(g.getDpsInits());
     for (OpOperand &init : g.getDpsInitsMutable())
       maps.push_back(g.getMatchingIndexingMap(&init));
@@ -930,36 +948,25 @@ fuseProducer(linalg::GenericOp g, const Split &cut, RewriterBase &rewriter,
     // Both ops' work: the nodes of both.
     Location loc = rewriter.getFusedLoc({producer.getLoc(), g.getLoc()});
     auto fused = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{}, inputs, outs, maps, iterators,
+        rewriter, loc, TypeRange{}, inputs, outs, maps,
+        g.getIteratorTypesArray(),
         [&](OpBuilder &nb, Location l, ValueRange args) {
-          IRMapping map;
-          Block *pb = producer.getBody();
-          for (unsigned i = 0; i < producer.getNumDpsInputs(); ++i)
-            map.map(pb->getArgument(i), args[producerAt + i]);
-          for (Operation &op : pb->without_terminator())
-            nb.clone(op, map);
-          Value v = map.lookupOrDefault(pb->getTerminator()->getOperand(0));
-          Block *gb = g.getBody();
-          for (unsigned i = 0, j = 0; i < g.getNumDpsInputs(); ++i)
-            map.map(gb->getArgument(i),
-                    i == in->getOperandNumber() ? v : args[j++]);
-          for (unsigned k = 0; k < g.getNumDpsInits(); ++k)
-            map.map(gb->getArgument(g.getNumDpsInputs() + k),
-                    args[inputs.size() + k]);
-          for (Operation &op : gb->without_terminator())
-            nb.clone(op, map);
-          SmallVector<Value> yields;
-          for (Value y : gb->getTerminator()->getOperands())
-            yields.push_back(map.lookupOrDefault(y));
+          // The producer's output argument is the written output's.
+          SmallVector<Value> producerArgs(
+              args.slice(producerAt, producer.getNumDpsInputs()));
+          producerArgs.push_back(args.back());
+          Value v = cloneBody(nb, producer, producerArgs).front();
+          SmallVector<Value> gArgs(args.take_front(producerAt));
+          gArgs.insert(gArgs.begin() + in->getOperandNumber(), v);
+          llvm::append_range(gArgs,
+                             args.slice(inputs.size(), g.getNumDpsInits()));
+          SmallVector<Value> yields = cloneBody(nb, g, gArgs);
           yields.push_back(v);
           linalg::YieldOp::create(nb, l, yields);
         });
-    std::optional<Split> s = planSplit(fused, maxPartials, minIterations,
-                                       rowThreads, columnThreads, kMinChunk);
-    if (!s || !s->sameCut(cut) || s->written != 1) {
-      rewriter.eraseOp(fused);
+    std::optional<Split> s = cutAlike(fused, cut, 1, replan, rewriter);
+    if (!s)
       continue;
-    }
     for (Operation *d : deallocs)
       d->moveAfter(fused);
     rewriter.eraseOp(g);
@@ -1011,25 +1018,26 @@ struct ZeroGPUSplitReductionsPass
         if (auto s = plan(g, rewriter))
           work.push_back(*s);
       // Consecutive column reductions cut alike that read a common buffer
-      // are split as one.
+      // are split as one; column sums of an elementwise op's whole output
+      // compute it.
+      auto replan = [&](linalg::GenericOp op) {
+        return planSplit(op, maxPartials, minIterations, rowThreads,
+                         columnThreads, kMinChunk);
+      };
       for (size_t i = begin; i + 1 < work.size();) {
         auto &[g1, s1] = work[i];
         auto &[g2, s2] = work[i + 1];
         if (s1.columns && s2.columns && s1.sameCut(s2))
-          if (auto merged =
-                  mergeSiblings(g1, g2, s1, rewriter, maxPartials,
-                                minIterations, rowThreads, columnThreads)) {
+          if (auto merged = mergeSiblings(g1, g2, s1, replan, rewriter)) {
             work[i] = *merged;
             work.erase(work.begin() + i + 1);
             continue;
           }
         ++i;
       }
-      // Column sums of an elementwise op's whole output compute it.
       for (size_t i = begin; i < work.size(); ++i)
-        if (auto fused = fuseProducer(work[i].first, work[i].second, rewriter,
-                                      maxPartials, minIterations, rowThreads,
-                                      columnThreads))
+        if (auto fused =
+                fuseProducer(work[i].first, work[i].second, replan, rewriter))
           work[i] = *fused;
     }
     // What a split leaves may be split again. A long combine
