@@ -92,6 +92,12 @@ test-cuda: build
 	  $(BUILD)/bin/zero-cuda-gemm-layout-test && \
 	  $(BUILD)/bin/zero-cuda-host-emulator-test \
 	    $(BUILD)/runtime/cuda-test/scale_sm_90.cubin && \
+	  if [ -x $(BUILD)/bin/zero-cuda-cooperative-test ]; then \
+	    runtime/tests/run_cooperative_tests.sh \
+	      $(BUILD)/bin/zero-cuda-cooperative-test \
+	      $(BUILD)/lib/libzero-cuda-coop-kernels.so \
+	      $(BUILD)/lib/libzero-cuda-host-emulator.so; \
+	  else echo "test-cuda: no cooperative kernels (no MLIR tools at build time)"; fi && \
 	  runtime/tests/run_cuda_tests.sh $(BUILD)/bin/zero-cuda-runtime-test; \
 	else echo "test-cuda: no CUDA runtime in this build"; fi
 

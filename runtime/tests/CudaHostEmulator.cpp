@@ -8,15 +8,18 @@
 // queued; NCCL collectives move the bytes over MPI; kernels and GEMMs are
 // checked and, when the step holds host copies of its kernels (zero-opt
 // --host-kernels: `zero_host_kernel_<name>` next to the embedded cubin),
-// run: each launch runs the copy's threads in turn, each GEMM is computed
-// in the compute type. What it checks is what a GPU would reject or
-// silently get wrong:
+// run: each launch runs the copy's threads in turn (a thread copy's side
+// by side, each a fiber, meeting at barriers, shuffles and warp matrix
+// products), each GEMM is computed in the compute type. What it checks is
+// what a GPU would reject or silently get wrong:
 //   - every pointer given to a copy, fill, GEMM or collective lies, with
 //     the bytes it covers, inside one live allocation (host pointers only
 //     where a copy allows them);
 //   - a module is a cubin or fat binary with a cubin for the emulated
 //     device's architecture, and every function looked up is a kernel of it;
 //   - launches stay within CUDA's grid and block limits;
+//   - a thread copy's threads meet where they must: every thread of a
+//     block at a barrier, every lane of a warp at a shuffle or product;
 //   - GEMM leading dimensions and operations are ones cuBLAS accepts;
 //   - a stream waits only on an event recorded before;
 //   - no two streams touch the same device bytes, one of them writing,
@@ -61,7 +64,9 @@
 #include <set>
 #include <string>
 #include <thread>
+
 #include <tuple>
+#include <ucontext.h>
 #include <vector>
 
 namespace {
@@ -74,6 +79,12 @@ namespace {
 /// grid and block.
 using HostKernel = void (*)(void **, int64_t, int64_t, int64_t, int64_t,
                             int64_t, int64_t);
+/// The copy of a kernel whose threads meet, which runs one thread: the
+/// parameter array, the thread's context, the grid and block sizes, the
+/// block id and the thread id.
+using ThreadKernel = void (*)(void **, void *, int64_t, int64_t, int64_t,
+                              int64_t, int64_t, int64_t, int64_t, int64_t,
+                              int64_t, int64_t, int64_t, int64_t);
 
 /// One argument of a kernel's host copy, from its spec: a memref of `rank`
 /// (read: effects & 1, written: & 2), or a scalar (rank -1).
@@ -82,7 +93,9 @@ struct KernelArg {
   unsigned effects = 0;
 };
 struct HostCopy {
-  HostKernel run;
+  HostKernel run = nullptr;
+  ThreadKernel thread = nullptr;
+  int64_t shared = 0; ///< the thread copy's workgroup bytes
   std::vector<KernelArg> args;
 };
 struct Module {
@@ -498,6 +511,7 @@ CUresult imageKernels(const void *image, Module &module) {
 }
 
 constexpr const char *kHostPrefix = "zero_host_kernel_";
+constexpr const char *kThreadPrefix = "zero_host_thread_";
 
 /// The arguments a kernel spec lists (HostKernels.cpp: `m<rank>:<element
 /// bytes>:<r|w|rw|->` or `s` each, space-separated); false when malformed.
@@ -543,13 +557,23 @@ CUresult hostCopies(const void *image, Module &module) {
     return p && dladdr(p, &at) && at.dli_fbase == info.dli_fbase ? p : nullptr;
   };
   for (const std::string &k : module.kernels) {
-    void *copy = find(kHostPrefix + k), *spec = find(kHostPrefix + k + "_args");
-    if (!copy || !spec) {
+    std::string name = kHostPrefix + k;
+    void *copy = find(name), *thread = nullptr, *shared = nullptr;
+    if (!copy) {
+      name = kThreadPrefix + k;
+      thread = find(name);
+      shared = find(name + "_shared");
+    }
+    void *spec = find(name + "_args");
+    if ((!copy && (!thread || !shared)) || !spec) {
       missing.push_back(k);
       continue;
     }
     HostCopy &host = module.hosts[k];
     host.run = reinterpret_cast<HostKernel>(copy);
+    host.thread = reinterpret_cast<ThreadKernel>(thread);
+    if (shared)
+      host.shared = *static_cast<const int64_t *>(shared);
     if (!parseSpec(static_cast<const char *>(spec), host.args)) {
       violation("cuModuleLoadData: kernel " + k +
                 " has a malformed argument "
@@ -582,6 +606,7 @@ CUresult drvGetErrorName(CUresult rc, const char **s) {
        : rc == CUDA_ERROR_INVALID_IMAGE     ? "CUDA_ERROR_INVALID_IMAGE"
        : rc == CUDA_ERROR_INVALID_HANDLE    ? "CUDA_ERROR_INVALID_HANDLE"
        : rc == CUDA_ERROR_NO_BINARY_FOR_GPU ? "CUDA_ERROR_NO_BINARY_FOR_GPU"
+       : rc == CUDA_ERROR_LAUNCH_FAILED     ? "CUDA_ERROR_LAUNCH_FAILED"
                                             : "CUDA_ERROR_UNKNOWN";
   return CUDA_SUCCESS;
 }
@@ -693,6 +718,271 @@ std::vector<KernelBuffer> kernelBuffers(const HostCopy &host, void **params) {
   return out;
 }
 
+//===----------------------------------------------------------------------===//
+// Blocks whose threads meet
+//===----------------------------------------------------------------------===//
+
+/// What a thread of a thread copy calls where threads meet. The copy reads
+/// these slots in this order (HostKernels.cpp's ContextSlot) and passes
+/// the context back; it is the first member of the thread's fiber.
+struct ThreadContext {
+  void (*barrier)(ThreadContext *);
+  int64_t (*shuffle)(ThreadContext *, int32_t value, int32_t offset,
+                     int32_t width, int32_t mode);
+  void (*mma)(ThreadContext *, const void *a, const void *b, const void *c,
+              void *d, int32_t kind);
+  char *shared;
+};
+
+/// Where a thread stands: running, waiting at a barrier, a shuffle or a
+/// matrix product, or done.
+enum class Wait { None, Barrier, Shuffle, Mma, Done };
+const char *waitName(Wait w) {
+  return w == Wait::Barrier   ? "a barrier"
+         : w == Wait::Shuffle ? "a shuffle"
+         : w == Wait::Mma     ? "a matrix product"
+         : w == Wait::Done    ? "its end"
+                              : "work";
+}
+
+struct Fiber {
+  ThreadContext context; // first: the copy's context pointer is the fiber
+  ucontext_t uc;
+  Wait wait = Wait::None;
+  int32_t value = 0, offset = 0, width = 0, mode = 0, kind = 0;
+  int64_t result = 0;
+  const void *a = nullptr, *b = nullptr, *c = nullptr;
+  void *d = nullptr;
+};
+
+/// The block being run (one at a time, under the emulator's lock).
+struct BlockRun {
+  ucontext_t scheduler;
+  std::vector<Fiber> fibers;
+  ThreadKernel kernel;
+  void **params;
+  int64_t sizes[6], id[3];
+};
+BlockRun *running = nullptr;
+
+void yield(ThreadContext *c, Wait w) {
+  auto *f = reinterpret_cast<Fiber *>(c);
+  f->wait = w;
+  swapcontext(&f->uc, &running->scheduler);
+}
+void threadBarrier(ThreadContext *c) { yield(c, Wait::Barrier); }
+int64_t threadShuffle(ThreadContext *c, int32_t value, int32_t offset,
+                      int32_t width, int32_t mode) {
+  auto *f = reinterpret_cast<Fiber *>(c);
+  f->value = value;
+  f->offset = offset;
+  f->width = width;
+  f->mode = mode;
+  yield(c, Wait::Shuffle);
+  return f->result;
+}
+void threadMma(ThreadContext *c, const void *a, const void *b, const void *cc,
+               void *d, int32_t kind) {
+  auto *f = reinterpret_cast<Fiber *>(c);
+  f->a = a;
+  f->b = b;
+  f->c = cc;
+  f->d = d;
+  f->kind = kind;
+  yield(c, Wait::Mma);
+}
+void threadStart(int index) {
+  BlockRun &r = *running;
+  Fiber &f = r.fibers[size_t(index)];
+  int64_t bx = r.sizes[3], by = r.sizes[4];
+  r.kernel(r.params, &f.context, r.sizes[0], r.sizes[1], r.sizes[2], r.sizes[3],
+           r.sizes[4], r.sizes[5], r.id[0], r.id[1], r.id[2], index % bx,
+           index / bx % by, index / (bx * by));
+  f.wait = Wait::Done;
+}
+
+/// A shuffle's result for each of `lanes` (one warp's fibers) as PTX's
+/// shfl.sync computes it with the clamp that gpu.shuffle's lowering
+/// passes (32 - width for up, width - 1 otherwise): the value, valid in
+/// bit 32. Empty, with why, when the lanes do not meet alike.
+std::string shuffle(Fiber *lanes, int present) {
+  int32_t width = lanes[0].width, mode = lanes[0].mode;
+  if (width < 1 || width > 32 || (width & (width - 1)))
+    return "a shuffle of width " + std::to_string(width);
+  // The lowering's member mask holds lanes [0, width).
+  if (width > present)
+    return "a shuffle of width " + std::to_string(width) + " in a warp of " +
+           std::to_string(present) + " threads";
+  for (int l = 0; l < present; ++l) {
+    Fiber &f = lanes[l];
+    bool in = l < width;
+    if (in != (f.wait == Wait::Shuffle) ||
+        (in && (f.width != width || f.mode != mode)))
+      return "lane " + std::to_string(l) + " at " + waitName(f.wait) +
+             (f.wait == Wait::Shuffle ? " of another width or mode" : "") +
+             " while lane 0 is at a shuffle of width " + std::to_string(width);
+  }
+  int32_t clamp = mode == 1 ? 32 - width : width - 1;
+  std::vector<int64_t> out(static_cast<size_t>(width));
+  for (int l = 0; l < width; ++l) {
+    int32_t b = lanes[l].offset, j = l;
+    bool valid = false;
+    switch (mode) {
+    case 0:
+      j = l ^ b, valid = j <= clamp;
+      break;
+    case 1:
+      j = l - b, valid = j >= clamp;
+      break;
+    case 2:
+      j = l + b, valid = j <= clamp;
+      break;
+    case 3:
+      j = b & 31, valid = j <= clamp;
+      break;
+    default:
+      return "a shuffle of mode " + std::to_string(mode);
+    }
+    if (!valid)
+      j = l;
+    if (j < 0 || j >= width)
+      return "lane " + std::to_string(l) + " reads lane " + std::to_string(j) +
+             ", which is not in the shuffle";
+    out[size_t(l)] =
+        int64_t(uint32_t(lanes[j].value)) | (valid ? int64_t(1) << 32 : 0);
+  }
+  for (int l = 0; l < width; ++l)
+    lanes[l].result = out[size_t(l)];
+  return "";
+}
+
+float load16(const void *p, int i, int32_t kind) {
+  uint16_t bits;
+  std::memcpy(&bits, static_cast<const char *>(p) + 2 * i, 2);
+  return kind == 0 ? zero::rt::bf16ToFloat(bits) : zero::rt::f16ToFloat(bits);
+}
+
+/// mma.sync m16n8k16 with bf16 (kind 0) or f16 (1) inputs and f32
+/// accumulators over a whole warp, in PTX's fragment layout: lane l is
+/// thread t = l % 4 of group g = l / 4; A's register r, half h holds
+/// row g + 8 (r % 2), column 2t + h + 8 (r / 2); B's register r, half h
+/// row 2t + h + 8r, column g; C's and D's element e row g + 8 (e / 2),
+/// column 2t + e % 2.
+std::string mma(Fiber *lanes, int present) {
+  int32_t kind = lanes[0].kind;
+  if (present != 32)
+    return "a matrix product in a warp of " + std::to_string(present) +
+           " threads";
+  for (int l = 0; l < 32; ++l)
+    if (lanes[l].wait != Wait::Mma || lanes[l].kind != kind)
+      return "lane " + std::to_string(l) + " at " + waitName(lanes[l].wait) +
+             " while lane 0 is at a matrix product";
+  if (kind != 0 && kind != 1)
+    return "a matrix product of kind " + std::to_string(kind);
+  float A[16][16], B[16][8], C[16][8];
+  for (int l = 0; l < 32; ++l) {
+    int g = l / 4, t = l % 4;
+    for (int r = 0; r < 4; ++r)
+      for (int h = 0; h < 2; ++h)
+        A[g + 8 * (r % 2)][2 * t + h + 8 * (r / 2)] =
+            load16(lanes[l].a, 2 * r + h, kind);
+    for (int r = 0; r < 2; ++r)
+      for (int h = 0; h < 2; ++h)
+        B[2 * t + h + 8 * r][g] = load16(lanes[l].b, 2 * r + h, kind);
+    for (int e = 0; e < 4; ++e)
+      std::memcpy(&C[g + 8 * (e / 2)][2 * t + e % 2],
+                  static_cast<const char *>(lanes[l].c) + 4 * e, 4);
+  }
+  for (int l = 0; l < 32; ++l) {
+    int g = l / 4, t = l % 4;
+    for (int e = 0; e < 4; ++e) {
+      int m = g + 8 * (e / 2), n = 2 * t + e % 2;
+      float acc = C[m][n];
+      for (int k = 0; k < 16; ++k)
+        acc += A[m][k] * B[k][n];
+      std::memcpy(static_cast<char *>(lanes[l].d) + 4 * e, &acc, 4);
+    }
+  }
+  return "";
+}
+
+/// Runs block `id` of a thread copy: each thread until it waits where
+/// threads meet or ends, then what they meet for, until every thread
+/// ended. False, with the violation said, where a GPU would hang or
+/// compute what nothing defines (lanes of a warp apart at a shuffle or
+/// matrix product, a barrier some threads never reach).
+bool runBlock(const HostCopy &host, void **params, const int64_t sizes[6],
+              const int64_t id[3], char *shared, const std::string &what) {
+  static std::vector<std::vector<char>> stacks;
+  constexpr size_t kStack = 256 << 10;
+  int n = int(sizes[3] * sizes[4] * sizes[5]);
+  BlockRun r;
+  r.kernel = host.thread;
+  r.params = params;
+  std::copy(sizes, sizes + 6, r.sizes);
+  std::copy(id, id + 3, r.id);
+  r.fibers.resize(size_t(n));
+  if (stacks.size() < size_t(n))
+    stacks.resize(size_t(n));
+  running = &r;
+  for (int i = 0; i < n; ++i) {
+    Fiber &f = r.fibers[size_t(i)];
+    f.context = {&threadBarrier, &threadShuffle, &threadMma, shared};
+    stacks[size_t(i)].resize(kStack);
+    getcontext(&f.uc);
+    f.uc.uc_stack.ss_sp = stacks[size_t(i)].data();
+    f.uc.uc_stack.ss_size = kStack;
+    f.uc.uc_link = &r.scheduler;
+    makecontext(&f.uc, reinterpret_cast<void (*)()>(&threadStart), 1, i);
+  }
+  std::string block = what + ", block (" + std::to_string(id[0]) + ", " +
+                      std::to_string(id[1]) + ", " + std::to_string(id[2]) +
+                      ")";
+  for (;;) {
+    for (Fiber &f : r.fibers)
+      if (f.wait == Wait::None)
+        swapcontext(&r.scheduler, &f.uc);
+    bool met = false;
+    for (int w = 0; w * 32 < n; ++w) {
+      Fiber *lanes = &r.fibers[size_t(w) * 32];
+      int present = std::min(32, n - w * 32);
+      Wait at = Wait::None;
+      for (int l = 0; l < present && at == Wait::None; ++l)
+        if (lanes[l].wait == Wait::Shuffle || lanes[l].wait == Wait::Mma)
+          at = lanes[l].wait;
+      if (at == Wait::None)
+        continue;
+      std::string why =
+          at == Wait::Shuffle ? shuffle(lanes, present) : mma(lanes, present);
+      if (!why.empty()) {
+        running = nullptr;
+        return violation(block + ", warp " + std::to_string(w) + ": " + why);
+      }
+      for (int l = 0; l < present; ++l)
+        if (lanes[l].wait == at)
+          lanes[l].wait = Wait::None;
+      met = true;
+    }
+    if (met)
+      continue;
+    int done = 0;
+    for (Fiber &f : r.fibers)
+      done += f.wait == Wait::Done;
+    if (done == n)
+      break;
+    if (done) {
+      running = nullptr;
+      return violation(block + ": " + std::to_string(done) + " of " +
+                       std::to_string(n) +
+                       " threads ended while the others wait at a barrier");
+    }
+    for (Fiber &f : r.fibers)
+      f.wait = Wait::None;
+  }
+  running = nullptr;
+  return true;
+}
+
 CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                 unsigned bx, unsigned by, unsigned bz, unsigned shared,
                 CUstream stream, void **params, void **extra) {
@@ -743,7 +1033,28 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
       if (b.effects)
         touch(work, b.p, b.bytes, b.effects & 2, arg);
     }
-    fn->host->run(params, gx, gy, gz, bx, by, bz);
+    if (fn->host->run) {
+      fn->host->run(params, gx, gy, gz, bx, by, bz);
+    } else {
+      if (int64_t(shared) + fn->host->shared > 48 * 1024) {
+        violation(what + ": " + std::to_string(fn->host->shared) +
+                  " B of static and " + std::to_string(shared) +
+                  " B of dynamic shared memory: past 48 KiB");
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+      // Shared memory starts as whatever was there: poisoned like fresh
+      // device memory.
+      std::vector<char> bytes(size_t(fn->host->shared + shared) + 1);
+      int64_t sizes[6] = {gx, gy, gz, bx, by, bz};
+      for (int64_t z = 0; z < gz; ++z)
+        for (int64_t y = 0; y < gy; ++y)
+          for (int64_t x = 0; x < gx; ++x) {
+            int64_t id[3] = {x, y, z};
+            std::fill(bytes.begin(), bytes.end(), char(e.fill));
+            if (!runBlock(*fn->host, params, sizes, id, bytes.data(), what))
+              return CUDA_ERROR_LAUNCH_FAILED;
+          }
+    }
     ++e.kernelsRun;
   }
   return CUDA_SUCCESS;

@@ -50,6 +50,8 @@ void cuda::buildGPUKernelLowering(OpPassManager &pm,
     pm.addPass(createGpuNVVMAttachTarget(target));
   }
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createZeroGPUBF16MmaToNVVM());
+  device.addPass(createConvertNVGPUToNVVMPass());
   device.addPass(createConvertGpuOpsToNVVMOps());
   device.addPass(createZeroApplyNoAlias());
   device.addPass(createCanonicalizerPass());

@@ -141,7 +141,7 @@ def ZeroGPUHostKernels : Pass<"zero-gpu-host-kernels", "ModuleOp"> {
     compute its values on a machine without a GPU: the host emulator calls
     it in place of the cubin's kernel. 16-bit float arithmetic and math
     run in f32 and round back, as the device code does. Next to each copy,
-    a constant C string `zero_host_kernel_<name>_args` describes the
+    a constant C string `<copy name>_args` describes the
     arguments, so that the emulator knows the device bytes a launch
     touches: `m<rank>:<element bytes>:<r|w|rw|->` per memref (what the
     kernel does with its buffer, through views too; an op that does not
@@ -152,17 +152,35 @@ def ZeroGPUHostKernels : Pass<"zero-gpu-host-kernels", "ModuleOp"> {
     it: each block runs every phase in turn for all its threads, which is
     what the barrier guarantees; a value a phase uses from an earlier
     phase is computed again in it when its ops are pure (index
-    arithmetic), and is an error otherwise (a loaded value). A kernel
-    whose threads depend on each other otherwise (barriers in branches,
-    shuffles, workgroup memory) or whose body has more than one block,
-    has no serial form and is an error, as is an argument type a launch
-    cannot pass.
+    arithmetic).
+
+    A kernel whose threads depend on each other otherwise (a loaded value
+    across a barrier, barriers in loops or branches, `gpu.shuffle` of i32
+    or f32, `nvgpu.mma.sync` m16n8k16 on bf16 or f16 with f32
+    accumulators, `gpu.lane_id`, workgroup and private buffers of static
+    shape, more than one block) gets `zero_host_thread_<name>` instead,
+    which runs one thread: it takes the parameter array, the emulator's
+    context for the thread (its first slots: the barrier, shuffle and mma
+    functions, then the block's shared bytes, where the workgroup buffers
+    lie in order, 16-byte aligned) and the grid and block sizes, block id
+    and thread id (x, y, z each, i64). The emulator runs a block's
+    threads side by side (`zero_host_thread_<name>_shared`: the shared
+    bytes they need) and does what the hardware does where they meet:
+    releases a barrier when every thread of the block reached it, and
+    hands each lane of a warp the value a shuffle reads or its part of a
+    matrix product (PTX's fragment layout) when all its lanes reached it.
+    Other GPU operations, and argument types a launch cannot pass, are
+    errors.
   }];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::LLVM::LLVMDialect",
                            "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect",
-                           "mlir::math::MathDialect"];
+                           "mlir::math::MathDialect",
+                           "mlir::cf::ControlFlowDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::ub::UBDialect"];
 }
 
 def ZeroGPUSkipMaskedTerms : Pass<"zero-gpu-skip-masked-terms"> {
@@ -519,6 +537,23 @@ def ZeroGPURowGroups : Pass<"zero-gpu-row-groups", "ModuleOp"> {
            "minimum)">
   ];
   let dependentDialects = ["mlir::zero::ZeroDialect"];
+}
+
+def ZeroGPUBF16MmaToNVVM : Pass<"zero-gpu-bf16-mma-to-nvvm"> {
+  let summary = "Warp matrix products on bf16 to nvvm.mma.sync";
+  let description = [{
+    Runs in the device code before `convert-nvgpu-to-nvvm`, which deduces
+    no PTX type for bf16 operands. Each `nvgpu.mma.sync` of shape
+    m16n8k16 with bf16 A and B (`vector<4x2xbf16>`, `vector<2x2xbf16>`)
+    and f32 accumulators (`vector<2x2xf32>`) becomes `nvvm.mma.sync` with
+    A row-major and B column-major, each row of an operand one 32-bit
+    register holding its two values (the first in the low half), as PTX
+    packs them; the four accumulators come back as the result's rows.
+    Other products are left to `convert-nvgpu-to-nvvm`.
+  }];
+  let dependentDialects = ["mlir::NVVM::NVVMDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::vector::VectorDialect"];
 }
 
 def ZeroGPUGuardLoads : Pass<"zero-gpu-guard-loads", "ModuleOp"> {
