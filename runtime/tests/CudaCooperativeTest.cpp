@@ -2,7 +2,8 @@
 //-*-===//
 //
 // Runs tests/cuda/cooperative.mlir's kernels (warp shuffles, barriers in a
-// loop over workgroup memory, warp-wide bf16 and f16 matrix products) and
+// loop over workgroup memory, warp-wide bf16 and f16 matrix products, the
+// CUDA target's attention kernels) and
 // checks what they compute against plain C++. On a GPU the cubin runs;
 // under the host emulator (LD_PRELOAD) their thread copies do, side by
 // side, so the same checks hold the emulator to the hardware's semantics
@@ -17,6 +18,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -124,10 +126,107 @@ template <bool BF16> void mma() {
                double(from16(b[size_t(k * 8 + n)]));
       worst = std::max(worst, std::fabs(ref - double(d[size_t(m * 8 + n)])));
     }
-  expect(worst == 0, std::string(name) +
-                         ": D = A B + C, m16n8k16 in PTX's fragment layout "
-                         "(largest difference " +
-                         std::to_string(worst) + ")");
+  char what[160];
+  std::snprintf(what, sizeof what,
+                "%s: D = A B + C, m16n8k16 in PTX's fragment layout (largest "
+                "difference %.1e)",
+                name, worst);
+  expect(worst == 0, what);
+}
+
+/// A row-major memref of `shape` over `v`.
+template <typename T, int Rank>
+MemRef<T, Rank> shaped(std::vector<T> &v, const int64_t (&shape)[Rank]) {
+  MemRef<T, Rank> m{v.data(), v.data(), 0, {}, {}};
+  int64_t stride = 1;
+  for (int d = Rank - 1; d >= 0; --d) {
+    m.sizes[d] = shape[d];
+    m.strides[d] = stride;
+    stride *= shape[d];
+  }
+  return m;
+}
+
+/// zero.attention's kernel on `pairs` (batch, head) pairs of `rows`
+/// queries and `keys` keys of depth `depth`, against attention in f64 from
+/// the same 16-bit inputs: the output within the 16-bit rounding of the
+/// probabilities and the result, the log-sum-exp within f32's.
+template <bool BF16, int Rank>
+void attention(const char *name, const int64_t (&qShape)[Rank],
+               const int64_t (&kShape)[Rank], double scale, bool causal) {
+  auto to16 = [](float f) {
+    return BF16 ? zero::rt::floatToBF16(f) : zero::rt::floatToF16(f);
+  };
+  auto from16 = [](uint16_t h) {
+    return BF16 ? zero::rt::bf16ToFloat(h) : zero::rt::f16ToFloat(h);
+  };
+  int64_t rows = qShape[Rank - 2], keys = kShape[Rank - 2];
+  int64_t depth = qShape[Rank - 1], pairs = 1;
+  for (int d = 0; d < Rank - 2; ++d)
+    pairs *= qShape[d];
+  std::vector<uint16_t> q(size_t(pairs * rows * depth)),
+      k(size_t(pairs * keys * depth)), v(k.size()), o(q.size(), 0xffff);
+  std::vector<float> lse(size_t(pairs * rows), -1.0f);
+  // Scores spread over several units, so that the running maximum moves
+  // and the probabilities are far from uniform.
+  uint32_t seed = 12345;
+  auto next = [&] {
+    seed = seed * 1664525u + 1013904223u;
+    return float(seed >> 8) / float(1 << 24) * 2 - 1;
+  };
+  for (auto &x : q)
+    x = to16(2 * next());
+  for (auto &x : k)
+    x = to16(2 * next());
+  for (auto &x : v)
+    x = to16(next());
+  int64_t lseShape[Rank - 1];
+  for (int d = 0; d < Rank - 1; ++d)
+    lseShape[d] = qShape[d];
+  auto mq = shaped(q, qShape), mk = shaped(k, kShape), mv = shaped(v, kShape),
+       mo = shaped(o, qShape);
+  auto ml = shaped(lse, lseShape);
+  using M = MemRef<uint16_t, Rank>;
+  entry<void (*)(M *, M *, M *, M *, MemRef<float, Rank - 1> *)>(name)(
+      &mq, &mk, &mv, &mo, &ml);
+  double worstOut = 0, worstLse = 0;
+  for (int64_t p = 0; p < pairs; ++p)
+    for (int64_t i = 0; i < rows; ++i) {
+      std::vector<double> s(static_cast<size_t>(keys));
+      double m = -INFINITY;
+      for (int64_t j = 0; j < keys; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < depth; ++d)
+          dot += double(from16(q[size_t((p * rows + i) * depth + d)])) *
+                 double(from16(k[size_t((p * keys + j) * depth + d)]));
+        s[size_t(j)] = causal && j > i ? -INFINITY : scale * dot;
+        m = std::max(m, s[size_t(j)]);
+      }
+      double sum = 0;
+      for (double x : s)
+        sum += std::exp(x - m);
+      double l = m + std::log(sum);
+      worstLse = std::max(worstLse, std::fabs(l - lse[size_t(p * rows + i)]) /
+                                        std::fabs(l));
+      for (int64_t d = 0; d < depth; ++d) {
+        double ref = 0;
+        for (int64_t j = 0; j < keys; ++j)
+          ref += std::exp(s[size_t(j)] - l) *
+                 double(from16(v[size_t((p * keys + j) * depth + d)]));
+        worstOut = std::max(
+            worstOut,
+            std::fabs(ref - from16(o[size_t((p * rows + i) * depth + d)])));
+      }
+    }
+  // |v| < 1: the output's rounding is at most 2^-9 (bf16) and each
+  // probability's at most 2^-9 of itself.
+  double tolerance = BF16 ? 8e-3 : 1e-3;
+  char what[256];
+  std::snprintf(what, sizeof what,
+                "%s: the output within %.0e of f64 attention (largest %.1e), "
+                "the log-sum-exp within 1e-5 relative (%.1e)",
+                name, tolerance, worstOut, worstLse);
+  expect(worstOut <= tolerance && worstLse <= 1e-5, what);
 }
 } // namespace
 
@@ -163,6 +262,9 @@ int main(int argc, char **argv) {
   reverseTiles();
   mma<true>();
   mma<false>();
+  attention<true, 4>("attention_causal", {2, 2, 128, 64}, {2, 2, 128, 64}, 0.5,
+                     true);
+  attention<false, 3>("attention_f16", {3, 64, 32}, {3, 192, 32}, 0.25, false);
   std::printf("%s\n", failures ? "FAILED" : "all passed");
   return failures ? 1 : 0;
 }

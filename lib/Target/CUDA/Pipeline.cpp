@@ -23,6 +23,7 @@ std::string cuda::ptxasThreadOptions(unsigned threads) {
 
 void cuda::buildGPUKernelLowering(OpPassManager &pm,
                                   const GPUKernelLoweringOptions &options) {
+  pm.addPass(createZeroGPUMapAttention());
   pm.addPass(createZeroGPUMapKernels());
   pm.addPass(createCanonicalizerPass());
   // Device code has no memrefCopy or strided descriptors to call out to:

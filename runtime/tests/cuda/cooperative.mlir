@@ -1,10 +1,12 @@
 // Kernels whose threads meet: warp shuffles in a loop, barriers in a loop
 // over workgroup memory, and warp-wide matrix products on bf16 and f16 in
-// PTX's fragment layout (each lane loads its own elements). A GPU runs
-// their cubin; the host emulator runs their thread copies
-// (zero-gpu-host-kernels) side by side; zero-cuda-cooperative-test checks
-// both against the same arithmetic. The last two kernels make threads
-// diverge where they must meet: the emulator refuses them.
+// PTX's fragment layout (each lane loads its own elements), and the
+// CUDA target's attention kernels (zero-gpu-map-attention, through
+// zero-gpu-lower-kernels as a step's kernels go). A GPU runs their cubin;
+// the host emulator runs their thread copies (zero-gpu-host-kernels) side
+// by side; zero-cuda-cooperative-test checks both against plain C++. The
+// two diverge_* kernels make threads part where they must meet: the
+// emulator refuses them.
 module attributes {gpu.container_module} {
   gpu.module @zero_coop_kernels {
     // Each warp's sum by a butterfly, both warps' through workgroup
@@ -194,6 +196,29 @@ module attributes {gpu.container_module} {
     }
   }
 
+
+  // Attention as a step's kernel function holds it: causal over two query
+  // blocks in bf16, and in f16 over more keys than queries, rank 3.
+  func.func private @attention_causal(%q: memref<2x2x128x64xbf16>,
+      %k: memref<2x2x128x64xbf16>, %v: memref<2x2x128x64xbf16>,
+      %o: memref<2x2x128x64xbf16>, %l: memref<2x2x128xf32>)
+      attributes {zero.kernel = "zero.attention"} {
+    zero.attention %q, %k, %v into %o, %l scale 0.5 causal
+      : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>,
+        memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>,
+        memref<2x2x128xf32>
+    return
+  }
+  func.func private @attention_f16(%q: memref<3x64x32xf16>,
+      %k: memref<3x192x32xf16>, %v: memref<3x192x32xf16>,
+      %o: memref<3x64x32xf16>, %l: memref<3x64xf32>)
+      attributes {zero.kernel = "zero.attention"} {
+    zero.attention %q, %k, %v into %o, %l scale 0.25
+      : memref<3x64x32xf16>, memref<3x192x32xf16>, memref<3x192x32xf16>,
+        memref<3x64x32xf16>, memref<3x64xf32>
+    return
+  }
+
   // Each kernel on one block: its buffers copied to the device and back.
 
   func.func @zero_coop_warp_sum(%h0: memref<64xf32>, %h1: memref<3xf32>, %h2: memref<64xf32>, %h3: memref<64xi32>)
@@ -329,6 +354,66 @@ module attributes {gpu.container_module} {
     %b0 = gpu.memcpy async [%l] %h0, %d0 : memref<32xf32>, memref<32xf32>
     %f0 = gpu.dealloc async [%b0] %d0 : memref<32xf32>
     gpu.wait [%f0]
+    return
+  }
+
+  func.func @zero_coop_attention_causal(%h0: memref<2x2x128x64xbf16>, %h1: memref<2x2x128x64xbf16>, %h2: memref<2x2x128x64xbf16>, %h3: memref<2x2x128x64xbf16>, %h4: memref<2x2x128xf32>)
+      attributes {llvm.emit_c_interface} {
+    %t0 = gpu.wait async
+    %d0, %a0 = gpu.alloc async [%t0] () : memref<2x2x128x64xbf16>
+    %m0 = gpu.memcpy async [%a0] %d0, %h0 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %d1, %a1 = gpu.alloc async [%m0] () : memref<2x2x128x64xbf16>
+    %m1 = gpu.memcpy async [%a1] %d1, %h1 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %d2, %a2 = gpu.alloc async [%m1] () : memref<2x2x128x64xbf16>
+    %m2 = gpu.memcpy async [%a2] %d2, %h2 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %d3, %a3 = gpu.alloc async [%m2] () : memref<2x2x128x64xbf16>
+    %m3 = gpu.memcpy async [%a3] %d3, %h3 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %d4, %a4 = gpu.alloc async [%m3] () : memref<2x2x128xf32>
+    %m4 = gpu.memcpy async [%a4] %d4, %h4 : memref<2x2x128xf32>, memref<2x2x128xf32>
+    gpu.wait [%m4]
+    func.call @attention_causal(%d0, %d1, %d2, %d3, %d4) : (memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>, memref<2x2x128xf32>) -> ()
+    %t1 = gpu.wait async
+    %b0 = gpu.memcpy async [%t1] %h0, %d0 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %f0 = gpu.dealloc async [%b0] %d0 : memref<2x2x128x64xbf16>
+    %b1 = gpu.memcpy async [%f0] %h1, %d1 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %f1 = gpu.dealloc async [%b1] %d1 : memref<2x2x128x64xbf16>
+    %b2 = gpu.memcpy async [%f1] %h2, %d2 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %f2 = gpu.dealloc async [%b2] %d2 : memref<2x2x128x64xbf16>
+    %b3 = gpu.memcpy async [%f2] %h3, %d3 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %f3 = gpu.dealloc async [%b3] %d3 : memref<2x2x128x64xbf16>
+    %b4 = gpu.memcpy async [%f3] %h4, %d4 : memref<2x2x128xf32>, memref<2x2x128xf32>
+    %f4 = gpu.dealloc async [%b4] %d4 : memref<2x2x128xf32>
+    gpu.wait [%f4]
+    return
+  }
+
+  func.func @zero_coop_attention_f16(%h0: memref<3x64x32xf16>, %h1: memref<3x192x32xf16>, %h2: memref<3x192x32xf16>, %h3: memref<3x64x32xf16>, %h4: memref<3x64xf32>)
+      attributes {llvm.emit_c_interface} {
+    %t0 = gpu.wait async
+    %d0, %a0 = gpu.alloc async [%t0] () : memref<3x64x32xf16>
+    %m0 = gpu.memcpy async [%a0] %d0, %h0 : memref<3x64x32xf16>, memref<3x64x32xf16>
+    %d1, %a1 = gpu.alloc async [%m0] () : memref<3x192x32xf16>
+    %m1 = gpu.memcpy async [%a1] %d1, %h1 : memref<3x192x32xf16>, memref<3x192x32xf16>
+    %d2, %a2 = gpu.alloc async [%m1] () : memref<3x192x32xf16>
+    %m2 = gpu.memcpy async [%a2] %d2, %h2 : memref<3x192x32xf16>, memref<3x192x32xf16>
+    %d3, %a3 = gpu.alloc async [%m2] () : memref<3x64x32xf16>
+    %m3 = gpu.memcpy async [%a3] %d3, %h3 : memref<3x64x32xf16>, memref<3x64x32xf16>
+    %d4, %a4 = gpu.alloc async [%m3] () : memref<3x64xf32>
+    %m4 = gpu.memcpy async [%a4] %d4, %h4 : memref<3x64xf32>, memref<3x64xf32>
+    gpu.wait [%m4]
+    func.call @attention_f16(%d0, %d1, %d2, %d3, %d4) : (memref<3x64x32xf16>, memref<3x192x32xf16>, memref<3x192x32xf16>, memref<3x64x32xf16>, memref<3x64xf32>) -> ()
+    %t1 = gpu.wait async
+    %b0 = gpu.memcpy async [%t1] %h0, %d0 : memref<3x64x32xf16>, memref<3x64x32xf16>
+    %f0 = gpu.dealloc async [%b0] %d0 : memref<3x64x32xf16>
+    %b1 = gpu.memcpy async [%f0] %h1, %d1 : memref<3x192x32xf16>, memref<3x192x32xf16>
+    %f1 = gpu.dealloc async [%b1] %d1 : memref<3x192x32xf16>
+    %b2 = gpu.memcpy async [%f1] %h2, %d2 : memref<3x192x32xf16>, memref<3x192x32xf16>
+    %f2 = gpu.dealloc async [%b2] %d2 : memref<3x192x32xf16>
+    %b3 = gpu.memcpy async [%f2] %h3, %d3 : memref<3x64x32xf16>, memref<3x64x32xf16>
+    %f3 = gpu.dealloc async [%b3] %d3 : memref<3x64x32xf16>
+    %b4 = gpu.memcpy async [%f3] %h4, %d4 : memref<3x64xf32>, memref<3x64xf32>
+    %f4 = gpu.dealloc async [%b4] %d4 : memref<3x64xf32>
+    gpu.wait [%f4]
     return
   }
 }

@@ -539,6 +539,44 @@ def ZeroGPURowGroups : Pass<"zero-gpu-row-groups", "ModuleOp"> {
   let dependentDialects = ["mlir::zero::ZeroDialect"];
 }
 
+def ZeroGPUMapAttention : Pass<"zero-gpu-map-attention", "ModuleOp"> {
+  let summary = "zero.attention on buffers as one tensor-core kernel that "
+                "never stores the scores";
+  let description = [{
+    Runs on the kernel functions before `zero-gpu-map-kernels`. Each
+    `zero.attention` (bf16 or f16; depth a multiple of 16 up to 128;
+    queries and keys multiples of 64; contiguous last dimensions; at most
+    65535 (batch, head) pairs) in a kernel's body becomes a block forall
+    over (64-row query blocks, (batch, head) pairs) holding a forall of
+    128 threads: four warps of 16 query rows. A warp loads its queries'
+    A fragments once (`nvgpu.mma.sync` m16n8k16: lane `4g + t`, register
+    r: row `g + 8 (r % 2)`, columns `2t + 8 (r / 2)` and the next) and
+    walks the keys 64 at a time, up to its block's diagonal when causal.
+    Each step computes 8 tiles of 8 keys' scores (B: key `8j + g`, depth
+    `2t + 8r` and the next), scales them, masks keys past the row when
+    causal, and updates each row's running maximum and sum (over the
+    quad's four lanes, two `gpu.shuffle xor`), rescaling the sum and the
+    output accumulators by `exp(old - new)`. The step's probabilities,
+    `exp(s - max)` in f32 rounded to the element type, are the A operand
+    of their product with the values as they lie in the score tiles'
+    registers (two tiles a 16-key step); the values' B fragments are
+    keys `2t + 8r` and the next at column `8n + g`. At the end each
+    accumulator is divided by its row's sum and rounded, and the quad's
+    first lane writes the row's `max + log(sum)`. The scores and
+    probabilities never reach memory. Anything else is an error naming
+    why.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::nvgpu::NVGPUDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::ub::UBDialect",
+                           "mlir::affine::AffineDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def ZeroGPUBF16MmaToNVVM : Pass<"zero-gpu-bf16-mma-to-nvvm"> {
   let summary = "Warp matrix products on bf16 to nvvm.mma.sync";
   let description = [{

@@ -35,6 +35,22 @@ struct CollectiveModel
   }
 };
 
+/// The buffer of each of `op`'s operands.
+FailureOr<SmallVector<Value>>
+operandBuffers(RewriterBase &rewriter, Operation *op,
+               const bufferization::BufferizationOptions &options,
+               bufferization::BufferizationState &state) {
+  SmallVector<Value> buffers;
+  for (Value v : op->getOperands()) {
+    FailureOr<Value> buffer =
+        bufferization::getBuffer(rewriter, v, options, state);
+    if (failed(buffer))
+      return failure();
+    buffers.push_back(*buffer);
+  }
+  return buffers;
+}
+
 /// A rounded matmul writes its destination without reading it; on buffers
 /// it is the same op without a result.
 struct RoundedMatmulModel
@@ -51,19 +67,44 @@ struct RoundedMatmulModel
     auto mm = cast<RoundedMatmulOp>(op);
     if (isa<MemRefType>(mm.getInit().getType()))
       return success();
-    SmallVector<Value> buffers;
-    for (Value v : op->getOperands()) {
-      FailureOr<Value> buffer =
-          bufferization::getBuffer(rewriter, v, options, state);
-      if (failed(buffer))
-        return failure();
-      buffers.push_back(*buffer);
-    }
+    FailureOr<SmallVector<Value>> buffers =
+        operandBuffers(rewriter, op, options, state);
+    if (failed(buffers))
+      return failure();
     rewriter.setInsertionPoint(op);
-    RoundedMatmulOp::create(rewriter, op->getLoc(), TypeRange{}, buffers[0],
-                            buffers[1], buffers[2], mm.getIndexingMapsAttr(),
-                            mm.getAccumulate());
-    bufferization::replaceOpWithBufferizedValues(rewriter, op, buffers[2]);
+    RoundedMatmulOp::create(rewriter, op->getLoc(), TypeRange{}, (*buffers)[0],
+                            (*buffers)[1], (*buffers)[2],
+                            mm.getIndexingMapsAttr(), mm.getAccumulate());
+    bufferization::replaceOpWithBufferizedValues(rewriter, op, (*buffers)[2]);
+    return success();
+  }
+};
+
+/// Attention writes its destinations without reading them; on buffers it
+/// is the same op without results.
+struct AttentionModel
+    : public bufferization::DstBufferizableOpInterfaceExternalModel<
+          AttentionModel, AttentionOp> {
+  bool bufferizesToMemoryRead(Operation *op, OpOperand &operand,
+                              const bufferization::AnalysisState &) const {
+    return !cast<AttentionOp>(op).isDpsInit(&operand);
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const bufferization::BufferizationOptions &options,
+                          bufferization::BufferizationState &state) const {
+    auto a = cast<AttentionOp>(op);
+    if (isa<MemRefType>(a.getOut().getType()))
+      return success();
+    FailureOr<SmallVector<Value>> b =
+        operandBuffers(rewriter, op, options, state);
+    if (failed(b))
+      return failure();
+    rewriter.setInsertionPoint(op);
+    AttentionOp::create(rewriter, op->getLoc(), TypeRange{}, (*b)[0], (*b)[1],
+                        (*b)[2], (*b)[3], (*b)[4], a.getScaleAttr(),
+                        a.getCausalAttr());
+    bufferization::replaceOpWithBufferizedValues(rewriter, op,
+                                                 {(*b)[3], (*b)[4]});
     return success();
   }
 };
@@ -90,15 +131,11 @@ struct RematBarrierModel
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const bufferization::BufferizationOptions &options,
                           bufferization::BufferizationState &state) const {
-    SmallVector<Value> buffers;
-    for (Value in : op->getOperands()) {
-      FailureOr<Value> buffer =
-          bufferization::getBuffer(rewriter, in, options, state);
-      if (failed(buffer))
-        return failure();
-      buffers.push_back(*buffer);
-    }
-    bufferization::replaceOpWithBufferizedValues(rewriter, op, buffers);
+    FailureOr<SmallVector<Value>> buffers =
+        operandBuffers(rewriter, op, options, state);
+    if (failed(buffers))
+      return failure();
+    bufferization::replaceOpWithBufferizedValues(rewriter, op, *buffers);
     return success();
   }
 };
@@ -111,5 +148,6 @@ void mlir::zero::registerZeroBufferizationModels(DialectRegistry &registry) {
     AllGatherOp::attachInterface<CollectiveModel<AllGatherOp>>(*ctx);
     RematBarrierOp::attachInterface<RematBarrierModel>(*ctx);
     RoundedMatmulOp::attachInterface<RoundedMatmulModel>(*ctx);
+    AttentionOp::attachInterface<AttentionModel>(*ctx);
   });
 }

@@ -409,9 +409,8 @@ int64_t CollectiveOpInterface::getCountPerRank() {
 }
 
 int64_t CollectiveOpInterface::getTotalBytes() {
-  int64_t n = getCollectiveKind() == CollectiveKind::all_reduce
-                  ? 1
-                  : getGroupSize();
+  int64_t n =
+      getCollectiveKind() == CollectiveKind::all_reduce ? 1 : getGroupSize();
   return getCountPerRank() * n * elementBytes(getSendBuffer().getType());
 }
 
@@ -453,9 +452,9 @@ static LogicalResult verifyBucketCopy(Operation *op, MemRefType member,
     return op->emitOpError() << "expects member (" << n << ") and staging ("
                              << w << ") sizes divisible by rows = " << rows;
   if (offset + n / rows > w / rows)
-    return op->emitOpError() << "member columns [" << offset << ", "
-                             << offset + n / rows
-                             << ") exceed the staging rows of " << w / rows;
+    return op->emitOpError()
+           << "member columns [" << offset << ", " << offset + n / rows
+           << ") exceed the staging rows of " << w / rows;
   return success();
 }
 
@@ -564,6 +563,68 @@ LogicalResult RowGroupOp::verify() {
     if (std::string why = rowGroupMemberError(&op, rows); !why.empty())
       return op.emitOpError("in a row group: ") << why;
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  auto q = cast<ShapedType>(getQuery().getType());
+  auto k = cast<ShapedType>(getKey().getType());
+  auto v = cast<ShapedType>(getValue().getType());
+  auto o = cast<ShapedType>(getOut().getType());
+  auto l = cast<ShapedType>(getLse().getType());
+  for (ShapedType t : {q, k, v, o, l}) {
+    if (!t.hasStaticShape())
+      return emitOpError("expects static shapes");
+    if (isa<TensorType>(t) != isa<TensorType>(q))
+      return emitOpError("expects all tensors or all buffers");
+  }
+  Type elem = q.getElementType();
+  if (!elem.isBF16() && !elem.isF16() && !elem.isF32())
+    return emitOpError("expects bf16, f16 or f32 operands, got ") << elem;
+  if (k.getElementType() != elem || v.getElementType() != elem ||
+      o.getElementType() != elem)
+    return emitOpError("expects query, key, value and out of one element "
+                       "type");
+  if (!l.getElementType().isF32())
+    return emitOpError("expects an f32 lse, got ") << l.getElementType();
+  int64_t rank = q.getRank();
+  if (rank < 2 || k.getRank() != rank || v.getRank() != rank)
+    return emitOpError("expects query, key and value of one rank, at least "
+                       "2 ([..., rows, depth])");
+  if (o.getShape() != q.getShape())
+    return emitOpError("expects out shaped as the query");
+  if (k.getShape() != v.getShape() ||
+      k.getShape().drop_back(2) != q.getShape().drop_back(2) ||
+      k.getShape().back() != q.getShape().back())
+    return emitOpError("expects key and value of one shape, with the "
+                       "query's leading dimensions and depth");
+  if (l.getShape() != q.getShape().drop_back())
+    return emitOpError("expects lse shaped as the query without its depth");
+  if (getCausal() && k.getShape()[rank - 2] != q.getShape()[rank - 2])
+    return emitOpError("causal attention expects as many keys as queries");
+  if (isa<TensorType>(q) != (getNumResults() == 2))
+    return emitOpError("returns two tensors exactly on tensors");
+  if (getNumResults() &&
+      (getResults()[0].getType() != o || getResults()[1].getType() != l))
+    return emitOpError("result types differ from the destinations");
+  return success();
+}
+
+void AttentionOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (!isa<MemRefType>(getOut().getType()))
+    return;
+  for (OpOperand *in :
+       {&getQueryMutable(), &getKeyMutable(), &getValueMutable()})
+    effects.emplace_back(MemoryEffects::Read::get(), in,
+                         SideEffects::DefaultResource::get());
+  for (OpOperand *out : {&getOutMutable(), &getLseMutable()})
+    effects.emplace_back(MemoryEffects::Write::get(), out,
+                         SideEffects::DefaultResource::get());
 }
 
 //===----------------------------------------------------------------------===//

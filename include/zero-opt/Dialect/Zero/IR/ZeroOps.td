@@ -589,6 +589,50 @@ def Zero_RoundedMatmulOp : Zero_Op<"rounded_matmul", [
   }];
 }
 
+def Zero_AttentionOp : Zero_Op<"attention", [
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Scaled dot-product attention that keeps the softmax's "
+                "log-sum-exp instead of its probabilities";
+  let description = [{
+    For each index of the leading dimensions (batch, heads) and each
+    query row `i` of `query` (`[..., Tq, D]`), over the rows `j` of `key`
+    and `value` (`[..., Tk, D]`, the same leading dimensions):
+    `s[j] = scale * sum over d of q[i, d] * k[j, d]` summed in f32, `-inf`
+    for `j > i` when `causal` (then `Tq == Tk`);
+    `lse[i] = log(sum over j of exp(s[j]))` (`[..., Tq]`, f32); and
+    `out[i, :] = sum over j of exp(s[j] - lse[i]) * v[j, :]`, summed in
+    f32 and rounded once to `out`'s type (`query`'s). With 16-bit inputs
+    each probability is rounded to that type before its product with `v`,
+    as a tensor-core product takes it. `out` and `lse` are written, not
+    read. The probabilities are never stored: a backward pass computes
+    them again from `query`, `key` and `lse`.
+
+    ```mlir
+    %o, %l = zero.attention %q, %k, %v into %oi, %li scale 0.125 causal
+               : tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>,
+                 tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>,
+                 tensor<2x4x64xf32>
+               -> tensor<2x4x64x16xbf16>, tensor<2x4x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyShaped:$query, AnyShaped:$key, AnyShaped:$value,
+                       AnyShaped:$out, AnyShaped:$lse, F64Attr:$scale,
+                       UnitAttr:$causal);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `into` $out `,` $lse `scale` $scale
+    (`causal` $causal^)? attr-dict `:` type($query) `,` type($key) `,`
+    type($value) `,` type($out) `,` type($lse) (`->` type($results)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(), 3, 2);
+    }
+  }];
+}
+
 def Zero_RankOp : Zero_Op<"rank", [Pure]> {
   let summary = "This process's rank in the data-parallel group";
   let results = (outs Index:$rank);

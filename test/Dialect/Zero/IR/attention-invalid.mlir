@@ -1,0 +1,63 @@
+// RUN: zero-opt %s --split-input-file --verify-diagnostics
+
+func.func @elem(%q: memref<64x16xi8>, %l: memref<64xf32>) {
+  // expected-error @below {{expects bf16, f16 or f32 operands, got 'i8'}}
+  zero.attention %q, %q, %q into %q, %l scale 1.0 : memref<64x16xi8>, memref<64x16xi8>, memref<64x16xi8>, memref<64x16xi8>, memref<64xf32>
+  return
+}
+
+// -----
+
+func.func @mixed(%q: memref<64x16xbf16>, %k: memref<64x16xf16>, %l: memref<64xf32>) {
+  // expected-error @below {{expects query, key, value and out of one element type}}
+  zero.attention %q, %k, %k into %q, %l scale 1.0 : memref<64x16xbf16>, memref<64x16xf16>, memref<64x16xf16>, memref<64x16xbf16>, memref<64xf32>
+  return
+}
+
+// -----
+
+func.func @lse_type(%q: memref<64x16xbf16>, %l: memref<64xbf16>) {
+  // expected-error @below {{expects an f32 lse, got 'bf16'}}
+  zero.attention %q, %q, %q into %q, %l scale 1.0 : memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64xbf16>
+  return
+}
+
+// -----
+
+func.func @depth(%q: memref<64x16xbf16>, %k: memref<64x32xbf16>, %l: memref<64xf32>) {
+  // expected-error @below {{expects key and value of one shape, with the query's leading dimensions and depth}}
+  zero.attention %q, %k, %k into %q, %l scale 1.0 : memref<64x16xbf16>, memref<64x32xbf16>, memref<64x32xbf16>, memref<64x16xbf16>, memref<64xf32>
+  return
+}
+
+// -----
+
+func.func @lse_shape(%q: memref<2x64x16xbf16>, %l: memref<64xf32>) {
+  // expected-error @below {{expects lse shaped as the query without its depth}}
+  zero.attention %q, %q, %q into %q, %l scale 1.0 : memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<64xf32>
+  return
+}
+
+// -----
+
+func.func @causal(%q: memref<64x16xbf16>, %k: memref<128x16xbf16>, %l: memref<64xf32>) {
+  // expected-error @below {{causal attention expects as many keys as queries}}
+  zero.attention %q, %k, %k into %q, %l scale 1.0 causal : memref<64x16xbf16>, memref<128x16xbf16>, memref<128x16xbf16>, memref<64x16xbf16>, memref<64xf32>
+  return
+}
+
+// -----
+
+func.func @results(%q: tensor<64x16xbf16>, %l: tensor<64xf32>) {
+  // expected-error @below {{returns two tensors exactly on tensors}}
+  %r = zero.attention %q, %q, %q into %q, %l scale 1.0 : tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64xf32> -> tensor<64x16xbf16>
+  return
+}
+
+// -----
+
+func.func @out_shape(%q: memref<64x16xbf16>, %o: memref<64x32xbf16>, %l: memref<64xf32>) {
+  // expected-error @below {{expects out shaped as the query}}
+  zero.attention %q, %q, %q into %o, %l scale 1.0 : memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64x32xbf16>, memref<64xf32>
+  return
+}

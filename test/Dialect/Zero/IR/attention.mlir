@@ -1,0 +1,37 @@
+// RUN: zero-opt %s --split-input-file | zero-opt --split-input-file | FileCheck %s
+// RUN: zero-opt %s --split-input-file --canonicalize --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize | FileCheck %s --check-prefix=BUF
+
+// CHECK-LABEL: func.func @tensors
+// CHECK: %{{.*}}:2 = zero.attention %arg0, %arg1, %arg2 into %{{.*}}, %{{.*}} scale 1.250000e-01 causal : tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>, tensor<2x4x64xf32> -> tensor<2x4x64x16xbf16>, tensor<2x4x64xf32>
+// The destinations are written, never read: no copy of the empty tensors,
+// and the op on buffers writes the allocations.
+// BUF-LABEL: func.func @tensors
+// BUF-DAG: %[[O:.*]] = memref.alloc() {{.*}} : memref<2x4x64x16xbf16>
+// BUF-DAG: %[[L:.*]] = memref.alloc() {{.*}} : memref<2x4x64xf32>
+// BUF-NOT: memref.copy
+// BUF: zero.attention %{{.*}}, %{{.*}}, %{{.*}} into %[[O]], %[[L]] scale 1.250000e-01 causal : memref<2x4x64x16xbf16>, memref<2x4x64x16xbf16>, memref<2x4x64x16xbf16>, memref<2x4x64x16xbf16>, memref<2x4x64xf32>{{$}}
+// BUF: return %[[O]], %[[L]]
+func.func @tensors(%q: tensor<2x4x64x16xbf16>, %k: tensor<2x4x64x16xbf16>, %v: tensor<2x4x64x16xbf16>) -> (tensor<2x4x64x16xbf16>, tensor<2x4x64xf32>) {
+  %o = tensor.empty() : tensor<2x4x64x16xbf16>
+  %l = tensor.empty() : tensor<2x4x64xf32>
+  %r:2 = zero.attention %q, %k, %v into %o, %l scale 0.125 causal
+      : tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>,
+        tensor<2x4x64x16xbf16>, tensor<2x4x64xf32>
+      -> tensor<2x4x64x16xbf16>, tensor<2x4x64xf32>
+  return %r#0, %r#1 : tensor<2x4x64x16xbf16>, tensor<2x4x64xf32>
+}
+
+// -----
+
+// More keys than queries, rank 3, f16; on buffers the op has no results and
+// declares what it reads and writes (a dead one stays).
+// CHECK-LABEL: func.func @buffers
+// CHECK: zero.attention %arg0, %arg1, %arg2 into %arg3, %arg4 scale 2.500000e-01 : memref<3x64x32xf16>, memref<3x192x32xf16>, memref<3x192x32xf16>, memref<3x64x32xf16>, memref<3x64xf32>{{$}}
+// BUF-LABEL: func.func @buffers
+// BUF: zero.attention
+func.func @buffers(%q: memref<3x64x32xf16>, %k: memref<3x192x32xf16>, %v: memref<3x192x32xf16>, %o: memref<3x64x32xf16>, %l: memref<3x64xf32>) {
+  zero.attention %q, %k, %v into %o, %l scale 0.25
+      : memref<3x64x32xf16>, memref<3x192x32xf16>, memref<3x192x32xf16>,
+        memref<3x64x32xf16>, memref<3x64xf32>
+  return
+}

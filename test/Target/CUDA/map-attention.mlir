@@ -1,0 +1,75 @@
+// RUN: zero-opt %s --zero-gpu-map-attention --cse -split-input-file | FileCheck %s
+
+// Causal bf16 attention over 128 queries of depth 32 for 2 heads: a block
+// per 64 query rows of a head (grid 2 x 2), 128 threads (four warps of 16
+// rows). A thread's rows are g and g + 8 of its warp's (lane / 4); its
+// quad place t (lane % 4) picks the column pairs 2t and 2t + 8. The
+// queries' A fragments (two depth steps of four pairs) are loaded once;
+// the walk over keys goes to the block's diagonal (qb + 1 steps) carrying
+// each row's maximum and sum and the four output tiles. A step makes 8
+// score tiles of two products each, masks keys past the row, combines
+// each row's maximum and sum over the quad (two xor shuffles each),
+// rescales, and multiplies the rounded probabilities by the values: 4
+// key steps of 4 output tiles. The end divides by the sums, rounds and
+// stores each row's pair; the quad's first lane writes max + log(sum).
+// CHECK-LABEL: func.func private @causal
+// CHECK: scf.forall (%[[QB:.*]], %[[P:.*]]) in (2, 2) {
+// CHECK: scf.forall (%[[T:.*]]) in (128) {
+// CHECK-DAG: %[[W:.*]] = arith.divui %[[T]], %c32
+// CHECK-DAG: %[[L:.*]] = arith.remui %[[T]], %c32
+// CHECK-DAG: %[[G:.*]] = arith.divui %[[L]], %c4
+// CHECK-DAG: %[[Q4:.*]] = arith.remui %[[L]], %c4
+// CHECK-COUNT-8: vector.load %arg0[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK: %[[STEPS:.*]] = arith.addi %[[QB]], %c1
+// CHECK: scf.for %[[KB:.*]] = %c0 to %[[STEPS]] step %c1 iter_args(%{{.*}} = %[[NEG:.*]], %{{.*}} = %[[NEG]], %{{.*}} = %[[ZERO:.*]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[TILE:.*]], %{{.*}} = %[[TILE]], %{{.*}} = %[[TILE]], %{{.*}} = %[[TILE]]) -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// CHECK: vector.load %arg1[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK-COUNT-2: nvgpu.mma.sync(%{{.*}}, %{{.*}}, %{{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<2x2xf32>
+// CHECK: arith.cmpi ugt
+// CHECK: arith.select %{{.*}}, %[[NEG]], %{{.*}} : f32
+// CHECK: vector.reduction <maximumf>
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32 : f32
+// CHECK: math.exp
+// CHECK: vector.reduction <add>
+// CHECK: gpu.shuffle  xor
+// CHECK: gpu.shuffle  xor
+// CHECK: arith.truncf %{{.*}} : vector<4x2xf32> to vector<4x2xbf16>
+// CHECK-COUNT-4: memref.load %arg2[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>
+// CHECK: vector.from_elements %{{.*}} : vector<2x2xbf16>
+// CHECK: nvgpu.mma.sync
+// CHECK: scf.yield
+// CHECK: arith.divf %cst{{.*}}, %{{.*}}#2 : f32
+// CHECK: arith.divf %cst{{.*}}, %{{.*}}#3 : f32
+// CHECK: arith.truncf %{{.*}} : vector<2x2xf32> to vector<2x2xbf16>
+// CHECK: vector.store %{{.*}}, %arg3[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[Q4]], %c0
+// CHECK: scf.if %[[FIRST]] {
+// CHECK: math.log
+// CHECK: memref.store %{{.*}}, %arg4[%[[P]], %{{.*}}] : memref<2x128xf32>
+// CHECK: } {mapping = [#gpu.thread<x>]}
+// CHECK: } {mapping = [#gpu.block<x>, #gpu.block<y>]}
+// CHECK-NOT: zero.attention
+func.func private @causal(%q: memref<2x128x32xbf16>, %k: memref<2x128x32xbf16>, %v: memref<2x128x32xbf16>, %o: memref<2x128x32xbf16>, %l: memref<2x128xf32>) attributes {zero.kernel = "zero.attention"} {
+  zero.attention %q, %k, %v into %o, %l scale 0.5 causal : memref<2x128x32xbf16>, memref<2x128x32xbf16>, memref<2x128x32xbf16>, memref<2x128x32xbf16>, memref<2x128xf32>
+  return
+}
+
+// -----
+
+// Not causal, f16, two leading dimensions (delinearized from the grid's
+// y), 192 keys for 64 queries: every block walks all 3 key steps, nothing
+// masked; depth 16 is one depth step and two output tiles. Strided views
+// with contiguous rows are read in place.
+// CHECK-LABEL: func.func private @f16
+// CHECK: scf.forall (%{{.*}}, %[[P:.*]]) in (1, 6) {
+// CHECK: %[[AT:.*]]:2 = affine.delinearize_index %[[P]] into (2, 3)
+// CHECK: vector.load %arg0[%[[AT]]#0, %[[AT]]#1, %{{.*}}, %{{.*}}] : memref<2x3x64x16xf16, strided<[6144, 2048, 32, 1]>>, vector<2xf16>
+// CHECK: scf.for %{{.*}} = %c0 to %c3 step %c1 iter_args({{.*}}) -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>)
+// CHECK-NOT: arith.cmpi ugt
+// CHECK: arith.truncf %{{.*}} : vector<4x2xf32> to vector<4x2xf16>
+// CHECK: scf.yield
+func.func private @f16(%q: memref<2x3x64x16xf16, strided<[6144, 2048, 32, 1]>>, %k: memref<2x3x192x16xf16>, %v: memref<2x3x192x16xf16>, %o: memref<2x3x64x16xf16>, %l: memref<2x3x64xf32>) attributes {zero.kernel = "zero.attention"} {
+  zero.attention %q, %k, %v into %o, %l scale 0.25 : memref<2x3x64x16xf16, strided<[6144, 2048, 32, 1]>>, memref<2x3x192x16xf16>, memref<2x3x192x16xf16>, memref<2x3x64x16xf16>, memref<2x3x64xf32>
+  return
+}
