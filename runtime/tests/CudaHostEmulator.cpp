@@ -935,9 +935,15 @@ bool runBlock(const HostCopy &host, void **params, const int64_t sizes[6],
     f.uc.uc_link = &r.scheduler;
     makecontext(&f.uc, reinterpret_cast<void (*)()>(&threadStart), 1, i);
   }
-  std::string block = what + ", block (" + std::to_string(id[0]) + ", " +
-                      std::to_string(id[1]) + ", " + std::to_string(id[2]) +
-                      ")";
+  // Said only where a violation needs it; the block leaves `running` unset
+  // however it ends.
+  auto block = [&] {
+    return what + ", block (" + std::to_string(id[0]) + ", " +
+           std::to_string(id[1]) + ", " + std::to_string(id[2]) + ")";
+  };
+  struct Unset {
+    ~Unset() { running = nullptr; }
+  } unset;
   for (;;) {
     for (Fiber &f : r.fibers)
       if (f.wait == Wait::None)
@@ -954,10 +960,8 @@ bool runBlock(const HostCopy &host, void **params, const int64_t sizes[6],
         continue;
       std::string why =
           at == Wait::Shuffle ? shuffle(lanes, present) : mma(lanes, present);
-      if (!why.empty()) {
-        running = nullptr;
-        return violation(block + ", warp " + std::to_string(w) + ": " + why);
-      }
+      if (!why.empty())
+        return violation(block() + ", warp " + std::to_string(w) + ": " + why);
       for (int l = 0; l < present; ++l)
         if (lanes[l].wait == at)
           lanes[l].wait = Wait::None;
@@ -970,16 +974,13 @@ bool runBlock(const HostCopy &host, void **params, const int64_t sizes[6],
       done += f.wait == Wait::Done;
     if (done == n)
       break;
-    if (done) {
-      running = nullptr;
-      return violation(block + ": " + std::to_string(done) + " of " +
+    if (done)
+      return violation(block() + ": " + std::to_string(done) + " of " +
                        std::to_string(n) +
                        " threads ended while the others wait at a barrier");
-    }
     for (Fiber &f : r.fibers)
       f.wait = Wait::None;
   }
-  running = nullptr;
   return true;
 }
 

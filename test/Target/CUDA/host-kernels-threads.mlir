@@ -4,14 +4,15 @@
 // A loaded value crosses a barrier: each thread's own, so the threads run
 // side by side. The copy runs one thread: the parameter array, the
 // emulator's context, then grid, block, block id and thread id (x, y, z
-// each); the barrier calls the context's first slot.
+// each); the context's slots are read once at the entry, and the barrier
+// calls the first.
 // CHECK-LABEL: func.func @zero_host_thread_sync(
 // CHECK-SAME: %[[P:[^:]*]]: !llvm.ptr, %[[CTX:[^:]*]]: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %[[TX:[^:]*]]: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64)
 // CHECK: %[[T:.*]] = arith.index_cast %[[TX]] : i64 to index
+// CHECK: %[[SLOT:.*]] = llvm.load %[[CTX]] : !llvm.ptr -> !llvm.ptr
 // CHECK: cf.br ^[[BODY:.*]]
 // CHECK: ^[[BODY]]:
 // CHECK: %[[X:.*]] = memref.load %{{.*}}[%[[T]]] : memref<8xf32>
-// CHECK: %[[SLOT:.*]] = llvm.load %[[CTX]] : !llvm.ptr -> !llvm.ptr
 // CHECK: llvm.call %[[SLOT]](%[[CTX]]) : !llvm.ptr, (!llvm.ptr) -> ()
 // CHECK: memref.store %[[X]], %{{.*}}[%[[T]]] : memref<8xf32>
 // CHECK: return
@@ -105,10 +106,10 @@ module attributes {gpu.container_module} {
 // CHECK: %[[XYZ:.*]] = arith.muli %[[IBX]], %[[YZ]] : index
 // CHECK: %[[LIN:.*]] = arith.addi %[[ITX]], %[[XYZ]] : index
 // CHECK: %[[LANE:.*]] = arith.remui %[[LIN]], %c32 : index
-// CHECK: %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
-// CHECK: %[[MODE:.*]] = arith.constant 2 : i32
 // CHECK: %[[AT:.*]] = llvm.getelementptr %[[CTX]][1]
 // CHECK: %[[FN:.*]] = llvm.load %[[AT]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK: %[[MODE:.*]] = arith.constant 2 : i32
 // CHECK: %[[R:.*]] = llvm.call %[[FN]](%[[CTX]], %[[BITS]], %{{.*}}, %{{.*}}, %[[MODE]]) : !llvm.ptr, (!llvm.ptr, i32, i32, i32, i32) -> i64
 // CHECK: %[[LOW:.*]] = arith.trunci %[[R]] : i64 to i32
 // CHECK: %[[V:.*]] = arith.bitcast %[[LOW]] : i32 to f32
@@ -136,11 +137,13 @@ module attributes {gpu.container_module} {
 // -----
 
 // A warp matrix product: the thread's registers of A, B and C in buffers
-// made once at the entry (rows in order), the context's third slot given
+// made once at the entry for every product (rows in order), the context's third slot given
 // them, D's buffer and the kind (0: bf16, 1: f16); D read back by rows.
 // On the device, bf16 becomes nvvm.mma.sync on 32-bit registers.
 // CHECK-LABEL: func.func @zero_host_thread_mma(
 // CHECK-SAME: %{{[^:]*}}: !llvm.ptr, %[[CTX:[^:]*]]: !llvm.ptr
+// CHECK: %[[AT:.*]] = llvm.getelementptr %[[CTX]][2]
+// CHECK: %[[FN:.*]] = llvm.load %[[AT]] : !llvm.ptr -> !llvm.ptr
 // CHECK-DAG: %[[A:.*]] = memref.alloca() : memref<8xbf16>
 // CHECK-DAG: %[[B:.*]] = memref.alloca() : memref<4xbf16>
 // CHECK-DAG: %[[C:.*]] = memref.alloca() : memref<4xf32>
@@ -152,18 +155,22 @@ module attributes {gpu.container_module} {
 // CHECK: vector.store %{{.*}}, %[[A]][%c6{{.*}}] : memref<8xbf16>, vector<2xbf16>
 // CHECK: vector.store %{{.*}}, %[[B]][%c2{{.*}}] : memref<4xbf16>, vector<2xbf16>
 // CHECK: vector.store %{{.*}}, %[[C]][%c2{{.*}}] : memref<4xf32>, vector<2xf32>
-// CHECK: %[[AT:.*]] = llvm.getelementptr %[[CTX]][2]
-// CHECK: %[[FN:.*]] = llvm.load %[[AT]] : !llvm.ptr -> !llvm.ptr
 // CHECK: %[[KIND:.*]] = arith.constant 0 : i32
 // CHECK: llvm.call %[[FN]](%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[KIND]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> ()
 // CHECK: vector.load %[[D]][%c0{{.*}}] : memref<4xf32>, vector<2xf32>
 // CHECK: vector.load %[[D]][%c2{{.*}}] : memref<4xf32>, vector<2xf32>
+// The loop's second product stores into the same buffers.
+// CHECK-NOT: memref.alloca
+// CHECK: vector.store %{{.*}}, %[[A]][%c0{{.*}}] : memref<8xbf16>, vector<2xbf16>
+// CHECK: llvm.call %[[FN]]
+// CHECK: vector.load %[[D]][%c0{{.*}}] : memref<4xf32>, vector<2xf32>
 // CHECK-NOT: nvgpu.mma.sync
 // CHECK: return
 // LLVM-LABEL: gpu.module @zero_kernels
 // LLVM: nvvm.mma.sync A[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] B[%{{.*}}, %{{.*}}] C[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // LLVM-LABEL: llvm.func @zero_host_thread_mma(
 // LLVM-COUNT-4: llvm.alloca
+// LLVM-NOT: llvm.alloca
 // LLVM: llvm.call
 // LLVM-NOT: vector.
 module attributes {gpu.container_module} {
@@ -181,7 +188,8 @@ module attributes {gpu.container_module} {
       %B = vector.shape_cast %vb : vector<4xbf16> to vector<2x2xbf16>
       %C = vector.shape_cast %vc : vector<4xf32> to vector<2x2xf32>
       %D = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %C) -> vector<2x2xf32> {
-        %next = nvgpu.mma.sync (%A, %B, %acc) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+        %once = nvgpu.mma.sync (%A, %B, %acc) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+        %next = nvgpu.mma.sync (%A, %B, %once) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
         scf.yield %next : vector<2x2xf32>
       }
       %vd = vector.shape_cast %D : vector<2x2xf32> to vector<4xf32>

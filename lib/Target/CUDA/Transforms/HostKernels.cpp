@@ -305,9 +305,8 @@ ZeroGPUHostKernelsPass::hostCopy(gpu::GPUFuncOp kernel) {
   // Threads that depend on each other only through barriers at the top of
   // the body, each phase reading only what it computes, run in turn; any
   // other dependence needs them side by side.
-  std::string why = noHostForm(kernel);
   func::FuncOp fn;
-  if (why.empty())
+  if (noHostForm(kernel).empty())
     fn = serialCopy(kernel, (kPrefix + kernel.getName()).str());
   if (!fn) {
     if (std::string threads = noThreadForm(kernel); !threads.empty())
@@ -434,15 +433,17 @@ func::FuncOp ZeroGPUHostKernelsPass::threadCopy(gpu::GPUFuncOp kernel,
               arith::MulIOp::create(b, loc, sizes[4], ids[5]))));
   Value lane = arith::RemUIOp::create(
       b, loc, linear, arith::ConstantIndexOp::create(b, loc, 32));
-  auto slot = [&](OpBuilder &at, ContextSlot s) -> Value {
-    Value p = LLVM::GEPOp::create(at, loc, ptrTy, ptrTy, context,
-                                  ArrayRef<LLVM::GEPArg>{int32_t(s)});
-    return LLVM::LoadOp::create(at, loc, ptrTy, p);
-  };
+  // The context's slots, read once.
+  SmallVector<Value> slots;
+  for (int32_t s : {kBarrier, kShuffle, kMma, kShared}) {
+    Value p = LLVM::GEPOp::create(b, loc, ptrTy, ptrTy, context,
+                                  ArrayRef<LLVM::GEPArg>{s});
+    slots.push_back(LLVM::LoadOp::create(b, loc, ptrTy, p));
+  }
 
   // Workgroup buffers lie in the block's shared bytes, 16-byte aligned,
   // in order; private ones on the thread's stack.
-  Value shared = slot(b, kShared);
+  Value shared = slots[kShared];
   int64_t offset = 0;
   LLVMTypeConverter converter(ctx);
   for (BlockArgument a : kernel.getWorkgroupAttributions()) {
@@ -480,6 +481,24 @@ func::FuncOp ZeroGPUHostKernelsPass::threadCopy(gpu::GPUFuncOp kernel,
   fn.walk([&](Operation *op) { ops.push_back(op); });
   OpBuilder entryBuilder(ctx);
   entryBuilder.setInsertionPoint(entry->getTerminator());
+  // One buffer (and its pointer) per product operand and type, for every
+  // product of the copy.
+  DenseMap<std::pair<unsigned, Type>, std::pair<Value, Value>> mmaBuffers;
+  auto mmaBuffer = [&](unsigned operand, VectorType t) {
+    auto [it, fresh] = mmaBuffers.try_emplace({operand, t});
+    if (fresh) {
+      Value buf = memref::AllocaOp::create(
+          entryBuilder, loc,
+          MemRefType::get({t.getNumElements()}, t.getElementType()));
+      Value index = memref::ExtractAlignedPointerAsIndexOp::create(entryBuilder,
+                                                                   loc, buf);
+      Value p = LLVM::IntToPtrOp::create(entryBuilder, loc, ptrTy,
+                                         ValueRange{arith::IndexCastOp::create(
+                                             entryBuilder, loc, i64, index)});
+      it->second = {buf, p};
+    }
+    return it->second;
+  };
   for (Operation *op : ops) {
     b.setInsertionPoint(op);
     if (auto ret = dyn_cast<gpu::ReturnOp>(op)) {
@@ -492,7 +511,7 @@ func::FuncOp ZeroGPUHostKernelsPass::threadCopy(gpu::GPUFuncOp kernel,
       auto type =
           LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptrTy});
       LLVM::CallOp::create(b, op->getLoc(), type,
-                           ValueRange{slot(b, kBarrier), context});
+                           ValueRange{slots[kBarrier], context});
       op->erase();
     } else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
       Location at = shuffle.getLoc();
@@ -504,8 +523,8 @@ func::FuncOp ZeroGPUHostKernelsPass::threadCopy(gpu::GPUFuncOp kernel,
       Value mode = arith::ConstantIntOp::create(b, at, i32,
                                                 shuffleMode(shuffle.getMode()));
       Value r = LLVM::CallOp::create(b, at, type,
-                                     ValueRange{slot(b, kShuffle), context,
-                                                bits, shuffle.getOffset(),
+                                     ValueRange{slots[kShuffle], context, bits,
+                                                shuffle.getOffset(),
                                                 shuffle.getWidth(), mode})
                     .getResult();
       Value value = arith::TruncIOp::create(b, at, i32, r);
@@ -519,21 +538,9 @@ func::FuncOp ZeroGPUHostKernelsPass::threadCopy(gpu::GPUFuncOp kernel,
       shuffle.getValid().replaceAllUsesWith(valid);
       shuffle.erase();
     } else if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
-      // Each operand's registers in order, rows first, in a buffer of the
-      // thread's made once at the entry (not per loop iteration).
+      // Each operand's registers in order, rows first, in the thread's
+      // buffer for that operand, made at the entry.
       Location at = mma.getLoc();
-      auto buffer = [&](Value v) {
-        auto t = cast<VectorType>(v.getType());
-        Value buf = memref::AllocaOp::create(
-            entryBuilder, at,
-            MemRefType::get({t.getNumElements()}, t.getElementType()));
-        Value index =
-            memref::ExtractAlignedPointerAsIndexOp::create(b, at, buf);
-        Value p = LLVM::IntToPtrOp::create(
-            b, at, ptrTy,
-            ValueRange{arith::IndexCastOp::create(b, at, i64, index)});
-        return std::make_pair(buf, p);
-      };
       auto store = [&](Value v, Value buf) {
         auto t = cast<VectorType>(v.getType());
         for (int64_t r = 0; r < t.getDimSize(0); ++r) {
@@ -544,18 +551,21 @@ func::FuncOp ZeroGPUHostKernelsPass::threadCopy(gpu::GPUFuncOp kernel,
         }
       };
       SmallVector<Value> pointers;
-      for (Value v : {mma.getMatrixA(), mma.getMatrixB(), mma.getMatrixC()}) {
-        auto [buf, p] = buffer(v);
+      SmallVector<Value, 3> operands{mma.getMatrixA(), mma.getMatrixB(),
+                                     mma.getMatrixC()};
+      for (auto [i, v] : llvm::enumerate(operands)) {
+        auto [buf, p] = mmaBuffer(i, cast<VectorType>(v.getType()));
         store(v, buf);
         pointers.push_back(p);
       }
-      auto [out, outPtr] = buffer(mma.getRes());
+      auto [out, outPtr] =
+          mmaBuffer(3, cast<VectorType>(mma.getRes().getType()));
       auto type =
           LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
                                       {ptrTy, ptrTy, ptrTy, ptrTy, ptrTy, i32});
       LLVM::CallOp::create(
           b, at, type,
-          ValueRange{slot(b, kMma), context, pointers[0], pointers[1],
+          ValueRange{slots[kMma], context, pointers[0], pointers[1],
                      pointers[2], outPtr,
                      arith::ConstantIntOp::create(b, at, i32, mmaKind(mma))});
       auto resTy = cast<VectorType>(mma.getRes().getType());

@@ -33,6 +33,14 @@ namespace {
 constexpr int64_t kBlockRows = 64, kWarpRows = 16, kKeyBlock = 64;
 constexpr int64_t kWarps = kBlockRows / kWarpRows;
 
+/// The (batch, head) pairs of `t` (`[..., rows, depth]`).
+int64_t pairsOf(ShapedType t) {
+  int64_t pairs = 1;
+  for (int64_t d : t.getShape().drop_back(2))
+    pairs *= d;
+  return pairs;
+}
+
 /// Why `op` has no kernel here, or empty.
 std::string unsupported(zero::AttentionOp op) {
   auto q = dyn_cast<MemRefType>(op.getQuery().getType());
@@ -51,9 +59,7 @@ std::string unsupported(zero::AttentionOp op) {
   if (rows % kBlockRows || keys % kKeyBlock)
     return "its " + std::to_string(rows) + " queries and " +
            std::to_string(keys) + " keys are not multiples of 64";
-  int64_t batch = 1;
-  for (int64_t d : q.getShape().drop_back(2))
-    batch *= d;
+  int64_t batch = pairsOf(q);
   if (batch > 65535)
     return std::to_string(batch) + " (batch, head) pairs are more than a "
                                    "grid's y holds";
@@ -128,9 +134,7 @@ void lower(zero::AttentionOp op) {
   ArrayRef<int64_t> lead = qTy.getShape().drop_back(2);
   int64_t rows = qTy.getShape()[rank - 2], depth = qTy.getShape().back();
   int64_t keys = cast<MemRefType>(op.getKey().getType()).getShape()[rank - 2];
-  int64_t batch = 1;
-  for (int64_t d : lead)
-    batch *= d;
+  int64_t batch = pairsOf(qTy);
   int64_t kSteps = depth / 16, nTiles = depth / 8;
   MLIRContext *ctx = b.getContext();
   Type f32 = k.f32, elem = k.elem;
@@ -194,7 +198,7 @@ void lower(zero::AttentionOp op) {
   // r holds row g + 8 (r % 2), columns 2t + 8 (r / 2) and the next.
   SmallVector<Value> qFrags;
   for (int64_t s = 0; s < kSteps; ++s) {
-    Value c0 = k.add(t2, k.index(16 * s)), c1 = k.addIndex(c0, 8);
+    Value c0 = k.addIndex(t2, 16 * s), c1 = k.addIndex(c0, 8);
     qFrags.push_back(fragment(
         {pairAt(op.getQuery(), row0, c0), pairAt(op.getQuery(), row1, c0),
          pairAt(op.getQuery(), row0, c1), pairAt(op.getQuery(), row1, c1)},
@@ -220,21 +224,21 @@ void lower(zero::AttentionOp op) {
 
     // Scores of 8 tiles of 8 keys: tile j's B fragment for depth step s is
     // key first + 8j + g, depth 16s + 2t + 8r (register r) and the next.
+    Value scales =
+        vector::BroadcastOp::create(b, loc, zeroTile.getType(), scale);
     SmallVector<Value> tiles;
     for (int64_t j = 0; j < kKeyBlock / 8; ++j) {
       Value key = k.add(k.addIndex(first, 8 * j), g);
       Value acc = zeroTile;
       for (int64_t s = 0; s < kSteps; ++s) {
-        Value c0 = k.add(t2, k.index(16 * s));
+        Value c0 = k.addIndex(t2, 16 * s);
         Value bFrag = fragment({pairAt(op.getKey(), key, c0),
                                 pairAt(op.getKey(), key, k.addIndex(c0, 8))},
                                elem);
         acc = nvgpu::MmaSyncOp::create(b, loc, qFrags[s], bFrag, acc,
                                        ArrayRef<int64_t>{16, 8, 16});
       }
-      acc = arith::MulFOp::create(
-          b, loc, acc,
-          vector::BroadcastOp::create(b, loc, acc.getType(), scale));
+      acc = arith::MulFOp::create(b, loc, acc, scales);
       if (op.getCausal()) {
         // Element (r, h) is row g + 8r, key first + 8j + 2t + h.
         Value keyBase = k.add(k.addIndex(first, 8 * j), t2);
@@ -297,7 +301,7 @@ void lower(zero::AttentionOp op) {
                    f32));
       Value key = k.add(k.addIndex(first, 16 * kk), t2);
       for (int64_t n = 0; n < nTiles; ++n) {
-        Value col = k.add(g, k.index(8 * n));
+        Value col = k.addIndex(g, 8 * n);
         SmallVector<Value> vs;
         for (int64_t r = 0; r < 2; ++r)
           for (int64_t h = 0; h < 2; ++h)
@@ -323,7 +327,7 @@ void lower(zero::AttentionOp op) {
     Value out = arith::TruncFOp::create(
         b, loc, k.vec({2, 2}, elem),
         arith::MulFOp::create(b, loc, done[4 + n], norm));
-    Value col = k.add(t2, k.index(8 * n));
+    Value col = k.addIndex(t2, 8 * n);
     for (int64_t r = 0; r < 2; ++r)
       vector::StoreOp::create(b, loc, k.rows(out, r), op.getOut(),
                               point(r ? row1 : row0, col));
