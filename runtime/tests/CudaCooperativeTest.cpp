@@ -1,15 +1,14 @@
-//===- CudaCooperativeTest.cpp - kernels whose threads meet -------*- C++
-//-*-===//
+//===- CudaCooperativeTest.cpp - kernels whose threads meet ---*- C++ -*-===//
 //
 // Runs tests/cuda/cooperative.mlir's kernels (warp shuffles, barriers in a
 // loop over workgroup memory, warp-wide bf16 and f16 matrix products, the
-// CUDA target's attention kernels) and
-// checks what they compute against plain C++. On a GPU the cubin runs;
-// under the host emulator (LD_PRELOAD) their thread copies do, side by
-// side, so the same checks hold the emulator to the hardware's semantics
-// wherever a GPU is at hand. With a case name it runs only that kernel:
-// the two that diverge where threads must meet, which the emulator
-// refuses.
+// CUDA target's attention kernels, forward and backward) and checks what
+// they compute against plain C++ (attention against f64). On a GPU the
+// cubin runs; under the host emulator (LD_PRELOAD) their thread copies
+// do, side by side, so the same checks hold the emulator to the
+// hardware's semantics wherever a GPU is at hand. With a case name it runs
+// only that kernel: the two that diverge where threads must meet, which
+// the emulator refuses.
 //
 //   zero-cuda-cooperative-test libzero-cuda-coop-kernels.so [case]
 //
@@ -147,25 +146,121 @@ MemRef<T, Rank> shaped(std::vector<T> &v, const int64_t (&shape)[Rank]) {
   return m;
 }
 
-/// zero.attention's kernel on `pairs` (batch, head) pairs of `rows`
-/// queries and `keys` keys of depth `depth`, against attention in f64 from
-/// the same 16-bit inputs: the output within the 16-bit rounding of the
-/// probabilities and the result, the log-sum-exp within f32's.
+/// Attention in f64 on `pairs` (batch, head) pairs of `rows` queries and
+/// `keys` keys of depth `depth`: the probabilities, each row's
+/// log-sum-exp and the output.
+struct Attention64 {
+  int64_t pairs, rows, keys, depth;
+  double scale;
+  bool causal;
+
+  void forward(const std::vector<double> &q, const std::vector<double> &k,
+               const std::vector<double> &v, std::vector<double> &p,
+               std::vector<double> &lse, std::vector<double> &out) const {
+    p.assign(size_t(pairs * rows * keys), 0);
+    lse.assign(size_t(pairs * rows), 0);
+    out.assign(size_t(pairs * rows * depth), 0);
+    for (int64_t b = 0; b < pairs; ++b)
+      for (int64_t i = 0; i < rows; ++i) {
+        double *pi = &p[size_t((b * rows + i) * keys)];
+        double m = -INFINITY;
+        for (int64_t j = 0; j < keys; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < depth; ++d)
+            dot += q[size_t((b * rows + i) * depth + d)] *
+                   k[size_t((b * keys + j) * depth + d)];
+          pi[j] = causal && j > i ? -INFINITY : scale * dot;
+          m = std::max(m, pi[j]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < keys; ++j)
+          sum += std::exp(pi[j] - m);
+        double l = m + std::log(sum);
+        lse[size_t(b * rows + i)] = l;
+        for (int64_t j = 0; j < keys; ++j)
+          pi[j] = std::exp(pi[j] - l);
+        for (int64_t j = 0; j < keys; ++j)
+          for (int64_t d = 0; d < depth; ++d)
+            out[size_t((b * rows + i) * depth + d)] +=
+                pi[j] * v[size_t((b * keys + j) * depth + d)];
+      }
+  }
+
+  /// The gradients of sum(dout * out).
+  void backward(const std::vector<double> &q, const std::vector<double> &k,
+                const std::vector<double> &v, const std::vector<double> &dout,
+                std::vector<double> &dq, std::vector<double> &dk,
+                std::vector<double> &dv) const {
+    std::vector<double> p, lse, out;
+    forward(q, k, v, p, lse, out);
+    dq.assign(q.size(), 0);
+    dk.assign(k.size(), 0);
+    dv.assign(v.size(), 0);
+    std::vector<double> dps(static_cast<size_t>(keys));
+    for (int64_t b = 0; b < pairs; ++b)
+      for (int64_t i = 0; i < rows; ++i) {
+        const double *pi = &p[size_t((b * rows + i) * keys)];
+        const double *gi = &dout[size_t((b * rows + i) * depth)];
+        double delta = 0;
+        for (int64_t j = 0; j < keys; ++j) {
+          double dp = 0;
+          for (int64_t d = 0; d < depth; ++d)
+            dp += gi[d] * v[size_t((b * keys + j) * depth + d)];
+          dps[size_t(j)] = dp;
+          delta += pi[j] * dp;
+        }
+        for (int64_t j = 0; j < keys; ++j) {
+          double dsij = pi[j] * (dps[size_t(j)] - delta);
+          for (int64_t d = 0; d < depth; ++d) {
+            size_t at = size_t((b * keys + j) * depth + d);
+            dv[at] += pi[j] * gi[d];
+            dk[at] += scale * dsij * q[size_t((b * rows + i) * depth + d)];
+            dq[size_t((b * rows + i) * depth + d)] += scale * dsij * k[at];
+          }
+        }
+      }
+  }
+};
+
+/// The largest difference between `ref` and `got`, over the largest
+/// magnitude of `ref`.
+template <typename Got>
+double relativeWorst(const std::vector<double> &ref, const Got &got) {
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    worst = std::max(worst, std::fabs(ref[i] - double(got(i))));
+    scale = std::max(scale, std::fabs(ref[i]));
+  }
+  return worst / scale;
+}
+
+/// zero.attention's kernel and then its gradient's on `pairs` (batch,
+/// head) pairs of `rows` queries and `keys` keys of depth `depth`, against
+/// attention in f64 from the same 16-bit inputs: the output within the
+/// 16-bit rounding of the probabilities and the result, the log-sum-exp
+/// within f32's; the gradients (from the kernel's output, as a step takes
+/// them) within the rounding of the probabilities and their gradients.
+/// The f64 gradients are held to central differences of the f64 loss
+/// first.
 template <bool BF16, int Rank>
-void attention(const char *name, const int64_t (&qShape)[Rank],
-               const int64_t (&kShape)[Rank], double scale, bool causal) {
+void attention(const char *name, const char *gradName,
+               const int64_t (&qShape)[Rank], const int64_t (&kShape)[Rank],
+               double scale, bool causal) {
   auto to16 = [](float f) {
     return BF16 ? zero::rt::floatToBF16(f) : zero::rt::floatToF16(f);
   };
   auto from16 = [](uint16_t h) {
     return BF16 ? zero::rt::bf16ToFloat(h) : zero::rt::f16ToFloat(h);
   };
-  int64_t rows = qShape[Rank - 2], keys = kShape[Rank - 2];
-  int64_t depth = qShape[Rank - 1], pairs = 1;
+  Attention64 ref{
+      1, qShape[Rank - 2], kShape[Rank - 2], qShape[Rank - 1], scale, causal};
   for (int d = 0; d < Rank - 2; ++d)
-    pairs *= qShape[d];
+    ref.pairs *= qShape[d];
+  int64_t pairs = ref.pairs, rows = ref.rows, keys = ref.keys;
+  int64_t depth = ref.depth;
   std::vector<uint16_t> q(size_t(pairs * rows * depth)),
-      k(size_t(pairs * keys * depth)), v(k.size()), o(q.size(), 0xffff);
+      k(size_t(pairs * keys * depth)), v(k.size()), o(q.size(), 0xffff),
+      dout(q.size());
   std::vector<float> lse(size_t(pairs * rows), -1.0f);
   // Scores spread over several units, so that the running maximum moves
   // and the probabilities are far from uniform.
@@ -180,6 +275,8 @@ void attention(const char *name, const int64_t (&qShape)[Rank],
     x = to16(2 * next());
   for (auto &x : v)
     x = to16(next());
+  for (auto &x : dout)
+    x = to16(next());
   int64_t lseShape[Rank - 1];
   for (int d = 0; d < Rank - 1; ++d)
     lseShape[d] = qShape[d];
@@ -187,46 +284,96 @@ void attention(const char *name, const int64_t (&qShape)[Rank],
        mo = shaped(o, qShape);
   auto ml = shaped(lse, lseShape);
   using M = MemRef<uint16_t, Rank>;
-  entry<void (*)(M *, M *, M *, M *, MemRef<float, Rank - 1> *)>(name)(
-      &mq, &mk, &mv, &mo, &ml);
+  using R = MemRef<float, Rank - 1>;
+  entry<void (*)(M *, M *, M *, M *, R *)>(name)(&mq, &mk, &mv, &mo, &ml);
+
+  auto wide = [&](const std::vector<uint16_t> &x) {
+    std::vector<double> w(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      w[i] = from16(x[i]);
+    return w;
+  };
+  std::vector<double> q64 = wide(q), k64 = wide(k), v64 = wide(v),
+                      dout64 = wide(dout);
+  std::vector<double> p64, lse64, out64;
+  ref.forward(q64, k64, v64, p64, lse64, out64);
   double worstOut = 0, worstLse = 0;
-  for (int64_t p = 0; p < pairs; ++p)
-    for (int64_t i = 0; i < rows; ++i) {
-      std::vector<double> s(static_cast<size_t>(keys));
-      double m = -INFINITY;
-      for (int64_t j = 0; j < keys; ++j) {
-        double dot = 0;
-        for (int64_t d = 0; d < depth; ++d)
-          dot += double(from16(q[size_t((p * rows + i) * depth + d)])) *
-                 double(from16(k[size_t((p * keys + j) * depth + d)]));
-        s[size_t(j)] = causal && j > i ? -INFINITY : scale * dot;
-        m = std::max(m, s[size_t(j)]);
-      }
-      double sum = 0;
-      for (double x : s)
-        sum += std::exp(x - m);
-      double l = m + std::log(sum);
-      worstLse = std::max(worstLse, std::fabs(l - lse[size_t(p * rows + i)]) /
-                                        std::fabs(l));
-      for (int64_t d = 0; d < depth; ++d) {
-        double ref = 0;
-        for (int64_t j = 0; j < keys; ++j)
-          ref += std::exp(s[size_t(j)] - l) *
-                 double(from16(v[size_t((p * keys + j) * depth + d)]));
-        worstOut = std::max(
-            worstOut,
-            std::fabs(ref - from16(o[size_t((p * rows + i) * depth + d)])));
-      }
-    }
+  for (size_t i = 0; i < out64.size(); ++i)
+    worstOut = std::max(worstOut, std::fabs(out64[i] - from16(o[i])));
+  for (size_t i = 0; i < lse64.size(); ++i)
+    worstLse =
+        std::max(worstLse, std::fabs(lse64[i] - lse[i]) / std::fabs(lse64[i]));
   // |v| < 1: the output's rounding is at most 2^-9 (bf16) and each
   // probability's at most 2^-9 of itself.
   double tolerance = BF16 ? 8e-3 : 1e-3;
-  char what[256];
+  char what[320];
   std::snprintf(what, sizeof what,
                 "%s: the output within %.0e of f64 attention (largest %.1e), "
                 "the log-sum-exp within 1e-5 relative (%.1e)",
                 name, tolerance, worstOut, worstLse);
   expect(worstOut <= tolerance && worstLse <= 1e-5, what);
+
+  // The f64 gradients against central differences of sum(dout * out)
+  // along one random direction of (q, k, v).
+  std::vector<double> dq64, dk64, dv64;
+  ref.backward(q64, k64, v64, dout64, dq64, dk64, dv64);
+  {
+    std::vector<double> uq(q64.size()), uk(k64.size()), uv(v64.size());
+    double slope = 0;
+    for (size_t i = 0; i < uq.size(); ++i)
+      uq[i] = next(), slope += uq[i] * dq64[i];
+    for (size_t i = 0; i < uk.size(); ++i)
+      uk[i] = next(), uv[i] = next(),
+      slope += uk[i] * dk64[i] + uv[i] * dv64[i];
+    auto loss = [&](double e) {
+      std::vector<double> qe(q64), ke(k64), ve(v64), p, l, out;
+      for (size_t i = 0; i < qe.size(); ++i)
+        qe[i] += e * uq[i];
+      for (size_t i = 0; i < ke.size(); ++i)
+        ke[i] += e * uk[i], ve[i] += e * uv[i];
+      ref.forward(qe, ke, ve, p, l, out);
+      double sum = 0;
+      for (size_t i = 0; i < out.size(); ++i)
+        sum += dout64[i] * out[i];
+      return sum;
+    };
+    double e = 1e-4, numeric = (loss(e) - loss(-e)) / (2 * e);
+    double err = std::fabs(numeric - slope) / std::fabs(slope);
+    std::snprintf(what, sizeof what,
+                  "%s: f64 gradients within 1e-6 of central differences "
+                  "(%.1e)",
+                  gradName, err);
+    expect(err <= 1e-6, what);
+  }
+
+  // The kernel's gradients from its own output: delta = dout . out in f32.
+  std::vector<float> delta(lse.size());
+  for (int64_t r = 0; r < pairs * rows; ++r) {
+    float sum = 0;
+    for (int64_t d = 0; d < depth; ++d)
+      sum += from16(dout[size_t(r * depth + d)]) *
+             from16(o[size_t(r * depth + d)]);
+    delta[size_t(r)] = sum;
+  }
+  std::vector<uint16_t> dq(q.size(), 0xffff), dk(k.size(), 0xffff),
+      dv(v.size(), 0xffff);
+  auto mdo = shaped(dout, qShape), mdq = shaped(dq, qShape),
+       mdk = shaped(dk, kShape), mdv = shaped(dv, kShape);
+  auto mdl = shaped(delta, lseShape);
+  entry<void (*)(M *, M *, M *, M *, R *, R *, M *, M *, M *)>(gradName)(
+      &mq, &mk, &mv, &mdo, &ml, &mdl, &mdq, &mdk, &mdv);
+  auto got = [&](const std::vector<uint16_t> &x) {
+    return [&x, &from16](size_t i) { return from16(x[i]); };
+  };
+  double eq = relativeWorst(dq64, got(dq)), ek = relativeWorst(dk64, got(dk)),
+         ev = relativeWorst(dv64, got(dv));
+  double gradTolerance = BF16 ? 2e-2 : 3e-3;
+  std::snprintf(what, sizeof what,
+                "%s: dq, dk, dv within %.0e of f64 gradients relative to "
+                "their largest (%.1e, %.1e, %.1e)",
+                gradName, gradTolerance, eq, ek, ev);
+  expect(eq <= gradTolerance && ek <= gradTolerance && ev <= gradTolerance,
+         what);
 }
 } // namespace
 
@@ -262,9 +409,10 @@ int main(int argc, char **argv) {
   reverseTiles();
   mma<true>();
   mma<false>();
-  attention<true, 4>("attention_causal", {2, 2, 128, 64}, {2, 2, 128, 64}, 0.5,
-                     true);
-  attention<false, 3>("attention_f16", {3, 64, 32}, {3, 192, 32}, 0.25, false);
+  attention<true, 4>("attention_causal", "attention_grad_causal",
+                     {2, 2, 128, 64}, {2, 2, 128, 64}, 0.5, true);
+  attention<false, 3>("attention_f16", "attention_grad_f16", {3, 64, 32},
+                      {3, 192, 32}, 0.25, false);
   std::printf("%s\n", failures ? "FAILED" : "all passed");
   return failures ? 1 : 0;
 }

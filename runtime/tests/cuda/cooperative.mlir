@@ -1,8 +1,9 @@
 // Kernels whose threads meet: warp shuffles in a loop, barriers in a loop
 // over workgroup memory, and warp-wide matrix products on bf16 and f16 in
 // PTX's fragment layout (each lane loads its own elements), and the
-// CUDA target's attention kernels (zero-gpu-map-attention, through
-// zero-gpu-lower-kernels as a step's kernels go). A GPU runs their cubin;
+// CUDA target's attention kernels, forward and backward
+// (zero-gpu-map-attention, through zero-gpu-lower-kernels as a step's
+// kernels go). A GPU runs their cubin;
 // the host emulator runs their thread copies (zero-gpu-host-kernels) side
 // by side; zero-cuda-cooperative-test checks both against plain C++. The
 // two diverge_* kernels make threads part where they must meet: the
@@ -219,6 +220,21 @@ module attributes {gpu.container_module} {
     return
   }
 
+  // Their gradients from the outputs' gradients, the log-sum-exp and
+  // delta (each row's dout . out).
+  func.func private @attention_grad_causal(%q: memref<2x2x128x64xbf16>, %k: memref<2x2x128x64xbf16>, %v: memref<2x2x128x64xbf16>, %do: memref<2x2x128x64xbf16>, %l: memref<2x2x128xf32>, %dl: memref<2x2x128xf32>, %dq: memref<2x2x128x64xbf16>, %dk: memref<2x2x128x64xbf16>, %dv: memref<2x2x128x64xbf16>)
+      attributes {zero.kernel = "zero.attention_grad"} {
+    zero.attention_grad %q, %k, %v, %do, %l, %dl into %dq, %dk, %dv scale 0.5 causal
+      : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>, memref<2x2x128xf32>, memref<2x2x128xf32>, memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    return
+  }
+  func.func private @attention_grad_f16(%q: memref<3x64x32xf16>, %k: memref<3x192x32xf16>, %v: memref<3x192x32xf16>, %do: memref<3x64x32xf16>, %l: memref<3x64xf32>, %dl: memref<3x64xf32>, %dq: memref<3x64x32xf16>, %dk: memref<3x192x32xf16>, %dv: memref<3x192x32xf16>)
+      attributes {zero.kernel = "zero.attention_grad"} {
+    zero.attention_grad %q, %k, %v, %do, %l, %dl into %dq, %dk, %dv scale 0.25
+      : memref<3x64x32xf16>, memref<3x192x32xf16>, memref<3x192x32xf16>, memref<3x64x32xf16>, memref<3x64xf32>, memref<3x64xf32>, memref<3x64x32xf16>, memref<3x192x32xf16>, memref<3x192x32xf16>
+    return
+  }
+
   // Each kernel on one block: its buffers copied to the device and back.
 
   func.func @zero_coop_warp_sum(%h0: memref<64xf32>, %h1: memref<3xf32>, %h2: memref<64xf32>, %h3: memref<64xi32>)
@@ -414,6 +430,98 @@ module attributes {gpu.container_module} {
     %b4 = gpu.memcpy async [%f3] %h4, %d4 : memref<3x64xf32>, memref<3x64xf32>
     %f4 = gpu.dealloc async [%b4] %d4 : memref<3x64xf32>
     gpu.wait [%f4]
+    return
+  }
+
+  func.func @zero_coop_attention_grad_causal(%h0: memref<2x2x128x64xbf16>, %h1: memref<2x2x128x64xbf16>, %h2: memref<2x2x128x64xbf16>, %h3: memref<2x2x128x64xbf16>, %h4: memref<2x2x128xf32>, %h5: memref<2x2x128xf32>, %h6: memref<2x2x128x64xbf16>, %h7: memref<2x2x128x64xbf16>, %h8: memref<2x2x128x64xbf16>)
+      attributes {llvm.emit_c_interface} {
+    %t0 = gpu.wait async
+    %d0, %a0 = gpu.alloc async [%t0] () : memref<2x2x128x64xbf16>
+    %m0 = gpu.memcpy async [%a0] %d0, %h0 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %d1, %a1 = gpu.alloc async [%m0] () : memref<2x2x128x64xbf16>
+    %m1 = gpu.memcpy async [%a1] %d1, %h1 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %d2, %a2 = gpu.alloc async [%m1] () : memref<2x2x128x64xbf16>
+    %m2 = gpu.memcpy async [%a2] %d2, %h2 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %d3, %a3 = gpu.alloc async [%m2] () : memref<2x2x128x64xbf16>
+    %m3 = gpu.memcpy async [%a3] %d3, %h3 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %d4, %a4 = gpu.alloc async [%m3] () : memref<2x2x128xf32>
+    %m4 = gpu.memcpy async [%a4] %d4, %h4 : memref<2x2x128xf32>, memref<2x2x128xf32>
+    %d5, %a5 = gpu.alloc async [%m4] () : memref<2x2x128xf32>
+    %m5 = gpu.memcpy async [%a5] %d5, %h5 : memref<2x2x128xf32>, memref<2x2x128xf32>
+    %d6, %a6 = gpu.alloc async [%m5] () : memref<2x2x128x64xbf16>
+    %m6 = gpu.memcpy async [%a6] %d6, %h6 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %d7, %a7 = gpu.alloc async [%m6] () : memref<2x2x128x64xbf16>
+    %m7 = gpu.memcpy async [%a7] %d7, %h7 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %d8, %a8 = gpu.alloc async [%m7] () : memref<2x2x128x64xbf16>
+    %m8 = gpu.memcpy async [%a8] %d8, %h8 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    gpu.wait [%m8]
+    func.call @attention_grad_causal(%d0, %d1, %d2, %d3, %d4, %d5, %d6, %d7, %d8) : (memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>, memref<2x2x128xf32>, memref<2x2x128xf32>, memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>) -> ()
+    %t1 = gpu.wait async
+    %b0 = gpu.memcpy async [%t1] %h0, %d0 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %f0 = gpu.dealloc async [%b0] %d0 : memref<2x2x128x64xbf16>
+    %b1 = gpu.memcpy async [%f0] %h1, %d1 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %f1 = gpu.dealloc async [%b1] %d1 : memref<2x2x128x64xbf16>
+    %b2 = gpu.memcpy async [%f1] %h2, %d2 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %f2 = gpu.dealloc async [%b2] %d2 : memref<2x2x128x64xbf16>
+    %b3 = gpu.memcpy async [%f2] %h3, %d3 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %f3 = gpu.dealloc async [%b3] %d3 : memref<2x2x128x64xbf16>
+    %b4 = gpu.memcpy async [%f3] %h4, %d4 : memref<2x2x128xf32>, memref<2x2x128xf32>
+    %f4 = gpu.dealloc async [%b4] %d4 : memref<2x2x128xf32>
+    %b5 = gpu.memcpy async [%f4] %h5, %d5 : memref<2x2x128xf32>, memref<2x2x128xf32>
+    %f5 = gpu.dealloc async [%b5] %d5 : memref<2x2x128xf32>
+    %b6 = gpu.memcpy async [%f5] %h6, %d6 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %f6 = gpu.dealloc async [%b6] %d6 : memref<2x2x128x64xbf16>
+    %b7 = gpu.memcpy async [%f6] %h7, %d7 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %f7 = gpu.dealloc async [%b7] %d7 : memref<2x2x128x64xbf16>
+    %b8 = gpu.memcpy async [%f7] %h8, %d8 : memref<2x2x128x64xbf16>, memref<2x2x128x64xbf16>
+    %f8 = gpu.dealloc async [%b8] %d8 : memref<2x2x128x64xbf16>
+    gpu.wait [%f8]
+    return
+  }
+
+  func.func @zero_coop_attention_grad_f16(%h0: memref<3x64x32xf16>, %h1: memref<3x192x32xf16>, %h2: memref<3x192x32xf16>, %h3: memref<3x64x32xf16>, %h4: memref<3x64xf32>, %h5: memref<3x64xf32>, %h6: memref<3x64x32xf16>, %h7: memref<3x192x32xf16>, %h8: memref<3x192x32xf16>)
+      attributes {llvm.emit_c_interface} {
+    %t0 = gpu.wait async
+    %d0, %a0 = gpu.alloc async [%t0] () : memref<3x64x32xf16>
+    %m0 = gpu.memcpy async [%a0] %d0, %h0 : memref<3x64x32xf16>, memref<3x64x32xf16>
+    %d1, %a1 = gpu.alloc async [%m0] () : memref<3x192x32xf16>
+    %m1 = gpu.memcpy async [%a1] %d1, %h1 : memref<3x192x32xf16>, memref<3x192x32xf16>
+    %d2, %a2 = gpu.alloc async [%m1] () : memref<3x192x32xf16>
+    %m2 = gpu.memcpy async [%a2] %d2, %h2 : memref<3x192x32xf16>, memref<3x192x32xf16>
+    %d3, %a3 = gpu.alloc async [%m2] () : memref<3x64x32xf16>
+    %m3 = gpu.memcpy async [%a3] %d3, %h3 : memref<3x64x32xf16>, memref<3x64x32xf16>
+    %d4, %a4 = gpu.alloc async [%m3] () : memref<3x64xf32>
+    %m4 = gpu.memcpy async [%a4] %d4, %h4 : memref<3x64xf32>, memref<3x64xf32>
+    %d5, %a5 = gpu.alloc async [%m4] () : memref<3x64xf32>
+    %m5 = gpu.memcpy async [%a5] %d5, %h5 : memref<3x64xf32>, memref<3x64xf32>
+    %d6, %a6 = gpu.alloc async [%m5] () : memref<3x64x32xf16>
+    %m6 = gpu.memcpy async [%a6] %d6, %h6 : memref<3x64x32xf16>, memref<3x64x32xf16>
+    %d7, %a7 = gpu.alloc async [%m6] () : memref<3x192x32xf16>
+    %m7 = gpu.memcpy async [%a7] %d7, %h7 : memref<3x192x32xf16>, memref<3x192x32xf16>
+    %d8, %a8 = gpu.alloc async [%m7] () : memref<3x192x32xf16>
+    %m8 = gpu.memcpy async [%a8] %d8, %h8 : memref<3x192x32xf16>, memref<3x192x32xf16>
+    gpu.wait [%m8]
+    func.call @attention_grad_f16(%d0, %d1, %d2, %d3, %d4, %d5, %d6, %d7, %d8) : (memref<3x64x32xf16>, memref<3x192x32xf16>, memref<3x192x32xf16>, memref<3x64x32xf16>, memref<3x64xf32>, memref<3x64xf32>, memref<3x64x32xf16>, memref<3x192x32xf16>, memref<3x192x32xf16>) -> ()
+    %t1 = gpu.wait async
+    %b0 = gpu.memcpy async [%t1] %h0, %d0 : memref<3x64x32xf16>, memref<3x64x32xf16>
+    %f0 = gpu.dealloc async [%b0] %d0 : memref<3x64x32xf16>
+    %b1 = gpu.memcpy async [%f0] %h1, %d1 : memref<3x192x32xf16>, memref<3x192x32xf16>
+    %f1 = gpu.dealloc async [%b1] %d1 : memref<3x192x32xf16>
+    %b2 = gpu.memcpy async [%f1] %h2, %d2 : memref<3x192x32xf16>, memref<3x192x32xf16>
+    %f2 = gpu.dealloc async [%b2] %d2 : memref<3x192x32xf16>
+    %b3 = gpu.memcpy async [%f2] %h3, %d3 : memref<3x64x32xf16>, memref<3x64x32xf16>
+    %f3 = gpu.dealloc async [%b3] %d3 : memref<3x64x32xf16>
+    %b4 = gpu.memcpy async [%f3] %h4, %d4 : memref<3x64xf32>, memref<3x64xf32>
+    %f4 = gpu.dealloc async [%b4] %d4 : memref<3x64xf32>
+    %b5 = gpu.memcpy async [%f4] %h5, %d5 : memref<3x64xf32>, memref<3x64xf32>
+    %f5 = gpu.dealloc async [%b5] %d5 : memref<3x64xf32>
+    %b6 = gpu.memcpy async [%f5] %h6, %d6 : memref<3x64x32xf16>, memref<3x64x32xf16>
+    %f6 = gpu.dealloc async [%b6] %d6 : memref<3x64x32xf16>
+    %b7 = gpu.memcpy async [%f6] %h7, %d7 : memref<3x192x32xf16>, memref<3x192x32xf16>
+    %f7 = gpu.dealloc async [%b7] %d7 : memref<3x192x32xf16>
+    %b8 = gpu.memcpy async [%f7] %h8, %d8 : memref<3x192x32xf16>, memref<3x192x32xf16>
+    %f8 = gpu.dealloc async [%b8] %d8 : memref<3x192x32xf16>
+    gpu.wait [%f8]
     return
   }
 }

@@ -47,3 +47,28 @@ func.func private @grid(%q: memref<65536x64x16xbf16>, %l: memref<65536x64xf32>) 
   zero.attention %q, %q, %q into %q, %l scale 1.0 : memref<65536x64x16xbf16>, memref<65536x64x16xbf16>, memref<65536x64x16xbf16>, memref<65536x64x16xbf16>, memref<65536x64xf32>
   return
 }
+
+// -----
+
+// The gradient's kernel takes what the forward's does.
+func.func private @grad_rows(%q: memref<64x16xbf16>, %k: memref<96x16xbf16>, %l: memref<64xf32>) attributes {zero.kernel = "zero.attention_grad"} {
+  // expected-error @below {{zero.attention_grad has no CUDA kernel: its 64 queries and 96 keys are not multiples of 64}}
+  zero.attention_grad %q, %k, %k, %q, %l, %l into %q, %k, %k scale 1.0 : memref<64x16xbf16>, memref<96x16xbf16>, memref<96x16xbf16>, memref<64x16xbf16>, memref<64xf32>, memref<64xf32>, memref<64x16xbf16>, memref<96x16xbf16>, memref<96x16xbf16>
+  return
+}
+
+// -----
+
+func.func private @grad_strided(%q: memref<64x16xbf16>, %l: memref<64xf32>, %d: memref<64xf32, strided<[2]>>) attributes {zero.kernel = "zero.attention_grad"} {
+  // expected-error @below {{zero.attention_grad has no CUDA kernel: an operand's last dimension is not contiguous}}
+  zero.attention_grad %q, %q, %q, %q, %l, %d into %q, %q, %q scale 1.0 : memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64xf32>, memref<64xf32, strided<[2]>>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_step(%q: memref<64x16xbf16>, %l: memref<64xf32>) {
+  // expected-error @below {{zero.attention_grad is not in a kernel function's body (zero-form-kernels makes them)}}
+  zero.attention_grad %q, %q, %q, %q, %l, %l into %q, %q, %q scale 1.0 : memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64xf32>, memref<64xf32>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>
+  return
+}

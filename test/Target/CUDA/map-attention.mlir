@@ -73,3 +73,92 @@ func.func private @f16(%q: memref<2x3x64x16xf16, strided<[6144, 2048, 32, 1]>>, 
   zero.attention %q, %k, %v into %o, %l scale 0.25 : memref<2x3x64x16xf16, strided<[6144, 2048, 32, 1]>>, memref<2x3x192x16xf16>, memref<2x3x192x16xf16>, memref<2x3x64x16xf16>, memref<2x3x64xf32>
   return
 }
+
+// -----
+
+// The gradient, causal bf16, 128 queries and keys of depth 32 for 2
+// heads: grid 4 x 2, the first 2 blocks of x take 64 keys each, the other
+// 2 64 queries. A key block loads its warp's keys and values as A
+// fragments (two depth steps of four pairs each) and walks the query
+// blocks from its diagonal, carrying 4 value and 4 key gradient tiles: the
+// transposed scores against the queries and the probability gradients
+// against dout (8 tiles of two products each), the log-sum-exp and delta
+// of each tile's two queries, the probabilities masked where the query
+// comes before the key, then 4 steps of 16 queries times dout into dv and
+// times the queries into dk. dv is stored as summed, dk times the scale.
+// A query block loads its queries and dout as A fragments and each row's
+// log-sum-exp and delta, walks the key blocks to its diagonal with 4 tiles
+// of dq (scores against the keys, probability gradients against the
+// values, keys past the query masked, times the keys) and stores dq times
+// the scale.
+// CHECK-LABEL: func.func private @grad
+// CHECK: scf.forall (%[[BX:.*]], %[[P:.*]]) in (4, 2) {
+// CHECK: scf.forall (%{{.*}}) in (128) {
+// CHECK: %[[ISKEY:.*]] = arith.cmpi ult, %[[BX]], %c2 : index
+// CHECK: scf.if %[[ISKEY]] {
+// CHECK-COUNT-8: vector.load %arg1[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK-COUNT-8: vector.load %arg2[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK: scf.for %{{.*}} = %[[BX]] to %c2 step %c1 iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// CHECK: vector.load %arg0[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK-COUNT-16: nvgpu.mma.sync
+// CHECK: vector.load %arg3[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK-COUNT-16: nvgpu.mma.sync
+// CHECK: vector.load %arg4[%[[P]], %{{.*}}] : memref<2x128xf32>, vector<2xf32>
+// CHECK: math.exp %{{.*}} : vector<2x2xf32>
+// CHECK: arith.cmpi ult
+// CHECK: vector.load %arg5[%[[P]], %{{.*}}] : memref<2x128xf32>, vector<2xf32>
+// CHECK: arith.truncf %{{.*}} : vector<4x2xf32> to vector<4x2xbf16>
+// CHECK-COUNT-4: memref.load %arg3[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>
+// CHECK: arith.truncf %{{.*}} : vector<4x2xf32> to vector<4x2xbf16>
+// CHECK-COUNT-4: memref.load %arg0[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>
+// CHECK: scf.yield
+// CHECK-NOT: arith.mulf
+// CHECK: vector.store %{{.*}}, %arg8[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK: arith.mulf %{{.*}}, %[[SCALES:.*]] : vector<2x2xf32>
+// CHECK: vector.store %{{.*}}, %arg7[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK: } else {
+// CHECK: %[[QB:.*]] = arith.subi %[[BX]], %c2 : index
+// CHECK-COUNT-8: vector.load %arg0[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK-COUNT-8: vector.load %arg3[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK-COUNT-2: memref.load %arg4[%[[P]], %{{.*}}] : memref<2x128xf32>
+// CHECK-COUNT-2: memref.load %arg5[%[[P]], %{{.*}}] : memref<2x128xf32>
+// CHECK: %[[STEPS:.*]] = arith.addi %[[QB]], %c1 : index
+// CHECK: scf.for %{{.*}} = %c0 to %[[STEPS]] step %c1 iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// CHECK: vector.load %arg1[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK-COUNT-16: nvgpu.mma.sync
+// CHECK: vector.load %arg2[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK-COUNT-16: nvgpu.mma.sync
+// CHECK: math.exp
+// CHECK: arith.cmpi ugt
+// CHECK: arith.truncf %{{.*}} : vector<4x2xf32> to vector<4x2xbf16>
+// CHECK-COUNT-4: memref.load %arg1[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>
+// CHECK: scf.yield
+// CHECK: arith.mulf %{{.*}}, %[[SCALES]] : vector<2x2xf32>
+// CHECK: vector.store %{{.*}}, %arg6[%[[P]], %{{.*}}, %{{.*}}] : memref<2x128x32xbf16>, vector<2xbf16>
+// CHECK: } {mapping = [#gpu.thread<x>]}
+// CHECK: } {mapping = [#gpu.block<x>, #gpu.block<y>]}
+// CHECK-NOT: zero.attention_grad
+func.func private @grad(%q: memref<2x128x32xbf16>, %k: memref<2x128x32xbf16>, %v: memref<2x128x32xbf16>, %do: memref<2x128x32xbf16>, %l: memref<2x128xf32>, %dl: memref<2x128xf32>, %dq: memref<2x128x32xbf16>, %dk: memref<2x128x32xbf16>, %dv: memref<2x128x32xbf16>) attributes {zero.kernel = "zero.attention_grad"} {
+  zero.attention_grad %q, %k, %v, %do, %l, %dl into %dq, %dk, %dv scale 0.5 causal : memref<2x128x32xbf16>, memref<2x128x32xbf16>, memref<2x128x32xbf16>, memref<2x128x32xbf16>, memref<2x128xf32>, memref<2x128xf32>, memref<2x128x32xbf16>, memref<2x128x32xbf16>, memref<2x128x32xbf16>
+  return
+}
+
+// -----
+
+// Not causal, f16, rank 3, 192 keys for 64 queries: 3 key blocks and one
+// query block a head (grid 4 x 3); key blocks walk the one query block from
+// the start, the query block all 3 key blocks; nothing masked.
+// CHECK-LABEL: func.func private @grad_f16
+// CHECK: scf.forall (%[[BX:.*]], %{{.*}}) in (4, 3) {
+// CHECK: arith.cmpi ult, %[[BX]], %c3 : index
+// CHECK: scf.for %{{.*}} = %c0 to %c1 step %c1 iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// CHECK-NOT: arith.cmpi
+// CHECK: arith.truncf %{{.*}} : vector<4x2xf32> to vector<4x2xf16>
+// CHECK: } else {
+// CHECK: scf.for %{{.*}} = %c0 to %c3 step %c1 iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>)
+// CHECK-NOT: arith.cmpi
+// CHECK: scf.yield
+func.func private @grad_f16(%q: memref<3x64x16xf16>, %k: memref<3x192x16xf16>, %v: memref<3x192x16xf16>, %do: memref<3x64x16xf16>, %l: memref<3x64xf32>, %dl: memref<3x64xf32>, %dq: memref<3x64x16xf16>, %dk: memref<3x192x16xf16>, %dv: memref<3x192x16xf16>) attributes {zero.kernel = "zero.attention_grad"} {
+  zero.attention_grad %q, %k, %v, %do, %l, %dl into %dq, %dk, %dv scale 0.25 : memref<3x64x16xf16>, memref<3x192x16xf16>, memref<3x192x16xf16>, memref<3x64x16xf16>, memref<3x64xf32>, memref<3x64xf32>, memref<3x64x16xf16>, memref<3x192x16xf16>, memref<3x192x16xf16>
+  return
+}

@@ -540,8 +540,8 @@ def ZeroGPURowGroups : Pass<"zero-gpu-row-groups", "ModuleOp"> {
 }
 
 def ZeroGPUMapAttention : Pass<"zero-gpu-map-attention", "ModuleOp"> {
-  let summary = "zero.attention on buffers as one tensor-core kernel that "
-                "never stores the scores";
+  let summary = "zero.attention and zero.attention_grad on buffers as "
+                "tensor-core kernels that never store the scores";
   let description = [{
     Runs on the kernel functions before `zero-gpu-map-kernels`. Each
     `zero.attention` (bf16 or f16; depth a multiple of 16 up to 128;
@@ -563,8 +563,25 @@ def ZeroGPUMapAttention : Pass<"zero-gpu-map-attention", "ModuleOp"> {
     keys `2t + 8r` and the next at column `8n + g`. At the end each
     accumulator is divided by its row's sum and rounded, and the quad's
     first lane writes the row's `max + log(sum)`. The scores and
-    probabilities never reach memory. Anything else is an error naming
-    why.
+    probabilities never reach memory.
+
+    Each `zero.attention_grad` (the same limits) becomes one launch whose
+    grid's x is the key blocks and then the query blocks of 64, y the
+    pairs. A key block's warp loads its 16 keys' and values' A fragments
+    once and walks the query blocks that see them (from its diagonal when
+    causal), carrying depth/8 tiles each of dV and dK: the transposed
+    scores `K Q^T` and probability gradients `V dO^T` (8 tiles of 8
+    queries; B: query `8j + g`, depth `2t + 8r` and the next), the
+    probabilities `exp(scale s - lse[query])` (0 where the query comes
+    before the key) and `ds = p (dp - delta[query])`, then, as the
+    forward's values, `dV += P^T dO` and `dK += dS^T Q` with the rounded
+    tiles as A operands. A query block's warp loads its queries' and
+    dout's fragments and its rows' lse and delta, walks the key blocks it
+    sees (to its diagonal when causal) and sums `dQ += dS K` alike. dK
+    and dQ are stored times the scale. No block reads what another
+    writes: the sums need no atomics and their order is fixed (the
+    probabilities and their gradients are computed twice, once for each
+    side). Anything else is an error naming why.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect",
                            "mlir::nvgpu::NVGPUDialect",

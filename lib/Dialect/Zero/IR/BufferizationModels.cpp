@@ -80,31 +80,34 @@ struct RoundedMatmulModel
   }
 };
 
-/// Attention writes its destinations without reading them; on buffers it
-/// is the same op without results.
+/// Attention and its gradient write their destinations without reading
+/// them; on buffers each is the same op without results.
+template <typename OpTy>
 struct AttentionModel
     : public bufferization::DstBufferizableOpInterfaceExternalModel<
-          AttentionModel, AttentionOp> {
+          AttentionModel<OpTy>, OpTy> {
   bool bufferizesToMemoryRead(Operation *op, OpOperand &operand,
                               const bufferization::AnalysisState &) const {
-    return !cast<AttentionOp>(op).isDpsInit(&operand);
+    return !cast<OpTy>(op).isDpsInit(&operand);
   }
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const bufferization::BufferizationOptions &options,
                           bufferization::BufferizationState &state) const {
-    auto a = cast<AttentionOp>(op);
-    if (isa<MemRefType>(a.getOut().getType()))
+    auto a = cast<OpTy>(op);
+    if (a.hasPureBufferSemantics())
       return success();
-    FailureOr<SmallVector<Value>> b =
+    FailureOr<SmallVector<Value>> buffers =
         operandBuffers(rewriter, op, options, state);
-    if (failed(b))
+    if (failed(buffers))
       return failure();
     rewriter.setInsertionPoint(op);
-    AttentionOp::create(rewriter, op->getLoc(), TypeRange{}, (*b)[0], (*b)[1],
-                        (*b)[2], (*b)[3], (*b)[4], a.getScaleAttr(),
-                        a.getCausalAttr());
-    bufferization::replaceOpWithBufferizedValues(rewriter, op,
-                                                 {(*b)[3], (*b)[4]});
+    OperationState same(op->getLoc(), op->getName(), *buffers, TypeRange{},
+                        op->getAttrs());
+    rewriter.create(same);
+    SmallVector<Value> inits;
+    for (OpOperand &init : a.getDpsInitsMutable())
+      inits.push_back((*buffers)[init.getOperandNumber()]);
+    bufferization::replaceOpWithBufferizedValues(rewriter, op, inits);
     return success();
   }
 };
@@ -148,6 +151,7 @@ void mlir::zero::registerZeroBufferizationModels(DialectRegistry &registry) {
     AllGatherOp::attachInterface<CollectiveModel<AllGatherOp>>(*ctx);
     RematBarrierOp::attachInterface<RematBarrierModel>(*ctx);
     RoundedMatmulOp::attachInterface<RoundedMatmulModel>(*ctx);
-    AttentionOp::attachInterface<AttentionModel>(*ctx);
+    AttentionOp::attachInterface<AttentionModel<AttentionOp>>(*ctx);
+    AttentionGradOp::attachInterface<AttentionModel<AttentionGradOp>>(*ctx);
   });
 }

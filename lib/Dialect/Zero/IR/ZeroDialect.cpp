@@ -569,62 +569,122 @@ LogicalResult RowGroupOp::verify() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttentionOp::verify() {
-  auto q = cast<ShapedType>(getQuery().getType());
-  auto k = cast<ShapedType>(getKey().getType());
-  auto v = cast<ShapedType>(getValue().getType());
-  auto o = cast<ShapedType>(getOut().getType());
-  auto l = cast<ShapedType>(getLse().getType());
-  for (ShapedType t : {q, k, v, o, l}) {
+/// What zero.attention and its gradient check alike: static shapes, all
+/// tensors or all buffers, one element type (bf16, f16 or f32) for the
+/// query, key and value and `likeQuery` / `likeKey` (which take their
+/// shapes), f32 `rowValues` shaped as the query without its depth, and the
+/// results typed as the destinations.
+static LogicalResult
+verifyAttention(Operation *op, ShapedType q, ShapedType k, ShapedType v,
+                ArrayRef<std::pair<ShapedType, StringRef>> likeQuery,
+                ArrayRef<std::pair<ShapedType, StringRef>> likeKey,
+                ArrayRef<std::pair<ShapedType, StringRef>> rowValues,
+                bool causal, StringRef sameTypeNames) {
+  SmallVector<ShapedType> all{q, k, v};
+  for (auto group : {likeQuery, likeKey, rowValues})
+    for (auto [t, name] : group)
+      all.push_back(t);
+  for (ShapedType t : all) {
     if (!t.hasStaticShape())
-      return emitOpError("expects static shapes");
+      return op->emitOpError("expects static shapes");
     if (isa<TensorType>(t) != isa<TensorType>(q))
-      return emitOpError("expects all tensors or all buffers");
+      return op->emitOpError("expects all tensors or all buffers");
   }
   Type elem = q.getElementType();
   if (!elem.isBF16() && !elem.isF16() && !elem.isF32())
-    return emitOpError("expects bf16, f16 or f32 operands, got ") << elem;
-  if (k.getElementType() != elem || v.getElementType() != elem ||
-      o.getElementType() != elem)
-    return emitOpError("expects query, key, value and out of one element "
-                       "type");
-  if (!l.getElementType().isF32())
-    return emitOpError("expects an f32 lse, got ") << l.getElementType();
+    return op->emitOpError("expects bf16, f16 or f32 operands, got ") << elem;
+  bool sameType = k.getElementType() == elem && v.getElementType() == elem;
+  for (auto group : {likeQuery, likeKey})
+    for (auto [t, name] : group)
+      sameType &= t.getElementType() == elem;
+  if (!sameType)
+    return op->emitOpError("expects ")
+           << sameTypeNames << " of one element type";
+  for (auto [t, name] : rowValues)
+    if (!t.getElementType().isF32())
+      return op->emitOpError("expects an f32 ")
+             << name << ", got " << t.getElementType();
   int64_t rank = q.getRank();
   if (rank < 2 || k.getRank() != rank || v.getRank() != rank)
-    return emitOpError("expects query, key and value of one rank, at least "
-                       "2 ([..., rows, depth])");
-  if (o.getShape() != q.getShape())
-    return emitOpError("expects out shaped as the query");
+    return op->emitOpError("expects query, key and value of one rank, at "
+                           "least 2 ([..., rows, depth])");
+  for (auto [t, name] : likeQuery)
+    if (t.getShape() != q.getShape())
+      return op->emitOpError("expects ") << name << " shaped as the query";
   if (k.getShape() != v.getShape() ||
       k.getShape().drop_back(2) != q.getShape().drop_back(2) ||
       k.getShape().back() != q.getShape().back())
-    return emitOpError("expects key and value of one shape, with the "
-                       "query's leading dimensions and depth");
-  if (l.getShape() != q.getShape().drop_back())
-    return emitOpError("expects lse shaped as the query without its depth");
-  if (getCausal() && k.getShape()[rank - 2] != q.getShape()[rank - 2])
-    return emitOpError("causal attention expects as many keys as queries");
-  if (isa<TensorType>(q) != (getNumResults() == 2))
-    return emitOpError("returns two tensors exactly on tensors");
-  if (getNumResults() &&
-      (getResults()[0].getType() != o || getResults()[1].getType() != l))
-    return emitOpError("result types differ from the destinations");
+    return op->emitOpError("expects key and value of one shape, with the "
+                           "query's leading dimensions and depth");
+  for (auto [t, name] : likeKey)
+    if (t.getShape() != k.getShape())
+      return op->emitOpError("expects ") << name << " shaped as the key";
+  for (auto [t, name] : rowValues)
+    if (t.getShape() != q.getShape().drop_back())
+      return op->emitOpError("expects ")
+             << name << " shaped as the query without its depth";
+  if (causal && k.getShape()[rank - 2] != q.getShape()[rank - 2])
+    return op->emitOpError("causal attention expects as many keys as "
+                           "queries");
+  auto dps = cast<DestinationStyleOpInterface>(op);
+  int64_t inits = dps.getNumDpsInits();
+  if (isa<TensorType>(q) != (int64_t(op->getNumResults()) == inits))
+    return op->emitOpError("returns ")
+           << inits << " tensors exactly on tensors";
+  for (auto [result, init] : llvm::zip(op->getResults(), dps.getDpsInits()))
+    if (result.getType() != init.getType())
+      return op->emitOpError("result types differ from the destinations");
   return success();
+}
+
+/// A destination-style op on buffers reads its inputs and writes its
+/// destinations; on tensors it has no effects.
+static void attentionEffects(
+    DestinationStyleOpInterface op,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (!op.hasPureBufferSemantics())
+    return;
+  for (OpOperand &operand : op->getOpOperands())
+    effects.emplace_back(
+        op.isDpsInit(&operand)
+            ? static_cast<MemoryEffects::Effect *>(MemoryEffects::Write::get())
+            : MemoryEffects::Read::get(),
+        &operand, SideEffects::DefaultResource::get());
+}
+
+LogicalResult AttentionOp::verify() {
+  auto shaped = [](Value v) { return cast<ShapedType>(v.getType()); };
+  return verifyAttention(*this, shaped(getQuery()), shaped(getKey()),
+                         shaped(getValue()), {{shaped(getOut()), "out"}}, {},
+                         {{shaped(getLse()), "lse"}}, getCausal(),
+                         "query, key, value and out");
 }
 
 void AttentionOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  if (!isa<MemRefType>(getOut().getType()))
-    return;
-  for (OpOperand *in :
-       {&getQueryMutable(), &getKeyMutable(), &getValueMutable()})
-    effects.emplace_back(MemoryEffects::Read::get(), in,
-                         SideEffects::DefaultResource::get());
-  for (OpOperand *out : {&getOutMutable(), &getLseMutable()})
-    effects.emplace_back(MemoryEffects::Write::get(), out,
-                         SideEffects::DefaultResource::get());
+  attentionEffects(*this, effects);
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionGradOp::verify() {
+  auto shaped = [](Value v) { return cast<ShapedType>(v.getType()); };
+  return verifyAttention(
+      *this, shaped(getQuery()), shaped(getKey()), shaped(getValue()),
+      {{shaped(getDout()), "dout"}, {shaped(getDquery()), "dquery"}},
+      {{shaped(getDkey()), "dkey"}, {shaped(getDvalue()), "dvalue"}},
+      {{shaped(getLse()), "lse"}, {shaped(getDelta()), "delta"}}, getCausal(),
+      "query, key, value, dout and the gradients");
+}
+
+void AttentionGradOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  attentionEffects(*this, effects);
 }
 
 //===----------------------------------------------------------------------===//

@@ -41,18 +41,29 @@ int64_t pairsOf(ShapedType t) {
   return pairs;
 }
 
-/// Why `op` has no kernel here, or empty.
-std::string unsupported(zero::AttentionOp op) {
-  auto q = dyn_cast<MemRefType>(op.getQuery().getType());
+/// The sizes of an attention over `query` (`[..., rows, depth]`) and `key`
+/// (`[..., keys, depth]`) buffers.
+struct Sizes {
+  Type elem;
+  ArrayRef<int64_t> lead;
+  int64_t rows, keys, depth;
+};
+Sizes sizesOf(Value query, Value key) {
+  auto q = cast<MemRefType>(query.getType());
+  int64_t rank = q.getRank();
+  return {q.getElementType(), q.getShape().drop_back(2), q.getShape()[rank - 2],
+          cast<MemRefType>(key.getType()).getShape()[rank - 2],
+          q.getShape().back()};
+}
+
+/// Why `op` (zero.attention or its gradient) has no kernel here, or empty.
+std::string unsupported(Operation *op, Value query, Value key) {
+  auto q = dyn_cast<MemRefType>(query.getType());
   if (!q)
     return "it is on tensors (bufferize first)";
-  Type elem = q.getElementType();
+  auto [elem, lead, rows, keys, depth] = sizesOf(query, key);
   if (!elem.isBF16() && !elem.isF16())
     return "its element type is not bf16 or f16 (tensor-core products)";
-  int64_t rank = q.getRank();
-  int64_t depth = q.getShape().back();
-  int64_t rows = q.getShape()[rank - 2];
-  int64_t keys = cast<MemRefType>(op.getKey().getType()).getShape()[rank - 2];
   if (depth % 16 || depth > 128)
     return "its depth " + std::to_string(depth) +
            " is not a multiple of 16 up to 128";
@@ -73,11 +84,62 @@ std::string unsupported(zero::AttentionOp op) {
   return "";
 }
 
-/// Builds the kernel of one zero.attention in place of it.
-struct Builder {
+/// One thread of a kernel of four warps over m16n8k16 tensor-core products
+/// (nvgpu.mma.sync), and what the attention kernels build from. A product's
+/// rows are a warp's 16: the thread holds rows g and g + 8 (g = lane / 4),
+/// and its place in its quad, t (lane % 4), picks the column pairs 2t and
+/// 2t + 8. A tile is a [2, 2] f32 accumulator: rows g and g + 8, columns
+/// 2t and 2t + 1 of 8.
+struct Kernel {
   OpBuilder &b;
   Location loc;
-  Type elem, f32 = b.getF32Type(), i32 = b.getI32Type();
+  Type elem;
+  int64_t depth;
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  /// The block's x and the (batch, head) pair; the thread's warp, g, t, 2t.
+  Value blockX, pair, warp, g, t, t2;
+  /// The leading dimensions' indices of the pair.
+  SmallVector<Value> at;
+
+  /// Opens a grid of `blocksX` x (pairs of `lead`) blocks of 128 threads
+  /// before `op` and leaves the builder in the thread's body.
+  Kernel(OpBuilder &b, Operation *op, Type elem, int64_t depth,
+         ArrayRef<int64_t> lead, int64_t blocksX)
+      : b(b), loc(op->getLoc()), elem(elem), depth(depth) {
+    MLIRContext *ctx = b.getContext();
+    int64_t pairs = 1;
+    for (int64_t d : lead)
+      pairs *= d;
+    auto blocks = scf::ForallOp::create(
+        b, loc,
+        SmallVector<OpFoldResult>{b.getIndexAttr(blocksX),
+                                  b.getIndexAttr(pairs)},
+        ValueRange{},
+        b.getArrayAttr(
+            {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
+             gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY)}));
+    b.setInsertionPoint(blocks.getBody()->getTerminator());
+    blockX = blocks.getInductionVar(0);
+    pair = blocks.getInductionVar(1);
+    auto threads = scf::ForallOp::create(
+        b, loc, SmallVector<OpFoldResult>{b.getIndexAttr(kWarps * 32)},
+        ValueRange{},
+        b.getArrayAttr(
+            {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+    b.setInsertionPoint(threads.getBody()->getTerminator());
+    Value tid = threads.getInductionVar(0);
+    warp = arith::DivUIOp::create(b, loc, tid, index(32));
+    Value lane = arith::RemUIOp::create(b, loc, tid, index(32));
+    g = arith::DivUIOp::create(b, loc, lane, index(4));
+    t = arith::RemUIOp::create(b, loc, lane, index(4));
+    t2 = mul(t, index(2));
+    if (lead.size() == 1) {
+      at.push_back(pair);
+    } else if (lead.size() > 1) {
+      auto split = affine::AffineDelinearizeIndexOp::create(b, loc, pair, lead);
+      llvm::append_range(at, split.getResults());
+    }
+  }
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value f32c(double v) {
@@ -89,6 +151,132 @@ struct Builder {
   VectorType vec(ArrayRef<int64_t> shape, Type t) {
     return VectorType::get(shape, t);
   }
+  Value zeroTile() {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vec({2, 2}, f32), 0.0f));
+  }
+  /// The first of this thread's rows of the warp's 16 in a block of 64
+  /// starting at row `block` * 64.
+  Value firstRow(Value block) {
+    return add(add(mul(block, index(kBlockRows)), mul(warp, index(kWarpRows))),
+               g);
+  }
+
+  /// Indices of row `r` and column `c` (none for a row value) of the pair.
+  SmallVector<Value> point(Value r, Value c) {
+    SmallVector<Value> idx(at);
+    idx.push_back(r);
+    if (c)
+      idx.push_back(c);
+    return idx;
+  }
+  /// Elements `c` and `c + 1` of row `r`.
+  Value pairAt(Value buffer, Value r, Value c) {
+    Type t = cast<MemRefType>(buffer.getType()).getElementType();
+    return vector::LoadOp::create(b, loc, vec({2}, t), buffer, point(r, c));
+  }
+  Value fragment(ArrayRef<Value> regs, Type t) {
+    Value f = ub::PoisonOp::create(b, loc, vec({int64_t(regs.size()), 2}, t));
+    for (auto [i, r] : llvm::enumerate(regs))
+      f = vector::InsertOp::create(b, loc, r, f, int64_t(i));
+    return f;
+  }
+
+  /// The A fragments of 16 rows of `buffer` from `row0` (g of them), one
+  /// per 16 of the depth: register r holds row g + 8 (r % 2), columns
+  /// 2t + 8 (r / 2) and the next.
+  SmallVector<Value> aFragments(Value buffer, Value row0) {
+    Value row1 = addIndex(row0, 8);
+    SmallVector<Value> frags;
+    for (int64_t s = 0; s < depth / 16; ++s) {
+      Value c0 = addIndex(t2, 16 * s), c1 = addIndex(c0, 8);
+      frags.push_back(
+          fragment({pairAt(buffer, row0, c0), pairAt(buffer, row1, c0),
+                    pairAt(buffer, row0, c1), pairAt(buffer, row1, c1)},
+                   elem));
+    }
+    return frags;
+  }
+
+  /// 8 tiles of the products of 16 rows (`a`, their A fragments) with
+  /// rows `first` .. `first` + 63 of `buffer` over the depth: tile j's B
+  /// fragment for depth step s is row first + 8j + g, depth 16s + 2t + 8r
+  /// (register r) and the next.
+  SmallVector<Value> products(ArrayRef<Value> a, Value buffer, Value first) {
+    SmallVector<Value> tiles;
+    for (int64_t j = 0; j < kKeyBlock / 8; ++j) {
+      Value row = add(addIndex(first, 8 * j), g);
+      Value acc = zeroTile();
+      for (int64_t s = 0; s < depth / 16; ++s) {
+        Value c0 = addIndex(t2, 16 * s);
+        Value bFrag = fragment(
+            {pairAt(buffer, row, c0), pairAt(buffer, row, addIndex(c0, 8))},
+            elem);
+        acc = nvgpu::MmaSyncOp::create(b, loc, a[s], bFrag, acc,
+                                       ArrayRef<int64_t>{16, 8, 16});
+      }
+      tiles.push_back(acc);
+    }
+    return tiles;
+  }
+
+  /// `acc` (depth / 8 tiles) plus the 8 tiles `x` (16 rows by 64),
+  /// rounded, times rows `first` .. `first` + 63 of `buffer`: for 16 of
+  /// the 64 at a time, the A fragment is two of x's tiles' registers as
+  /// they lie (rows g, g + 8; columns 2t, 2t + 1 and 8 on); output tile
+  /// n's B fragment is rows 2t + 8r and the next, column 8n + g.
+  void accumulate(MutableArrayRef<Value> acc, ArrayRef<Value> x, Value buffer,
+                  Value first) {
+    for (int64_t kk = 0; kk < kKeyBlock / 16; ++kk) {
+      Value lo = x[2 * kk], hi = x[2 * kk + 1];
+      Value aFrag = arith::TruncFOp::create(
+          b, loc, vec({4, 2}, elem),
+          fragment({rows(lo, 0), rows(lo, 1), rows(hi, 0), rows(hi, 1)}, f32));
+      Value row = add(addIndex(first, 16 * kk), t2);
+      for (int64_t n = 0; n < int64_t(acc.size()); ++n) {
+        Value col = addIndex(g, 8 * n);
+        SmallVector<Value> vs;
+        for (int64_t r = 0; r < 2; ++r)
+          for (int64_t h = 0; h < 2; ++h)
+            vs.push_back(memref::LoadOp::create(
+                b, loc, buffer, point(addIndex(row, 8 * r + h), col)));
+        Value bFrag =
+            vector::FromElementsOp::create(b, loc, vec({2, 2}, elem), vs);
+        acc[n] = nvgpu::MmaSyncOp::create(b, loc, aFrag, bFrag, acc[n],
+                                          ArrayRef<int64_t>{16, 8, 16});
+      }
+    }
+  }
+
+  /// Stores tiles `acc` (depth / 8 of them) times `factor` (if any),
+  /// rounded, as rows `row0` and `row0` + 8 of `buffer`.
+  void store(ArrayRef<Value> acc, Value factor, Value buffer, Value row0) {
+    for (auto [n, tile] : llvm::enumerate(acc)) {
+      Value x = factor ? arith::MulFOp::create(b, loc, tile, factor) : tile;
+      Value out = arith::TruncFOp::create(b, loc, vec({2, 2}, elem), x);
+      Value col = addIndex(t2, 8 * int64_t(n));
+      for (int64_t r = 0; r < 2; ++r)
+        vector::StoreOp::create(b, loc, rows(out, r), buffer,
+                                point(addIndex(row0, 8 * r), col));
+    }
+  }
+
+  /// `tile` with `replacement` where column (`col` + h) `pred` row
+  /// (`row0` + 8r) holds.
+  Value mask(Value tile, Value row0, Value col, arith::CmpIPredicate pred,
+             Value replacement) {
+    SmallVector<Value> elems;
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value x =
+            vector::ExtractOp::create(b, loc, tile, ArrayRef<int64_t>{r, h});
+        Value hit = arith::CmpIOp::create(b, loc, pred, addIndex(col, h),
+                                          addIndex(row0, 8 * r));
+        elems.push_back(arith::SelectOp::create(b, loc, hit, replacement, x));
+      }
+    return vector::FromElementsOp::create(b, loc, tile.getType(), elems);
+  }
+
   /// The maximum or sum of row `r` (g or g + 8) over `tiles`: the
   /// thread's pairs, then its quad's four lanes (4g .. 4g + 3).
   Value rowReduce(ArrayRef<Value> tiles, int64_t r, bool max) {
@@ -119,6 +307,22 @@ struct Builder {
     SmallVector<Value> elems{r0, r0, r1, r1};
     return vector::FromElementsOp::create(b, loc, vec({2, 2}, f32), elems);
   }
+  /// The values of a row vector (`[..., rows]`) at rows `row0`, `row0` + 8
+  /// spread over a tile.
+  Value rowValues(Value buffer, Value row0) {
+    return perRow(memref::LoadOp::create(b, loc, buffer, point(row0, Value())),
+                  memref::LoadOp::create(b, loc, buffer,
+                                         point(addIndex(row0, 8), Value())));
+  }
+  /// A row vector's values at columns `col` and `col` + 1 spread over a
+  /// tile (the same for both rows).
+  Value columnValues(Value buffer, Value col) {
+    Value pair = pairAt(buffer, col, Value());
+    Value c0 = vector::ExtractOp::create(b, loc, pair, int64_t(0));
+    Value c1 = vector::ExtractOp::create(b, loc, pair, int64_t(1));
+    SmallVector<Value> elems{c0, c1, c0, c1};
+    return vector::FromElementsOp::create(b, loc, vec({2, 2}, f32), elems);
+  }
   /// Row `r` (g or g + 8) of a tile: the thread's pair in it.
   Value rows(Value x, int64_t r) {
     return vector::ExtractOp::create(b, loc, x, r);
@@ -128,89 +332,17 @@ struct Builder {
 void lower(zero::AttentionOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
-  auto qTy = cast<MemRefType>(op.getQuery().getType());
-  Builder k{b, loc, qTy.getElementType()};
-  int64_t rank = qTy.getRank();
-  ArrayRef<int64_t> lead = qTy.getShape().drop_back(2);
-  int64_t rows = qTy.getShape()[rank - 2], depth = qTy.getShape().back();
-  int64_t keys = cast<MemRefType>(op.getKey().getType()).getShape()[rank - 2];
-  int64_t batch = pairsOf(qTy);
-  int64_t kSteps = depth / 16, nTiles = depth / 8;
-  MLIRContext *ctx = b.getContext();
-  Type f32 = k.f32, elem = k.elem;
-
-  auto blocks = scf::ForallOp::create(
-      b, loc,
-      SmallVector<OpFoldResult>{b.getIndexAttr(rows / kBlockRows),
-                                b.getIndexAttr(batch)},
-      ValueRange{},
-      b.getArrayAttr(
-          {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
-           gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY)}));
-  b.setInsertionPoint(blocks.getBody()->getTerminator());
-  Value qBlock = blocks.getInductionVar(0), pair = blocks.getInductionVar(1);
-  auto threads = scf::ForallOp::create(
-      b, loc, SmallVector<OpFoldResult>{b.getIndexAttr(kWarps * 32)},
-      ValueRange{},
-      b.getArrayAttr(
-          {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
-  b.setInsertionPoint(threads.getBody()->getTerminator());
-  Value tid = threads.getInductionVar(0);
-
-  // Where this thread is: its warp's rows, its quad (g) and place in it (t).
-  Value warp = arith::DivUIOp::create(b, loc, tid, k.index(32));
-  Value lane = arith::RemUIOp::create(b, loc, tid, k.index(32));
-  Value g = arith::DivUIOp::create(b, loc, lane, k.index(4));
-  Value t = arith::RemUIOp::create(b, loc, lane, k.index(4));
-  Value t2 = k.mul(t, k.index(2));
-  Value row0 = k.add(k.add(k.mul(qBlock, k.index(kBlockRows)),
-                           k.mul(warp, k.index(kWarpRows))),
-                     g);
-  Value row1 = k.addIndex(row0, 8);
-  SmallVector<Value> at; // the leading dimensions' indices
-  if (!lead.empty()) {
-    if (lead.size() == 1) {
-      at.push_back(pair);
-    } else {
-      auto split = affine::AffineDelinearizeIndexOp::create(b, loc, pair, lead);
-      llvm::append_range(at, split.getResults());
-    }
-  }
-  auto point = [&](Value r, Value c) {
-    SmallVector<Value> idx(at);
-    idx.push_back(r);
-    if (c)
-      idx.push_back(c);
-    return idx;
-  };
-  auto pairAt = [&](Value buffer, Value r, Value c) -> Value {
-    return vector::LoadOp::create(b, loc, k.vec({2}, elem), buffer,
-                                  point(r, c));
-  };
-  auto fragment = [&](ArrayRef<Value> regs, Type t) -> Value {
-    Value f = ub::PoisonOp::create(b, loc, k.vec({int64_t(regs.size()), 2}, t));
-    for (auto [i, r] : llvm::enumerate(regs))
-      f = vector::InsertOp::create(b, loc, r, f, int64_t(i));
-    return f;
-  };
-
-  // The warp's queries as A fragments, one per 16 of the depth: register
-  // r holds row g + 8 (r % 2), columns 2t + 8 (r / 2) and the next.
-  SmallVector<Value> qFrags;
-  for (int64_t s = 0; s < kSteps; ++s) {
-    Value c0 = k.addIndex(t2, 16 * s), c1 = k.addIndex(c0, 8);
-    qFrags.push_back(fragment(
-        {pairAt(op.getQuery(), row0, c0), pairAt(op.getQuery(), row1, c0),
-         pairAt(op.getQuery(), row0, c1), pairAt(op.getQuery(), row1, c1)},
-        elem));
-  }
+  auto [elem, lead, rows, keys, depth] = sizesOf(op.getQuery(), op.getKey());
+  Kernel k(b, op, elem, depth, lead, rows / kBlockRows);
+  Value qBlock = k.blockX;
+  Value row0 = k.firstRow(qBlock), row1 = k.addIndex(row0, 8);
+  SmallVector<Value> qFrags = k.aFragments(op.getQuery(), row0);
 
   Value lowest = k.f32c(-std::numeric_limits<double>::infinity());
   Value zero = k.f32c(0.0);
-  Value zeroTile = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(k.vec({2, 2}, f32), 0.0f));
+  Value zeroTile = k.zeroTile();
   SmallVector<Value> inits{lowest, lowest, zero, zero};
-  inits.append(nTiles, zeroTile);
+  inits.append(depth / 8, zeroTile);
   Value steps =
       op.getCausal() ? k.addIndex(qBlock, 1) : k.index(keys / kKeyBlock);
   Value scale = k.f32c(op.getScale().convertToDouble());
@@ -218,43 +350,18 @@ void lower(zero::AttentionOp op) {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(walk.getBody());
-    Value kb = walk.getInductionVar();
     ValueRange carried = walk.getRegionIterArgs();
-    Value first = k.mul(kb, k.index(kKeyBlock));
+    Value first = k.mul(walk.getInductionVar(), k.index(kKeyBlock));
 
-    // Scores of 8 tiles of 8 keys: tile j's B fragment for depth step s is
-    // key first + 8j + g, depth 16s + 2t + 8r (register r) and the next.
+    // Scores of 8 tiles of 8 keys, scaled, keys past the row masked.
     Value scales =
         vector::BroadcastOp::create(b, loc, zeroTile.getType(), scale);
-    SmallVector<Value> tiles;
-    for (int64_t j = 0; j < kKeyBlock / 8; ++j) {
-      Value key = k.add(k.addIndex(first, 8 * j), g);
-      Value acc = zeroTile;
-      for (int64_t s = 0; s < kSteps; ++s) {
-        Value c0 = k.addIndex(t2, 16 * s);
-        Value bFrag = fragment({pairAt(op.getKey(), key, c0),
-                                pairAt(op.getKey(), key, k.addIndex(c0, 8))},
-                               elem);
-        acc = nvgpu::MmaSyncOp::create(b, loc, qFrags[s], bFrag, acc,
-                                       ArrayRef<int64_t>{16, 8, 16});
-      }
-      acc = arith::MulFOp::create(b, loc, acc, scales);
-      if (op.getCausal()) {
-        // Element (r, h) is row g + 8r, key first + 8j + 2t + h.
-        Value keyBase = k.add(k.addIndex(first, 8 * j), t2);
-        SmallVector<Value> elems;
-        for (int64_t r = 0; r < 2; ++r)
-          for (int64_t h = 0; h < 2; ++h) {
-            Value s =
-                vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r, h});
-            Value past =
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                      k.addIndex(keyBase, h), r ? row1 : row0);
-            elems.push_back(arith::SelectOp::create(b, loc, past, lowest, s));
-          }
-        acc = vector::FromElementsOp::create(b, loc, acc.getType(), elems);
-      }
-      tiles.push_back(acc);
+    SmallVector<Value> tiles = k.products(qFrags, op.getKey(), first);
+    for (int64_t j = 0; j < int64_t(tiles.size()); ++j) {
+      tiles[j] = arith::MulFOp::create(b, loc, tiles[j], scales);
+      if (op.getCausal())
+        tiles[j] = k.mask(tiles[j], row0, k.add(k.addIndex(first, 8 * j), k.t2),
+                          arith::CmpIPredicate::ugt, lowest);
     }
 
     // Each row's new maximum (the quad's), the factor the old sums and
@@ -285,34 +392,12 @@ void lower(zero::AttentionOp op) {
           sum));
     }
 
-    // Accumulators rescaled, then the probabilities times the values: for
-    // 16 keys at a time, the A fragment is two score tiles' registers as
-    // they lie (rows g, g + 8; keys 2t, 2t + 1 and 8 on), rounded; value
-    // tile n's B fragment is keys 2t + 8r and the next, column 8n + g.
+    // Accumulators rescaled, then the probabilities times the values.
     Value scaleBy = k.perRow(alphas[0], alphas[1]);
     SmallVector<Value> acc;
-    for (int64_t n = 0; n < nTiles; ++n)
-      acc.push_back(arith::MulFOp::create(b, loc, carried[4 + n], scaleBy));
-    for (int64_t kk = 0; kk < kKeyBlock / 16; ++kk) {
-      Value lo = probs[2 * kk], hi = probs[2 * kk + 1];
-      Value aFrag = arith::TruncFOp::create(
-          b, loc, k.vec({4, 2}, elem),
-          fragment({k.rows(lo, 0), k.rows(lo, 1), k.rows(hi, 0), k.rows(hi, 1)},
-                   f32));
-      Value key = k.add(k.addIndex(first, 16 * kk), t2);
-      for (int64_t n = 0; n < nTiles; ++n) {
-        Value col = k.addIndex(g, 8 * n);
-        SmallVector<Value> vs;
-        for (int64_t r = 0; r < 2; ++r)
-          for (int64_t h = 0; h < 2; ++h)
-            vs.push_back(memref::LoadOp::create(
-                b, loc, op.getValue(), point(k.addIndex(key, 8 * r + h), col)));
-        Value bFrag =
-            vector::FromElementsOp::create(b, loc, k.vec({2, 2}, elem), vs);
-        acc[n] = nvgpu::MmaSyncOp::create(b, loc, aFrag, bFrag, acc[n],
-                                          ArrayRef<int64_t>{16, 8, 16});
-      }
-    }
+    for (Value tile : carried.drop_front(4))
+      acc.push_back(arith::MulFOp::create(b, loc, tile, scaleBy));
+    k.accumulate(acc, probs, op.getValue(), first);
     next.append(acc.begin(), acc.end());
     scf::YieldOp::create(b, loc, next);
   }
@@ -322,25 +407,139 @@ void lower(zero::AttentionOp op) {
   ValueRange done = walk.getResults();
   Value inv0 = arith::DivFOp::create(b, loc, k.f32c(1.0), done[2]);
   Value inv1 = arith::DivFOp::create(b, loc, k.f32c(1.0), done[3]);
-  Value norm = k.perRow(inv0, inv1);
-  for (int64_t n = 0; n < nTiles; ++n) {
-    Value out = arith::TruncFOp::create(
-        b, loc, k.vec({2, 2}, elem),
-        arith::MulFOp::create(b, loc, done[4 + n], norm));
-    Value col = k.addIndex(t2, 8 * n);
-    for (int64_t r = 0; r < 2; ++r)
-      vector::StoreOp::create(b, loc, k.rows(out, r), op.getOut(),
-                              point(r ? row1 : row0, col));
-  }
+  k.store(SmallVector<Value>(done.drop_front(4)), k.perRow(inv0, inv1),
+          op.getOut(), row0);
   Value lead0 =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, k.index(0));
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k.t, k.index(0));
   auto ifLead = scf::IfOp::create(b, loc, lead0);
   b.setInsertionPoint(ifLead.thenBlock()->getTerminator());
   for (int64_t r = 0; r < 2; ++r) {
     Value lse = arith::AddFOp::create(b, loc, done[r],
                                       math::LogOp::create(b, loc, done[2 + r]));
     memref::StoreOp::create(b, loc, lse, op.getLse(),
-                            point(r ? row1 : row0, Value()));
+                            k.point(r ? row1 : row0, Value()));
+  }
+  op.erase();
+}
+
+/// The backward kernel: blocks 0 .. keys / 64 - 1 of the grid's x each
+/// take 64 keys (a warp 16 of them) and walk the queries that see them,
+/// 64 at a time, summing the keys' and values' gradients; the rest each
+/// take 64 queries and walk the keys they see, summing the queries'
+/// gradient. Both recompute the probabilities from the scores and the
+/// log-sum-exp; neither writes what another block reads, so no block
+/// waits for another and no sum depends on their order.
+void lower(zero::AttentionGradOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto [elem, lead, rows, keys, depth] = sizesOf(op.getQuery(), op.getKey());
+  int64_t keyBlocks = keys / kKeyBlock;
+  Kernel k(b, op, elem, depth, lead, keyBlocks + rows / kBlockRows);
+  Value zero = k.f32c(0.0), zeroTile = k.zeroTile();
+  Value scale = k.f32c(op.getScale().convertToDouble());
+  Value scales = vector::BroadcastOp::create(b, loc, zeroTile.getType(), scale);
+  SmallVector<Value> zeros(depth / 8, zeroTile);
+  Value isKeys = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       k.blockX, k.index(keyBlocks));
+  auto branch = scf::IfOp::create(b, loc, isKeys, /*withElseRegion=*/true);
+
+  // The probabilities of the 8 tiles `scores` and their gradients, given
+  // the log-sum-exp and delta as tiles (`lse(j)`, `delta(j)` for tile j),
+  // with `hidden(tile, j)` masking what causal attention does not see.
+  auto probabilities = [&](ArrayRef<Value> scores, ArrayRef<Value> dps,
+                           function_ref<Value(int64_t)> lse,
+                           function_ref<Value(int64_t)> delta,
+                           function_ref<Value(Value, int64_t)> hidden) {
+    SmallVector<Value> p, ds;
+    for (auto [j, s] : llvm::enumerate(scores)) {
+      Value x = arith::SubFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, s, scales), lse(j));
+      Value pj = math::ExpOp::create(b, loc, x);
+      if (op.getCausal())
+        pj = hidden(pj, j);
+      p.push_back(pj);
+      ds.push_back(arith::MulFOp::create(
+          b, loc, pj, arith::SubFOp::create(b, loc, dps[j], delta(j))));
+    }
+    return std::make_pair(p, ds);
+  };
+
+  // Keys: this warp's 16 keys and values as A fragments; per query block
+  // (from the diagonal when causal) the transposed scores K Q^T and
+  // probability gradients V dO^T (tile j: queries first + 8j + 2t, + 1),
+  // then dV += P^T dO and dK += dS^T Q.
+  b.setInsertionPointToStart(branch.thenBlock());
+  {
+    Value key0 = k.firstRow(k.blockX);
+    SmallVector<Value> kFrags = k.aFragments(op.getKey(), key0);
+    SmallVector<Value> vFrags = k.aFragments(op.getValue(), key0);
+    SmallVector<Value> inits(zeros);
+    inits.append(zeros);
+    Value from = op.getCausal() ? k.blockX : k.index(0);
+    auto walk = scf::ForOp::create(b, loc, from, k.index(rows / kBlockRows),
+                                   k.index(1), inits);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(walk.getBody());
+      Value first = k.mul(walk.getInductionVar(), k.index(kBlockRows));
+      auto col = [&](int64_t j) {
+        return k.add(k.addIndex(first, 8 * j), k.t2);
+      };
+      SmallVector<Value> sT = k.products(kFrags, op.getQuery(), first);
+      SmallVector<Value> dpT = k.products(vFrags, op.getDout(), first);
+      auto [pT, dsT] = probabilities(
+          sT, dpT,
+          [&](int64_t j) { return k.columnValues(op.getLse(), col(j)); },
+          [&](int64_t j) { return k.columnValues(op.getDelta(), col(j)); },
+          [&](Value x, int64_t j) {
+            return k.mask(x, key0, col(j), arith::CmpIPredicate::ult, zero);
+          });
+      SmallVector<Value> dv(walk.getRegionIterArgs().take_front(depth / 8));
+      SmallVector<Value> dk(walk.getRegionIterArgs().drop_front(depth / 8));
+      k.accumulate(dv, pT, op.getDout(), first);
+      k.accumulate(dk, dsT, op.getQuery(), first);
+      dv.append(dk);
+      scf::YieldOp::create(b, loc, dv);
+    }
+    ValueRange sums = walk.getResults();
+    k.store(SmallVector<Value>(sums.take_front(depth / 8)), Value(),
+            op.getDvalue(), key0);
+    k.store(SmallVector<Value>(sums.drop_front(depth / 8)), scales,
+            op.getDkey(), key0);
+  }
+
+  // Queries: this warp's 16 queries and output gradients as A fragments;
+  // per key block (to the diagonal when causal) the scores Q K^T and the
+  // probability gradients dO V^T, then dQ += dS K.
+  b.setInsertionPointToStart(branch.elseBlock());
+  {
+    Value qBlock = arith::SubIOp::create(b, loc, k.blockX, k.index(keyBlocks));
+    Value row0 = k.firstRow(qBlock);
+    SmallVector<Value> qFrags = k.aFragments(op.getQuery(), row0);
+    SmallVector<Value> doFrags = k.aFragments(op.getDout(), row0);
+    Value lse = k.rowValues(op.getLse(), row0);
+    Value delta = k.rowValues(op.getDelta(), row0);
+    Value steps = op.getCausal() ? k.addIndex(qBlock, 1) : k.index(keyBlocks);
+    auto walk =
+        scf::ForOp::create(b, loc, k.index(0), steps, k.index(1), zeros);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(walk.getBody());
+      Value first = k.mul(walk.getInductionVar(), k.index(kKeyBlock));
+      SmallVector<Value> s = k.products(qFrags, op.getKey(), first);
+      SmallVector<Value> dp = k.products(doFrags, op.getValue(), first);
+      auto [p, ds] = probabilities(
+          s, dp, [&](int64_t) { return lse; }, [&](int64_t) { return delta; },
+          [&](Value x, int64_t j) {
+            return k.mask(x, row0, k.add(k.addIndex(first, 8 * j), k.t2),
+                          arith::CmpIPredicate::ugt, zero);
+          });
+      SmallVector<Value> dq(walk.getRegionIterArgs());
+      k.accumulate(dq, ds, op.getKey(), first);
+      scf::YieldOp::create(b, loc, dq);
+    }
+    k.store(SmallVector<Value>(walk.getResults()), scales, op.getDquery(),
+            row0);
   }
   op.erase();
 }
@@ -348,20 +547,28 @@ void lower(zero::AttentionOp op) {
 struct ZeroGPUMapAttentionPass
     : zero::cuda::impl::ZeroGPUMapAttentionBase<ZeroGPUMapAttentionPass> {
   void runOnOperation() override {
-    SmallVector<zero::AttentionOp> ops;
-    getOperation().walk([&](zero::AttentionOp op) { ops.push_back(op); });
-    for (zero::AttentionOp op : ops) {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<zero::AttentionOp, zero::AttentionGradOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
       auto kernel = dyn_cast<func::FuncOp>(op->getParentOp());
       if (!kernel || !kernel->hasAttr(zero::kKernelAttr)) {
-        op.emitError("zero.attention is not in a kernel function's body "
-                     "(zero-form-kernels makes them)");
+        op->emitError() << op->getName()
+                        << " is not in a kernel function's body "
+                           "(zero-form-kernels makes them)";
         return signalPassFailure();
       }
-      if (std::string why = unsupported(op); !why.empty()) {
-        op.emitError("zero.attention has no CUDA kernel: ") << why;
+      Value query = op->getOperand(0), key = op->getOperand(1);
+      if (std::string why = unsupported(op, query, key); !why.empty()) {
+        op->emitError() << op->getName() << " has no CUDA kernel: " << why;
         return signalPassFailure();
       }
-      lower(op);
+      if (auto fwd = dyn_cast<zero::AttentionOp>(op))
+        lower(fwd);
+      else
+        lower(cast<zero::AttentionGradOp>(op));
     }
   }
 };

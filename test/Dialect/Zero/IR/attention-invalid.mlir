@@ -49,7 +49,7 @@ func.func @causal(%q: memref<64x16xbf16>, %k: memref<128x16xbf16>, %l: memref<64
 // -----
 
 func.func @results(%q: tensor<64x16xbf16>, %l: tensor<64xf32>) {
-  // expected-error @below {{returns two tensors exactly on tensors}}
+  // expected-error @below {{returns 2 tensors exactly on tensors}}
   %r = zero.attention %q, %q, %q into %q, %l scale 1.0 : tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64xf32> -> tensor<64x16xbf16>
   return
 }
@@ -59,5 +59,53 @@ func.func @results(%q: tensor<64x16xbf16>, %l: tensor<64xf32>) {
 func.func @out_shape(%q: memref<64x16xbf16>, %o: memref<64x32xbf16>, %l: memref<64xf32>) {
   // expected-error @below {{expects out shaped as the query}}
   zero.attention %q, %q, %q into %o, %l scale 1.0 : memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64x32xbf16>, memref<64xf32>
+  return
+}
+
+// -----
+
+func.func @grad_types(%q: memref<64x16xbf16>, %g: memref<64x16xf16>, %l: memref<64xf32>) {
+  // expected-error @below {{expects query, key, value, dout and the gradients of one element type}}
+  zero.attention_grad %q, %q, %q, %q, %l, %l into %g, %q, %q scale 1.0 : memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64xf32>, memref<64xf32>, memref<64x16xf16>, memref<64x16xbf16>, memref<64x16xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_delta(%q: memref<64x16xbf16>, %l: memref<64xf32>, %d: memref<64xbf16>) {
+  // expected-error @below {{expects an f32 delta, got 'bf16'}}
+  zero.attention_grad %q, %q, %q, %q, %l, %d into %q, %q, %q scale 1.0 : memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64xf32>, memref<64xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_dout(%q: memref<64x16xbf16>, %k: memref<128x16xbf16>, %l: memref<64xf32>) {
+  // expected-error @below {{expects dout shaped as the query}}
+  zero.attention_grad %q, %k, %k, %k, %l, %l into %q, %k, %k scale 1.0 : memref<64x16xbf16>, memref<128x16xbf16>, memref<128x16xbf16>, memref<128x16xbf16>, memref<64xf32>, memref<64xf32>, memref<64x16xbf16>, memref<128x16xbf16>, memref<128x16xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_dkey(%q: memref<64x16xbf16>, %k: memref<128x16xbf16>, %l: memref<64xf32>) {
+  // expected-error @below {{expects dkey shaped as the key}}
+  zero.attention_grad %q, %k, %k, %q, %l, %l into %q, %q, %k scale 1.0 : memref<64x16xbf16>, memref<128x16xbf16>, memref<128x16xbf16>, memref<64x16xbf16>, memref<64xf32>, memref<64xf32>, memref<64x16xbf16>, memref<64x16xbf16>, memref<128x16xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_delta_shape(%q: memref<64x16xbf16>, %l: memref<64xf32>, %d: memref<32xf32>) {
+  // expected-error @below {{expects delta shaped as the query without its depth}}
+  zero.attention_grad %q, %q, %q, %q, %l, %d into %q, %q, %q scale 1.0 : memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64xf32>, memref<32xf32>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_results(%q: tensor<64x16xbf16>, %l: tensor<64xf32>) {
+  // expected-error @below {{returns 3 tensors exactly on tensors}}
+  %r:2 = zero.attention_grad %q, %q, %q, %q, %l, %l into %q, %q, %q scale 1.0 : tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64x16xbf16> -> tensor<64x16xbf16>, tensor<64x16xbf16>
   return
 }

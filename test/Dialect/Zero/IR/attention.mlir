@@ -35,3 +35,42 @@ func.func @buffers(%q: memref<3x64x32xf16>, %k: memref<3x192x32xf16>, %v: memref
         memref<3x64x32xf16>, memref<3x64xf32>
   return
 }
+
+// -----
+
+// The gradient on tensors: three results; bufferized, the three
+// destinations are written in place of empty tensors, none copied.
+// CHECK-LABEL: func.func @grad
+// CHECK: %{{.*}}:3 = zero.attention_grad %arg0, %arg1, %arg2, %arg3, %arg4, %arg5 into %{{.*}}, %{{.*}}, %{{.*}} scale 1.250000e-01 causal : tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64xf32>, tensor<2x64xf32>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16> -> tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>
+// BUF-LABEL: func.func @grad
+// BUF-COUNT-3: memref.alloc() {{.*}} : memref<2x64x16xbf16>
+// BUF-NOT: memref.copy
+// BUF: zero.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} into %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] scale 1.250000e-01 causal : memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<2x64xf32>, memref<2x64xf32>, memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<2x64x16xbf16>{{$}}
+// BUF: return %[[DQ]], %[[DK]], %[[DV]]
+func.func @grad(%q: tensor<2x64x16xbf16>, %k: tensor<2x64x16xbf16>, %v: tensor<2x64x16xbf16>, %do: tensor<2x64x16xbf16>, %l: tensor<2x64xf32>, %dl: tensor<2x64xf32>) -> (tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>) {
+  %dqi = tensor.empty() : tensor<2x64x16xbf16>
+  %dki = tensor.empty() : tensor<2x64x16xbf16>
+  %dvi = tensor.empty() : tensor<2x64x16xbf16>
+  %r:3 = zero.attention_grad %q, %k, %v, %do, %l, %dl into %dqi, %dki, %dvi scale 0.125 causal
+      : tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>,
+        tensor<2x64x16xbf16>, tensor<2x64xf32>, tensor<2x64xf32>,
+        tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>
+      -> tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>
+  return %r#0, %r#1, %r#2 : tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>
+}
+
+// -----
+
+// On buffers, more keys than queries, f32: no results; what it reads and
+// writes is declared, so the op stays though nothing reads its writes.
+// CHECK-LABEL: func.func @grad_buffers
+// CHECK: zero.attention_grad %arg0, %arg1, %arg2, %arg3, %arg4, %arg5 into %arg6, %arg7, %arg8 scale 5.000000e-01 : memref<64x8xf32>, memref<128x8xf32>, memref<128x8xf32>, memref<64x8xf32>, memref<64xf32>, memref<64xf32>, memref<64x8xf32>, memref<128x8xf32>, memref<128x8xf32>{{$}}
+// BUF-LABEL: func.func @grad_buffers
+// BUF: zero.attention_grad
+func.func @grad_buffers(%q: memref<64x8xf32>, %k: memref<128x8xf32>, %v: memref<128x8xf32>, %do: memref<64x8xf32>, %l: memref<64xf32>, %dl: memref<64xf32>, %dq: memref<64x8xf32>, %dk: memref<128x8xf32>, %dv: memref<128x8xf32>) {
+  zero.attention_grad %q, %k, %v, %do, %l, %dl into %dq, %dk, %dv scale 0.5
+      : memref<64x8xf32>, memref<128x8xf32>, memref<128x8xf32>,
+        memref<64x8xf32>, memref<64xf32>, memref<64xf32>, memref<64x8xf32>,
+        memref<128x8xf32>, memref<128x8xf32>
+  return
+}

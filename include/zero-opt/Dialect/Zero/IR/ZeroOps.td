@@ -633,6 +633,59 @@ def Zero_AttentionOp : Zero_Op<"attention", [
   }];
 }
 
+def Zero_AttentionGradOp : Zero_Op<"attention_grad", [
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "The gradients of zero.attention from its inputs, the "
+                "output's gradient and the log-sum-exp it kept";
+  let description = [{
+    The backward pass of `zero.attention` with the same `query`, `key`,
+    `value`, `scale` and `causal`, its `lse`, the gradient `dout` of its
+    output (shaped and typed as the query) and `delta[..., i] = sum over d
+    of dout[i, d] * out[i, d]` in f32 (shaped as `lse`), which the caller
+    computes from the forward output. With the probabilities computed
+    again, `p[i, j] = exp(s[i, j] - lse[i])` (0 for `j > i` when causal),
+    `dp[i, j] = sum over d of dout[i, d] * v[j, d]` and
+    `ds[i, j] = p[i, j] * (dp[i, j] - delta[i])`:
+    `dvalue[j, :] = sum over i of p[i, j] * dout[i, :]`,
+    `dkey[j, :] = scale * sum over i of ds[i, j] * q[i, :]` and
+    `dquery[i, :] = scale * sum over j of ds[i, j] * k[j, :]`, each summed
+    in f32 and rounded once to its destination's type (the inputs'). With
+    16-bit inputs `p` and `ds` are rounded to that type before their
+    products, as a tensor-core product takes them. The destinations are
+    written, not read; nothing of size `[..., Tq, Tk]` is stored.
+
+    ```mlir
+    %dq, %dk, %dv = zero.attention_grad %q, %k, %v, %do, %lse, %delta
+        into %dqi, %dki, %dvi scale 0.125 causal
+        : tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>,
+          tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>,
+          tensor<2x4x64xf32>, tensor<2x4x64xf32>, tensor<2x4x64x16xbf16>,
+          tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>
+        -> tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>,
+           tensor<2x4x64x16xbf16>
+    ```
+  }];
+  let arguments = (ins AnyShaped:$query, AnyShaped:$key, AnyShaped:$value,
+                       AnyShaped:$dout, AnyShaped:$lse, AnyShaped:$delta,
+                       AnyShaped:$dquery, AnyShaped:$dkey, AnyShaped:$dvalue,
+                       F64Attr:$scale, UnitAttr:$causal);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $dout `,` $lse `,` $delta `into` $dquery
+    `,` $dkey `,` $dvalue `scale` $scale (`causal` $causal^)? attr-dict `:`
+    type($query) `,` type($key) `,` type($value) `,` type($dout) `,`
+    type($lse) `,` type($delta) `,` type($dquery) `,` type($dkey) `,`
+    type($dvalue) (`->` type($results)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(), 6, 3);
+    }
+  }];
+}
+
 def Zero_RankOp : Zero_Op<"rank", [Pure]> {
   let summary = "This process's rank in the data-parallel group";
   let results = (outs Index:$rank);
