@@ -12,9 +12,9 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
 #include <algorithm>
@@ -95,8 +95,8 @@ void mlir::zero::trainingPipelineOptions(const CompileOptions &options,
   const TrainingConfig &c = options.training;
   o.funcName = options.import.funcName;
   o.loss = options.loss;
-  o.optimizer = symbolizeOptimizerKind(c.optimizer).value_or(
-      OptimizerKind::adamw);
+  o.optimizer =
+      symbolizeOptimizerKind(c.optimizer).value_or(OptimizerKind::adamw);
   o.beta1 = c.beta1;
   o.beta2 = c.beta2;
   o.eps = c.epsilon();
@@ -120,6 +120,8 @@ void mlir::zero::trainingPipelineOptions(const CompileOptions &options,
   o.rematHardware = options.hardware;
   o.rematMatmulPrecision = options.precision;
   o.rematGPU = options.cuda;
+  // The CUDA target has tensor-core attention kernels.
+  o.formAttention = options.cuda;
   o.precision = c.precision;
   o.reduceInF32 = c.commDataType == "fp32";
 }

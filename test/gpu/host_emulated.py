@@ -15,7 +15,9 @@ models at ZeRO stages 0-3 in fp32 and bf16, on 2 ranks, 2 AdamW steps
 - losses and saved weights equal the CPU target's (TOL below); also for
   the GPT in fp16 with loss scaling and clipping at stage 2, a GPT whose
   512-token rows are split reductions at stage 3, a GPT over 1024 tokens
-  whose softmaxes run as row groups (bf16, stage 3), an MLP whose
+  whose attention runs as the fused tensor-core kernels (zero.attention
+  and its gradient) and whose cross-entropy rows run as row groups (bf16,
+  stage 3), an MLP whose
   [4096, 1024] ops take several rows a thread (bf16, stage 3), the GPT at
   stage 3 with
   2 accumulated micro-batches, with --remat=blocks (bf16) and
@@ -64,6 +66,7 @@ Usage: /usr/bin/python3 test/gpu/host_emulated.py --build build
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -127,10 +130,12 @@ def clean(r, proc, reports):
 
 
 def check_run(r, name, precision, stage, check_memory=False, computes=True, extra=(),
-              tol=None, shared=False):
+              tol=None, shared=False, launched=()):
     """precision None: the model's own (zoo models in float64). `shared`:
     both ranks on one emulated GPU, collectives over MPI through host
-    memory (zero-run --comm=mpi)."""
+    memory (zero-run --comm=mpi). `launched`: kinds of kernel (the op a
+    kernel is named after, such as attention_grad) every rank must
+    launch."""
     onnx = os.path.join(r.tmp, f"{name}.onnx")
     data = os.path.join(r.tmp, f"{name}.data.npz")
     tag = f"{name}.{precision}.s{stage}" + "".join(
@@ -169,6 +174,11 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
                 computes and rep["kernels_run"] != rep["launches"]):
             problems.append(f"rank {rank}: {rep['kernels_run']} of {rep['launches']} "
                             f"launches computed")
+        for kind in launched:
+            # kernel_<n>_<kind>_<launch>: the op each kernel was formed from.
+            if not any(re.fullmatch(rf"kernel_\d+_{kind}_\d+", k)
+                       for k in rep["launches_by_kernel"]):
+                problems.append(f"rank {rank}: no {kind} kernel launched")
     values = ""
     if computes:
         # The same step compiled for the CPU: equal losses and weights.
@@ -423,7 +433,11 @@ def main():
             # every thread of a block before the next.
             gpu_parity.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
                             tmp, "--only", "gpt_long"])
-            ok &= check_run(r, "gpt_long", "bf16", 3, tol=gpu_parity.TOL)
+            # Its attention (1024 tokens, heads of 16) as the fused
+            # tensor-core kernels, forward and backward, whose threads
+            # meet at shuffles and warp matrix products.
+            ok &= check_run(r, "gpt_long", "bf16", 3, tol=gpu_parity.TOL,
+                            launched=("attention", "attention_grad"))
             # A layer norm's backward as one row group of six phases (its
             # two row sums, the ops between and after them), its weight
             # gradients as column partials split twice.

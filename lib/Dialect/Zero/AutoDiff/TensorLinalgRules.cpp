@@ -88,6 +88,45 @@ struct ReplicaSumModel
     return success();
   }
 };
+/// Attention's gradients come from zero.attention_grad, which computes the
+/// probabilities again from the queries, keys and log-sum-exp; it takes
+/// each query row's `dout . out` (in f32) from here. The log-sum-exp is
+/// the forward's own: nothing else may read it.
+struct AttentionModel
+    : public AutoDiffOpInterface::ExternalModel<AttentionModel, AttentionOp> {
+  LogicalResult buildAdjoints(Operation *op, OpBuilder &b,
+                              ArrayRef<Value> resultAdj, ArrayRef<bool> needed,
+                              SmallVectorImpl<Value> &operandAdj) const {
+    auto a = cast<AttentionOp>(op);
+    if (!a.hasPureTensorSemantics())
+      return op->emitError("no derivative rule for attention on buffers");
+    if (resultAdj[1])
+      return op->emitError("no derivative rule for a zero.attention whose "
+                           "log-sum-exp is used");
+    RuleBuilder r(b, op, resultAdj, needed, operandAdj);
+    Value out = a.getResult(0), dout = r.dy(0), lse = a.getResult(1);
+    Type f32 = b.getF32Type();
+    ArrayRef<int64_t> rows = r.shapeOf(lse);
+    Value delta =
+        r.reshape(r.reduceSum(r.mul(r.castTo(dout, f32), r.castTo(out, f32)),
+                              {int64_t(rows.size())}),
+                  rows);
+    SmallVector<Value> inits;
+    for (Value x : {a.getQuery(), a.getKey(), a.getValue()}) {
+      auto t = cast<RankedTensorType>(x.getType());
+      inits.push_back(
+          tensor::EmptyOp::create(b, r.loc, t.getShape(), t.getElementType()));
+    }
+    auto grad = AttentionGradOp::create(
+        b, r.loc, ValueRange(inits).getTypes(), a.getQuery(), a.getKey(),
+        a.getValue(), dout, lse, delta, inits[0], inits[1], inits[2],
+        a.getScaleAttr(), a.getCausalAttr());
+    for (unsigned i = 0; i < 3; ++i)
+      if (r.need(i))
+        r.set(i, grad.getResult(i));
+    return success();
+  }
+};
 } // namespace
 
 void mlir::zero::autodiff::registerTensorLinalgRules(
@@ -101,6 +140,7 @@ void mlir::zero::autodiff::registerTensorLinalgRules(
   });
   registry.addExtension(+[](MLIRContext *ctx, ZeroDialect *) {
     ReplicaSumOp::attachInterface<ReplicaSumModel>(*ctx);
+    AttentionOp::attachInterface<AttentionModel>(*ctx);
   });
 }
 

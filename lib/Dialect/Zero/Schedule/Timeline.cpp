@@ -174,7 +174,11 @@ HardwareModel::fromJSON(const llvm::json::Value &v, StringRef path) {
          d.integer("threads", hw.deviceThreads) &&
          d.number("cache_bytes", hw.cacheBytes, false, true) &&
          d.number("memory_latency", hw.memoryLatency, false, true) &&
-         d.number("cache_latency", hw.cacheLatency, false, true);
+         d.number("cache_latency", hw.cacheLatency, false, true) &&
+         d.number("attention_efficiency", hw.attentionEfficiency, false, false);
+    if (ok && hw.attentionEfficiency > 1)
+      return fail(d.where("attention_efficiency") +
+                  ": above 1; expected the share of the 16-bit peak (0, 1]");
   }
   if (!hw.loopFlops)
     hw.loopFlops = hw.peakFlops.lookup("fp32");
@@ -579,6 +583,45 @@ struct CostModel {
   OpEstimate linalg(linalg::LinalgOp op) const {
     return estimate(linalgWork(op));
   }
+  /// zero.attention (two products of [Tq, Tk, D] a pair) or its gradient
+  /// (seven: the probabilities and their gradients are computed on the
+  /// key side and the query side): the products at the share of the
+  /// 16-bit peak the hardware gives, where causal only the key blocks up
+  /// to each query block's diagonal, plus an exponential per score
+  /// computed; each operand moved once (a pair's K and V, read again per
+  /// query block, come from the cache).
+  OpEstimate attention(Operation *op) const {
+    auto q = cast<ShapedType>(op->getOperand(0).getType());
+    auto k = cast<ShapedType>(op->getOperand(1).getType());
+    int64_t rank = q.getRank();
+    double pairs = double(q.getNumElements()) /
+                   double(q.getDimSize(rank - 2) * q.getDimSize(rank - 1));
+    double rows = double(q.getDimSize(rank - 2)),
+           keys = double(k.getDimSize(rank - 2)),
+           depth = double(q.getDimSize(rank - 1));
+    bool forward = isa<AttentionOp>(op);
+    double seen = 1;
+    if (forward ? cast<AttentionOp>(op).getCausal()
+                : cast<AttentionGradOp>(op).getCausal()) {
+      double blocks = std::ceil(rows / 64);
+      seen = (blocks + 1) / (2 * blocks);
+    }
+    double scores = pairs * rows * keys * seen;
+    double flops = (forward ? 2 : 7) * 2 * scores * depth;
+    double exps = (forward ? 1 : 2) * scores;
+    double bytes = 0;
+    for (Value v : op->getOperands())
+      bytes += valueBytes(v);
+    StringRef key = peakKey(q.getElementType());
+    double peak = hw.peakFlops.lookup(key) * hw.attentionEfficiency;
+    OpEstimate e =
+        bounded(flops, bytes,
+                {{"compute", flops / peak + exps * mathSeconds("exp")},
+                 {"memory", bytes / hw.memoryBandwidth}});
+    e.matmulPeak = key;
+    e.threads = pairs * std::ceil((forward ? rows : rows + keys) / 64) * 128;
+    return e;
+  }
   OpEstimate roundedMatmul(RoundedMatmulOp op) const {
     Work w = gemmWork(op, op.getStaticLoopRanges());
     // C is read as well as written.
@@ -603,6 +646,8 @@ OpEstimate mlir::zero::estimateOp(Operation *op, const HardwareModel &hw,
     return cost.linalg(linalgOp);
   if (auto mm = dyn_cast<RoundedMatmulOp>(op))
     return cost.roundedMatmul(mm);
+  if (isa<AttentionOp, AttentionGradOp>(op))
+    return cost.attention(op);
   // Reshapes and slices move no data once bufferized.
   if (isa<ViewLikeOpInterface>(op) || isReshape(op) || op->getNumResults() == 0)
     return {};
@@ -742,8 +787,8 @@ private:
     tl.bytesSent += sent;
     int64_t id = tl.collectives++;
     if (opt.recordEvents)
-      tl.events.push_back({kCollectiveNames[kind], "communication", start,
-                           seconds, sent, id});
+      tl.events.push_back(
+          {kCollectiveNames[kind], "communication", start, seconds, sent, id});
     if (overlap) {
       tq = end;
       pending[op->getResult(0)] = end;
@@ -774,8 +819,8 @@ private:
   /// device).
   static double parallelIterations(linalg::LinalgOp op) {
     double threads = 1;
-    for (auto [extent, it] : llvm::zip(op.getStaticLoopRanges(),
-                                       op.getIteratorTypesArray())) {
+    for (auto [extent, it] :
+         llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray())) {
       if (it != utils::IteratorType::parallel)
         continue;
       if (ShapedType::isDynamic(extent))
@@ -1050,6 +1095,9 @@ private:
     // A library GEMM on every target.
     if (auto mm = dyn_cast<RoundedMatmulOp>(op))
       return compute(op, cost.roundedMatmul(mm));
+    // A target's fused attention kernel.
+    if (isa<AttentionOp, AttentionGradOp>(op))
+      return compute(op, cost.attention(op));
     if (opt.gpu && visitLaunch(op))
       return;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
@@ -1068,8 +1116,8 @@ private:
       return;
     }
     if (auto copy = dyn_cast<memref::CopyOp>(op))
-      return compute(op, cost.roofline(0, 2 * valueBytes(copy.getSource()),
-                                       hw.loopFlops));
+      return compute(
+          op, cost.roofline(0, 2 * valueBytes(copy.getSource()), hw.loopFlops));
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
       int64_t trips = CostModel::tripCount(loop);
       for (int64_t i = 0; i < trips; ++i)
@@ -1096,7 +1144,7 @@ Timeline simulateOnce(func::FuncOp fn, const HardwareModel &hw,
 } // namespace
 
 Timeline mlir::zero::simulateStep(func::FuncOp fn, const HardwareModel &hw,
-                                       const SimulateOptions &options) {
+                                  const SimulateOptions &options) {
   Timeline tl = simulateOnce(fn, hw, options);
   SimulateOptions sync = options;
   sync.overlap = false;

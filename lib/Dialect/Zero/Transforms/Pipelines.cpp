@@ -36,6 +36,11 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createZeroMixedPrecision(mp));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
+    // Differentiated, the fused op's backward keeps no [Tq, Tk] tensor.
+    if (options.formAttention) {
+      pm.addNestedPass<func::FuncOp>(createZeroFormAttention());
+      pm.addPass(createCanonicalizerPass());
+    }
   }
 
   ZeroBuildTrainStepOptions step;

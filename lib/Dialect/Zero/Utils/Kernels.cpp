@@ -32,6 +32,9 @@ bool mlir::zero::isKernelRoot(Operation *op) {
                         [](Operation &inner) { return isComputeOnly(&inner); });
   if (isa<linalg::LinalgOp, memref::CopyOp>(op))
     return isComputeOnly(op);
+  // A target lowers each attention op to a kernel of its own.
+  if (isa<AttentionOp, AttentionGradOp>(op))
+    return isa<MemRefType>(op->getOperand(0).getType());
   if (isa<scf::ForOp, scf::IfOp, scf::WhileOp, scf::ParallelOp, scf::ForallOp>(
           op))
     return isComputeOnly(op) && llvm::all_of(op->getResultTypes(), [](Type t) {

@@ -254,3 +254,46 @@ func.func @fanout_sum_location(%x: tensor<4xf32>) -> tensor<4xf32> {
   %g = zero.gradient %r wrt %x : tensor<1xf32>, (tensor<4xf32>) -> tensor<4xf32> loc("/h.0/Grad")
   return %g : tensor<4xf32>
 }
+
+// -----
+
+// Attention's gradient: delta = rowsum(dout * out) in f32, from the
+// output's adjoint (here the broadcast weight w) and the output; then
+// zero.attention_grad with the forward's log-sum-exp, scale and causal
+// gives q's, k's and v's adjoints.
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x64x16xbf16>, %[[K:.*]]: tensor<2x64x16xbf16>, %[[V:.*]]: tensor<2x64x16xbf16>, %[[W:.*]]: tensor<2x64x16xbf16>)
+// CHECK: %[[A:.*]]:2 = zero.attention %[[Q]], %[[K]], %[[V]]
+// CHECK-DAG: %[[OUT32:.*]] = tosa.cast %[[A]]#0 {zero.backward} : (tensor<2x64x16xbf16>) -> tensor<2x64x16xf32>
+// CHECK-DAG: %[[DO32:.*]] = tosa.cast %[[DO:.*]] {zero.backward} : (tensor<2x64x16xbf16>) -> tensor<2x64x16xf32>
+// CHECK: %[[P:.*]] = tosa.mul %[[DO32]], %[[OUT32]], %{{.*}} {zero.backward}
+// CHECK: %[[S:.*]] = tosa.reduce_sum %[[P]] {axis = 2 : i32, zero.backward} : (tensor<2x64x16xf32>) -> tensor<2x64x1xf32>
+// CHECK: %[[D:.*]] = tosa.reshape %[[S]], %{{.*}} {zero.backward} : (tensor<2x64x1xf32>, !tosa.shape<2>) -> tensor<2x64xf32>
+// CHECK: %[[G:.*]]:3 = zero.attention_grad %[[Q]], %[[K]], %[[V]], %[[DO]], %[[A]]#1, %[[D]] into %{{.*}}, %{{.*}}, %{{.*}} scale 1.250000e-01 causal {zero.backward}
+// CHECK: return %[[G]]#0, %[[G]]#1, %[[G]]#2
+func.func @attention(%q: tensor<2x64x16xbf16>, %k: tensor<2x64x16xbf16>, %v: tensor<2x64x16xbf16>, %w: tensor<2x64x16xbf16>) -> (tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>) {
+  %s = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %oi = tensor.empty() : tensor<2x64x16xbf16>
+  %li = tensor.empty() : tensor<2x64xf32>
+  %a:2 = zero.attention %q, %k, %v into %oi, %li scale 0.125 causal : tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64xf32> -> tensor<2x64x16xbf16>, tensor<2x64xf32>
+  %y = tosa.mul %a#0, %w, %s : (tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<1xi8>) -> tensor<2x64x16xbf16>
+  %r0 = tosa.reduce_sum %y {axis = 0 : i32} : (tensor<2x64x16xbf16>) -> tensor<1x64x16xbf16>
+  %r1 = tosa.reduce_sum %r0 {axis = 1 : i32} : (tensor<1x64x16xbf16>) -> tensor<1x1x16xbf16>
+  %r2 = tosa.reduce_sum %r1 {axis = 2 : i32} : (tensor<1x1x16xbf16>) -> tensor<1x1x1xbf16>
+  %g:3 = zero.gradient %r2 wrt %q, %k, %v : tensor<1x1x1xbf16>, (tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>) -> (tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>)
+  return %g#0, %g#1, %g#2 : tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>
+}
+
+// -----
+
+// The log-sum-exp is the forward's own: a loss reading it has no rule.
+func.func @attention_lse_used(%q: tensor<2x64x16xbf16>) -> tensor<2x64x16xbf16> {
+  %oi = tensor.empty() : tensor<2x64x16xbf16>
+  %li = tensor.empty() : tensor<2x64xf32>
+  // expected-error @+1 {{no derivative rule for a zero.attention whose log-sum-exp is used}}
+  %a:2 = zero.attention %q, %q, %q into %oi, %li scale 0.125 : tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64xf32> -> tensor<2x64x16xbf16>, tensor<2x64xf32>
+  %r0 = tosa.reduce_sum %a#1 {axis = 0 : i32} : (tensor<2x64xf32>) -> tensor<1x64xf32>
+  %r1 = tosa.reduce_sum %r0 {axis = 1 : i32} : (tensor<1x64xf32>) -> tensor<1x1xf32>
+  %g = zero.gradient %r1 wrt %q : tensor<1x1xf32>, (tensor<2x64x16xbf16>) -> tensor<2x64x16xbf16>
+  return %g : tensor<2x64x16xbf16>
+}

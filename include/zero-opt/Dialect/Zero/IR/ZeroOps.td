@@ -603,8 +603,9 @@ def Zero_AttentionOp : Zero_Op<"attention", [
     `lse[i] = log(sum over j of exp(s[j]))` (`[..., Tq]`, f32); and
     `out[i, :] = sum over j of exp(s[j] - lse[i]) * v[j, :]`, summed in
     f32 and rounded once to `out`'s type (`query`'s). With 16-bit inputs
-    each probability is rounded to that type before its product with `v`,
-    as a tensor-core product takes it. `out` and `lse` are written, not
+    the probabilities enter their product with `v` rounded to that type,
+    as a tensor-core product takes them (a kernel may round them before
+    their normalization, as `exp(s[j] - m)` with `m` a running maximum). `out` and `lse` are written, not
     read. The probabilities are never stored: a backward pass computes
     them again from `query`, `key` and `lse`.
 

@@ -65,6 +65,13 @@ struct HardwareModel {
   double memoryLatency = 0;
   /// The same for a load the L2 cache serves (default: memoryLatency).
   double cacheLatency = 0;
+  /// The share of the 16-bit matmul peak that the fused attention kernels'
+  /// tensor-core products reach (zero.attention, zero.attention_grad).
+  double attentionEfficiency = kAttentionEfficiency;
+  /// Its default until a GPU measures it: FlashAttention-2 reaches
+  /// 35-73% of an A100's peak with shared-memory tiles, which these
+  /// kernels do not stage yet.
+  static constexpr double kAttentionEfficiency = 0.3;
   /// Links: per device and direction.
   double intraBandwidth = 0, intraLatency = 0;
   double interBandwidth = 0, interLatency = 0;
@@ -145,7 +152,7 @@ struct SimulateOptions {
   /// The peak FLOP rate f32 matmuls run at (fp32, or tf32); others run at
   /// their type's (HardwareModel::matmulPeakKey).
   std::string precision = "fp32";
-  bool overlap = true;            ///< collectives run beside compute
+  bool overlap = true; ///< collectives run beside compute
   bool recordEvents = true;
   /// A GPU's launches: every kernel root is one launch (a loop of pure
   /// compute runs on one thread), costed by the threads it runs on; GEMMs

@@ -123,6 +123,49 @@ def ZeroExpandGradients : Pass<"zero-expand-gradients", "func::FuncOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def ZeroFormAttention : Pass<"zero-form-attention", "func::FuncOp"> {
+  let summary = "Form zero.attention from 16-bit scores, softmax and their "
+                "product with the values, before differentiation";
+  let description = [{
+    Runs on the forward function after mixed precision and before
+    `zero-build-train-step`, so that the step's backward is
+    `zero.attention_grad` (the op's derivative rule) and neither the
+    scores nor the probabilities of `[..., Tq, Tk]` are ever stored. It
+    finds, in TOSA as the importer and `zero-mixed-precision` give it:
+    `tosa.matmul(q [N, Tq, D], kT [N, D, Tk])` (16-bit operands, an f32
+    product, rounded by a `tosa.cast` to their type), reshaped to
+    `[..., Tq, Tk]` (leading dimensions of product N) or not, times a
+    constant scalar scale (none: 1), optionally a `tosa.select` on a
+    constant i1 mask of `[..., Tq, Tk]` (leading dimensions 1 or the
+    scores') that hides exactly the keys after each query (causal), its
+    fill a constant at or below `max-fill`, then `linalg.softmax` along the
+    keys, whose one use is (after a reshape back to `[N, Tq, Tk]`) the A
+    operand of `tosa.matmul` with `v [N, Tk, D]`, rounded to the 16-bit
+    type. That rounded product becomes `zero.attention q, transpose(kT),
+    v scale s [causal]`; the rest is left dead. The shapes must fit the
+    kernel a target has: Tq and Tk multiples of `block`, D a multiple of
+    `depth-multiple` up to `max-depth`, N at most `max-pairs` (the
+    defaults are the CUDA target's, which forms it for bf16 and fp16).
+    Anything else is left as it is.
+  }];
+  let options = [
+    Option<"block", "block", "int64_t", "64",
+           "Queries and keys must be multiples of this">,
+    Option<"depthMultiple", "depth-multiple", "int64_t", "16",
+           "The head depth must be a multiple of this">,
+    Option<"maxDepth", "max-depth", "int64_t", "128",
+           "The largest head depth">,
+    Option<"maxPairs", "max-pairs", "int64_t", "65535",
+           "The most (batch, head) pairs">,
+    Option<"maxFill", "max-fill", "double", "-1e4",
+           "A select's negative fill at or below this counts as -inf "
+           "(-104 or less)">,
+  ];
+  let dependentDialects = ["mlir::tensor::TensorDialect",
+                           "mlir::tosa::TosaDialect",
+                           "mlir::zero::ZeroDialect"];
+}
+
 def ZeroDecomposeSoftmax : Pass<"zero-decompose-softmax", "func::FuncOp"> {
   let summary = "Spell linalg.softmax in TOSA once it has been differentiated";
   let description = [{

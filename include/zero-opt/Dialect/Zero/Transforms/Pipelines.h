@@ -1,4 +1,5 @@
-//===- Pipelines.h - typed pipelines of the zero dialect ---------*- C++ -*-===//
+//===- Pipelines.h - typed pipelines of the zero dialect ---------*- C++
+//-*-===//
 //
 // The training pipeline (forward function to partitioned training step)
 // and the target-independent communication schedule, with typed options,
@@ -24,9 +25,9 @@ namespace mlir::zero {
 /// DeepSpeed's.
 struct TrainingPipelineOptions
     : public PassPipelineOptions<TrainingPipelineOptions> {
-  PassOptions::Option<std::string> funcName{
-      *this, "func", llvm::cl::desc("Forward function"),
-      llvm::cl::init("main")};
+  PassOptions::Option<std::string> funcName{*this, "func",
+                                            llvm::cl::desc("Forward function"),
+                                            llvm::cl::init("main")};
   PassOptions::Option<std::string> loss{
       *this, "loss",
       llvm::cl::desc("Loss result name (default: first scalar float)"),
@@ -44,38 +45,36 @@ struct TrainingPipelineOptions
   PassOptions::Option<double> beta2{*this, "beta2", llvm::cl::desc("beta2"),
                                     llvm::cl::init(0.999)};
   PassOptions::Option<double> eps{
-      *this, "eps",
-      llvm::cl::desc("Epsilon (default: 1e-8, Adagrad 1e-10)"),
+      *this, "eps", llvm::cl::desc("Epsilon (default: 1e-8, Adagrad 1e-10)"),
       llvm::cl::init(-1.0)};
-  PassOptions::Option<double> weightDecay{
-      *this, "weight-decay", llvm::cl::desc("Weight decay"),
-      llvm::cl::init(0.0)};
+  PassOptions::Option<double> weightDecay{*this, "weight-decay",
+                                          llvm::cl::desc("Weight decay"),
+                                          llvm::cl::init(0.0)};
   PassOptions::Option<double> momentum{
       *this, "momentum", llvm::cl::desc("SGD momentum"), llvm::cl::init(0.0)};
   PassOptions::Option<double> dampening{
-      *this, "dampening", llvm::cl::desc("SGD dampening"),
-      llvm::cl::init(0.0)};
-  PassOptions::Option<bool> nesterov{
-      *this, "nesterov", llvm::cl::desc("SGD Nesterov momentum"),
-      llvm::cl::init(false)};
-  PassOptions::Option<double> lrDecay{
-      *this, "lr-decay", llvm::cl::desc("Adagrad lr decay"),
-      llvm::cl::init(0.0)};
+      *this, "dampening", llvm::cl::desc("SGD dampening"), llvm::cl::init(0.0)};
+  PassOptions::Option<bool> nesterov{*this, "nesterov",
+                                     llvm::cl::desc("SGD Nesterov momentum"),
+                                     llvm::cl::init(false)};
+  PassOptions::Option<double> lrDecay{*this, "lr-decay",
+                                      llvm::cl::desc("Adagrad lr decay"),
+                                      llvm::cl::init(0.0)};
   PassOptions::Option<double> initialAccumulator{
       *this, "initial-accumulator",
       llvm::cl::desc("Adagrad initial accumulator"), llvm::cl::init(0.0)};
   PassOptions::Option<int64_t> accumulation{
-      *this, "accumulation",
-      llvm::cl::desc("Micro-batches per optimizer step"), llvm::cl::init(1)};
+      *this, "accumulation", llvm::cl::desc("Micro-batches per optimizer step"),
+      llvm::cl::init(1)};
   PassOptions::Option<double> clip{
       *this, "clip", llvm::cl::desc("Gradient clipping norm (0: off)"),
       llvm::cl::init(0.0)};
   PassOptions::Option<int64_t> stage{
       *this, "stage", llvm::cl::desc("ZeRO stage: 0 (DDP), 1, 2 or 3"),
       llvm::cl::init(0)};
-  PassOptions::Option<int64_t> worldSize{
-      *this, "world-size", llvm::cl::desc("Data-parallel ranks"),
-      llvm::cl::init(1)};
+  PassOptions::Option<int64_t> worldSize{*this, "world-size",
+                                         llvm::cl::desc("Data-parallel ranks"),
+                                         llvm::cl::init(1)};
   PassOptions::Option<int64_t> persistenceThreshold{
       *this, "persistence-threshold",
       llvm::cl::desc("Stage 3: smaller parameters stay replicated "
@@ -121,6 +120,11 @@ struct TrainingPipelineOptions
       *this, "remat-matmul-precision",
       llvm::cl::desc("budget: the peak f32 matmuls run at (fp32, tf32)"),
       llvm::cl::init("fp32")};
+  PassOptions::Option<bool> formAttention{
+      *this, "form-attention",
+      llvm::cl::desc("Form zero.attention from 16-bit attention before "
+                     "differentiation (a target with its kernels)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> rematGPU{
       *this, "remat-gpu",
       llvm::cl::desc("budget: the machine is a GPU the CUDA target runs on"),
@@ -173,12 +177,10 @@ struct ScheduleOptions {
 };
 
 /// On the bufferized step: buckets, start/wait, waits at first use.
-void buildCollectiveSchedule(OpPassManager &pm,
-                             const ScheduleOptions &options);
+void buildCollectiveSchedule(OpPassManager &pm, const ScheduleOptions &options);
 /// After deallocation placement: release at last use, then stage-3
 /// prefetch within the budget and the live limit.
-void buildReleaseAndPrefetch(OpPassManager &pm,
-                             const ScheduleOptions &options);
+void buildReleaseAndPrefetch(OpPassManager &pm, const ScheduleOptions &options);
 
 /// Registers `zero-training-pipeline`.
 void registerZeroPipelines();

@@ -1,0 +1,231 @@
+//===- FormAttention.cpp - scores, softmax and values as one op -*- C++ -*-===//
+//
+// An imported attention is a score GEMM, a scale, a causal mask, a softmax
+// and a GEMM with the values: the scores and probabilities of [Tq, Tk]
+// each reach memory, and differentiation keeps them for the backward.
+// Formed before differentiation, zero.attention keeps only each row's
+// log-sum-exp, and its derivative rule gives zero.attention_grad, which
+// computes the probabilities again.
+//
+//===----------------------------------------------------------------------===//
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h"
+
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Utils/Masks.h"
+#include "zero-opt/Dialect/Zero/Utils/TosaBuilder.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROFORMATTENTION
+#include "zero-opt/Dialect/Zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+
+/// `v` through reshapes, when that is its only use.
+Value skipReshapes(Value v) {
+  while (auto r = v.getDefiningOp<tosa::ReshapeOp>())
+    v = r.getInput1();
+  return v;
+}
+
+/// The value of a constant splat (through reshapes), if `v` is one.
+std::optional<double> splatValue(Value v) {
+  DenseElementsAttr attr;
+  if (!matchPattern(skipReshapes(v), m_Constant(&attr)) || !attr.isSplat() ||
+      !isa<FloatType>(attr.getElementType()))
+    return std::nullopt;
+  return attr.getSplatValue<APFloat>().convertToDouble();
+}
+
+/// The one user of `v`, if it has exactly one.
+Operation *soleUser(Value v) {
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+}
+
+/// One attention found in the forward function.
+struct Match {
+  tosa::MatMulOp scores, values;
+  tosa::CastOp out;
+  double scale = 1;
+  bool causal = false;
+  Location loc;
+  /// Its ops from the last to the first.
+  SmallVector<Operation *> chain;
+};
+
+struct ZeroFormAttentionPass
+    : zero::impl::ZeroFormAttentionBase<ZeroFormAttentionPass> {
+  using Base::Base;
+
+  /// Masks already checked: each layer's select reads the same one.
+  DenseMap<Attribute, bool> causalMasks;
+
+  /// Whether constant `mask` (broadcast to `[..., rows, keys]`), true
+  /// where `hiddenWhen`, hides exactly the keys after each query.
+  bool isCausal(Value mask, bool hiddenWhen, int64_t rows, int64_t keys) {
+    DenseElementsAttr attr;
+    if (!matchPattern(skipReshapes(mask), m_Constant(&attr)) ||
+        !attr.getElementType().isInteger(1))
+      return false;
+    auto t = cast<ShapedType>(mask.getType());
+    if (t.getRank() < 2 || t.getShape().take_back(2) != ArrayRef{rows, keys})
+      return false;
+    auto [it, fresh] = causalMasks.try_emplace(attr, false);
+    if (fresh) {
+      bool ok = true;
+      int64_t i = 0;
+      for (bool bit : attr.getValues<bool>()) {
+        int64_t at = i++ % (rows * keys);
+        ok &= (bit == hiddenWhen) == (at % keys > at / keys);
+        if (!ok)
+          break;
+      }
+      it->second = ok;
+    }
+    return it->second;
+  }
+
+  /// The attention whose softmax is `softmax`, if it is one the pass forms.
+  std::optional<Match> match(linalg::SoftmaxOp softmax) {
+    auto sType = cast<RankedTensorType>(softmax.getInput().getType());
+    int64_t rank = sType.getRank();
+    if (!softmax.hasPureTensorSemantics() ||
+        softmax.getDimension() != uint64_t(rank - 1) || rank < 3)
+      return std::nullopt;
+    Type elem = sType.getElementType();
+    if (!elem.isBF16() && !elem.isF16())
+      return std::nullopt;
+    int64_t rows = sType.getDimSize(rank - 2),
+            keys = sType.getDimSize(rank - 1);
+    Match m{{}, {}, {}, 1, false, softmax.getLoc(), {}};
+
+    // Back from the softmax: the mask, the scale, the rounded product.
+    Value x = softmax.getInput();
+    if (auto select = x.getDefiningOp<tosa::SelectOp>()) {
+      bool hiddenWhen = true;
+      Value kept = select.getInput3();
+      std::optional<double> fill = splatValue(select.getInput2());
+      if (!fill || *fill > maxFill) {
+        hiddenWhen = false;
+        kept = select.getInput2();
+        fill = splatValue(select.getInput3());
+      }
+      if (!fill || *fill > maxFill || !select->hasOneUse() ||
+          !isCausal(select.getInput1(), hiddenWhen, rows, keys))
+        return std::nullopt;
+      m.causal = true;
+      m.chain.push_back(select);
+      x = kept;
+    }
+    if (auto mul = x.getDefiningOp<tosa::MulOp>()) {
+      std::optional<double> s = splatValue(mul.getInput2());
+      Value scores = mul.getInput1();
+      if (!s) {
+        s = splatValue(mul.getInput1());
+        scores = mul.getInput2();
+      }
+      if (!s || !mul->hasOneUse())
+        return std::nullopt;
+      m.scale = *s;
+      m.chain.push_back(mul);
+      x = scores;
+    }
+    if (auto r = x.getDefiningOp<tosa::ReshapeOp>()) {
+      if (!r->hasOneUse())
+        return std::nullopt;
+      m.chain.push_back(r);
+      x = r.getInput1();
+    }
+    auto rounded = x.getDefiningOp<tosa::CastOp>();
+    if (!rounded || !rounded->hasOneUse())
+      return std::nullopt;
+    m.scores = rounded.getInput().getDefiningOp<tosa::MatMulOp>();
+    if (!m.scores || !m.scores->hasOneUse())
+      return std::nullopt;
+    m.chain.append({rounded, m.scores});
+
+    // Forward from it: the product with the values, rounded.
+    Value p = softmax->getResult(0);
+    if (auto r = dyn_cast_or_null<tosa::ReshapeOp>(soleUser(p)))
+      p = r.getResult();
+    m.values = dyn_cast_or_null<tosa::MatMulOp>(soleUser(p));
+    if (!m.values || m.values.getA() != p)
+      return std::nullopt;
+    m.out = dyn_cast_or_null<tosa::CastOp>(soleUser(m.values.getResult()));
+    if (!m.out)
+      return std::nullopt;
+    // Last to first, each op's one use the next: dead once the rounded
+    // product is replaced.
+    SmallVector<Operation *> chain{m.out, m.values};
+    if (p != softmax->getResult(0))
+      chain.push_back(p.getDefiningOp());
+    chain.push_back(softmax);
+    m.chain.insert(m.chain.begin(), chain.begin(), chain.end());
+
+    // Shapes: q [N, Tq, D], kT [N, D, Tk], v [N, Tk, D]; 16-bit alike.
+    auto q = cast<RankedTensorType>(m.scores.getA().getType());
+    auto kT = cast<RankedTensorType>(m.scores.getB().getType());
+    auto v = cast<RankedTensorType>(m.values.getB().getType());
+    auto out = cast<RankedTensorType>(m.out.getType());
+    if (!q.hasStaticShape() || !kT.hasStaticShape() || !v.hasStaticShape())
+      return std::nullopt;
+    int64_t pairs = q.getDimSize(0), depth = q.getDimSize(2);
+    if (q.getElementType() != elem || kT.getElementType() != elem ||
+        v.getElementType() != elem || out.getElementType() != elem ||
+        rounded.getType().getElementType() != elem)
+      return std::nullopt;
+    if (q.getDimSize(1) != rows || kT.getDimSize(2) != keys ||
+        kT.getDimSize(1) != depth || v.getDimSize(1) != keys ||
+        v.getDimSize(2) != depth ||
+        sType.getNumElements() != pairs * rows * keys)
+      return std::nullopt;
+    if (m.causal && rows != keys)
+      return std::nullopt;
+    if (rows % block || keys % block || depth % depthMultiple ||
+        depth > maxDepth || pairs > maxPairs)
+      return std::nullopt;
+    m.loc =
+        FusedLoc::get(softmax.getContext(),
+                      {m.scores.getLoc(), softmax.getLoc(), m.values.getLoc()});
+    return m;
+  }
+
+  void runOnOperation() override {
+    if (failed(zero::checkMaxFill(getOperation(), maxFill)))
+      return signalPassFailure();
+    SmallVector<Match> found;
+    getOperation().walk([&](linalg::SoftmaxOp op) {
+      if (std::optional<Match> m = match(op))
+        found.push_back(*m);
+    });
+    for (Match &m : found) {
+      // Where the values' product was: every operand is defined by then.
+      OpBuilder b(m.values);
+      TosaBuilder tb(b, m.loc);
+      Value q = m.scores.getA();
+      Value k = tb.transpose(m.scores.getB(), {0, 2, 1});
+      Value v = m.values.getB();
+      auto qType = cast<RankedTensorType>(q.getType());
+      Value out = tensor::EmptyOp::create(b, m.loc, qType.getShape(),
+                                          qType.getElementType());
+      Value lse = tensor::EmptyOp::create(
+          b, m.loc, qType.getShape().drop_back(), b.getF32Type());
+      auto attention = AttentionOp::create(
+          b, m.loc, TypeRange{out.getType(), lse.getType()}, q, k, v, out, lse,
+          b.getF64FloatAttr(m.scale), m.causal ? b.getUnitAttr() : UnitAttr());
+      m.out.getResult().replaceAllUsesWith(attention.getResult(0));
+      for (Operation *op : m.chain)
+        op->erase();
+    }
+  }
+};
+
+} // namespace

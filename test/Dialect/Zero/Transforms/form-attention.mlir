@@ -1,0 +1,212 @@
+// RUN: zero-opt %s --split-input-file --zero-form-attention --canonicalize | FileCheck %s
+// RUN: not zero-opt %s --split-input-file --zero-form-attention="max-fill=-50" 2>&1 | FileCheck %s --check-prefix=FILL
+
+// FILL: error: max-fill is -50; give -104 or less
+
+// A GPT's causal attention as the importer and zero-mixed-precision give
+// it: bf16 scores in f32 rounded, reshaped to [batch, heads, Tq, Tk],
+// scaled, keys after the query filled with -inf, softmax, the rounded
+// product with the values. One op instead: the keys transposed back from
+// the score product's B, the scale, causal; nothing else stays.
+// CHECK-LABEL: func.func @causal
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x64x16xbf16>, %[[KT:.*]]: tensor<2x16x64xbf16>, %[[V:.*]]: tensor<2x64x16xbf16>)
+// CHECK: %[[K:.*]] = tosa.transpose %[[KT]] {perms = array<i32: 0, 2, 1>}
+// CHECK: %[[O:.*]]:2 = zero.attention %[[Q]], %[[K]], %[[V]] into %{{.*}}, %{{.*}} scale 2.500000e-01 causal : tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64x16xbf16>, tensor<2x64xf32> -> tensor<2x64x16xbf16>, tensor<2x64xf32>
+// CHECK-NOT: tosa.matmul
+// CHECK-NOT: linalg.softmax
+// CHECK: return %[[O]]#0
+func.func @causal(%q: tensor<2x64x16xbf16>, %kt: tensor<2x16x64xbf16>, %v: tensor<2x64x16xbf16>) -> tensor<2x64x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %sh = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %scale = "tosa.const"() <{values = dense<2.5e-01> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %s4 = tosa.const_shape {values = dense<[1, 2, 64, 64]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %s3 = tosa.const_shape {values = dense<[2, 64, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<2x64x16xbf16>, tensor<2x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x64xf32>
+  %r = tosa.cast %mm : (tensor<2x64x64xf32>) -> tensor<2x64x64xbf16>
+  %r4 = tosa.reshape %r, %s4 : (tensor<2x64x64xbf16>, !tosa.shape<4>) -> tensor<1x2x64x64xbf16>
+  %x = tosa.mul %r4, %scale, %sh : (tensor<1x2x64x64xbf16>, tensor<1x1x1x1xbf16>, tensor<1xi8>) -> tensor<1x2x64x64xbf16>
+  %mask = "tosa.const"() <{values = dense<"0xFEFFFFFFFFFFFFFFFCFFFFFFFFFFFFFFF8FFFFFFFFFFFFFFF0FFFFFFFFFFFFFFE0FFFFFFFFFFFFFFC0FFFFFFFFFFFFFF80FFFFFFFFFFFFFF00FFFFFFFFFFFFFF00FEFFFFFFFFFFFF00FCFFFFFFFFFFFF00F8FFFFFFFFFFFF00F0FFFFFFFFFFFF00E0FFFFFFFFFFFF00C0FFFFFFFFFFFF0080FFFFFFFFFFFF0000FFFFFFFFFFFF0000FEFFFFFFFFFF0000FCFFFFFFFFFF0000F8FFFFFFFFFF0000F0FFFFFFFFFF0000E0FFFFFFFFFF0000C0FFFFFFFFFF000080FFFFFFFFFF000000FFFFFFFFFF000000FEFFFFFFFF000000FCFFFFFFFF000000F8FFFFFFFF000000F0FFFFFFFF000000E0FFFFFFFF000000C0FFFFFFFF00000080FFFFFFFF00000000FFFFFFFF00000000FEFFFFFF00000000FCFFFFFF00000000F8FFFFFF00000000F0FFFFFF00000000E0FFFFFF00000000C0FFFFFF0000000080FFFFFF0000000000FFFFFF0000000000FEFFFF0000000000FCFFFF0000000000F8FFFF0000000000F0FFFF0000000000E0FFFF0000000000C0FFFF000000000080FFFF000000000000FFFF000000000000FEFF000000000000FCFF000000000000F8FF000000000000F0FF000000000000E0FF000000000000C0FF00000000000080FF00000000000000FF00000000000000FE00000000000000FC00000000000000F800000000000000F000000000000000E000000000000000C000000000000000800000000000000000"> : tensor<1x1x64x64xi1>}> : () -> tensor<1x1x64x64xi1>
+  %fill = "tosa.const"() <{values = dense<0xFF80> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %y = tosa.select %mask, %fill, %x : (tensor<1x1x64x64xi1>, tensor<1x1x1x1xbf16>, tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16>
+  %e = tensor.empty() : tensor<1x2x64x64xbf16>
+  %p = linalg.softmax dimension(3) ins(%y : tensor<1x2x64x64xbf16>) outs(%e : tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16>
+  %p3 = tosa.reshape %p, %s3 : (tensor<1x2x64x64xbf16>, !tosa.shape<3>) -> tensor<2x64x64xbf16>
+  %pv = tosa.matmul %p3, %v, %zp, %zp : (tensor<2x64x64xbf16>, tensor<2x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x16xf32>
+  %o = tosa.cast %pv : (tensor<2x64x16xf32>) -> tensor<2x64x16xbf16>
+  return %o : tensor<2x64x16xbf16>
+}
+
+// -----
+
+// The mask the other way round (true where kept, a finite fill far below
+// any score: HF GPT-2's finfo.min), the scale first.
+// CHECK-LABEL: func.func @kept_mask
+// CHECK: zero.attention {{.*}} scale 2.500000e-01 causal
+func.func @kept_mask(%q: tensor<2x64x16xbf16>, %kt: tensor<2x16x64xbf16>, %v: tensor<2x64x16xbf16>) -> tensor<2x64x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %sh = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %scale = "tosa.const"() <{values = dense<2.5e-01> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %s4 = tosa.const_shape {values = dense<[1, 2, 64, 64]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %s3 = tosa.const_shape {values = dense<[2, 64, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<2x64x16xbf16>, tensor<2x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x64xf32>
+  %r = tosa.cast %mm : (tensor<2x64x64xf32>) -> tensor<2x64x64xbf16>
+  %r4 = tosa.reshape %r, %s4 : (tensor<2x64x64xbf16>, !tosa.shape<4>) -> tensor<1x2x64x64xbf16>
+  %x = tosa.mul %scale, %r4, %sh : (tensor<1x1x1x1xbf16>, tensor<1x2x64x64xbf16>, tensor<1xi8>) -> tensor<1x2x64x64xbf16>
+  %mask = "tosa.const"() <{values = dense<"0x0100000000000000030000000000000007000000000000000F000000000000001F000000000000003F000000000000007F00000000000000FF00000000000000FF01000000000000FF03000000000000FF07000000000000FF0F000000000000FF1F000000000000FF3F000000000000FF7F000000000000FFFF000000000000FFFF010000000000FFFF030000000000FFFF070000000000FFFF0F0000000000FFFF1F0000000000FFFF3F0000000000FFFF7F0000000000FFFFFF0000000000FFFFFF0100000000FFFFFF0300000000FFFFFF0700000000FFFFFF0F00000000FFFFFF1F00000000FFFFFF3F00000000FFFFFF7F00000000FFFFFFFF00000000FFFFFFFF01000000FFFFFFFF03000000FFFFFFFF07000000FFFFFFFF0F000000FFFFFFFF1F000000FFFFFFFF3F000000FFFFFFFF7F000000FFFFFFFFFF000000FFFFFFFFFF010000FFFFFFFFFF030000FFFFFFFFFF070000FFFFFFFFFF0F0000FFFFFFFFFF1F0000FFFFFFFFFF3F0000FFFFFFFFFF7F0000FFFFFFFFFFFF0000FFFFFFFFFFFF0100FFFFFFFFFFFF0300FFFFFFFFFFFF0700FFFFFFFFFFFF0F00FFFFFFFFFFFF1F00FFFFFFFFFFFF3F00FFFFFFFFFFFF7F00FFFFFFFFFFFFFF00FFFFFFFFFFFFFF01FFFFFFFFFFFFFF03FFFFFFFFFFFFFF07FFFFFFFFFFFFFF0FFFFFFFFFFFFFFF1FFFFFFFFFFFFFFF3FFFFFFFFFFFFFFF7FFFFFFFFFFFFFFFFF"> : tensor<1x1x64x64xi1>}> : () -> tensor<1x1x64x64xi1>
+  %fill = "tosa.const"() <{values = dense<0xFF7F> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %y = tosa.select %mask, %x, %fill : (tensor<1x1x64x64xi1>, tensor<1x2x64x64xbf16>, tensor<1x1x1x1xbf16>) -> tensor<1x2x64x64xbf16>
+  %e = tensor.empty() : tensor<1x2x64x64xbf16>
+  %p = linalg.softmax dimension(3) ins(%y : tensor<1x2x64x64xbf16>) outs(%e : tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16>
+  %p3 = tosa.reshape %p, %s3 : (tensor<1x2x64x64xbf16>, !tosa.shape<3>) -> tensor<2x64x64xbf16>
+  %pv = tosa.matmul %p3, %v, %zp, %zp : (tensor<2x64x64xbf16>, tensor<2x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x16xf32>
+  %o = tosa.cast %pv : (tensor<2x64x16xf32>) -> tensor<2x64x16xbf16>
+  return %o : tensor<2x64x16xbf16>
+}
+
+// -----
+
+// No mask: not causal.
+// CHECK-LABEL: func.func @full
+// CHECK: zero.attention {{.*}} scale 2.500000e-01 :
+func.func @full(%q: tensor<2x64x16xbf16>, %kt: tensor<2x16x64xbf16>, %v: tensor<2x64x16xbf16>) -> tensor<2x64x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %sh = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %scale = "tosa.const"() <{values = dense<2.5e-01> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %s4 = tosa.const_shape {values = dense<[1, 2, 64, 64]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %s3 = tosa.const_shape {values = dense<[2, 64, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<2x64x16xbf16>, tensor<2x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x64xf32>
+  %r = tosa.cast %mm : (tensor<2x64x64xf32>) -> tensor<2x64x64xbf16>
+  %r4 = tosa.reshape %r, %s4 : (tensor<2x64x64xbf16>, !tosa.shape<4>) -> tensor<1x2x64x64xbf16>
+  %x = tosa.mul %r4, %scale, %sh : (tensor<1x2x64x64xbf16>, tensor<1x1x1x1xbf16>, tensor<1xi8>) -> tensor<1x2x64x64xbf16>
+  %e = tensor.empty() : tensor<1x2x64x64xbf16>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x2x64x64xbf16>) outs(%e : tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16>
+  %p3 = tosa.reshape %p, %s3 : (tensor<1x2x64x64xbf16>, !tosa.shape<3>) -> tensor<2x64x64xbf16>
+  %pv = tosa.matmul %p3, %v, %zp, %zp : (tensor<2x64x64xbf16>, tensor<2x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x16xf32>
+  %o = tosa.cast %pv : (tensor<2x64x16xf32>) -> tensor<2x64x16xbf16>
+  return %o : tensor<2x64x16xbf16>
+}
+
+// -----
+
+// Left alone: a mask hiding the diagonal too (not causal attention).
+// CHECK-LABEL: func.func @diagonal_hidden
+// CHECK-NOT: zero.attention
+// CHECK: linalg.softmax
+func.func @diagonal_hidden(%q: tensor<2x64x16xbf16>, %kt: tensor<2x16x64xbf16>, %v: tensor<2x64x16xbf16>) -> tensor<2x64x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %sh = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %scale = "tosa.const"() <{values = dense<2.5e-01> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %s4 = tosa.const_shape {values = dense<[1, 2, 64, 64]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %s3 = tosa.const_shape {values = dense<[2, 64, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<2x64x16xbf16>, tensor<2x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x64xf32>
+  %r = tosa.cast %mm : (tensor<2x64x64xf32>) -> tensor<2x64x64xbf16>
+  %r4 = tosa.reshape %r, %s4 : (tensor<2x64x64xbf16>, !tosa.shape<4>) -> tensor<1x2x64x64xbf16>
+  %x = tosa.mul %r4, %scale, %sh : (tensor<1x2x64x64xbf16>, tensor<1x1x1x1xbf16>, tensor<1xi8>) -> tensor<1x2x64x64xbf16>
+  %mask = "tosa.const"() <{values = dense<"0xFFFFFFFFFFFFFFFFFEFFFFFFFFFFFFFFFCFFFFFFFFFFFFFFF8FFFFFFFFFFFFFFF0FFFFFFFFFFFFFFE0FFFFFFFFFFFFFFC0FFFFFFFFFFFFFF80FFFFFFFFFFFFFF00FFFFFFFFFFFFFF00FEFFFFFFFFFFFF00FCFFFFFFFFFFFF00F8FFFFFFFFFFFF00F0FFFFFFFFFFFF00E0FFFFFFFFFFFF00C0FFFFFFFFFFFF0080FFFFFFFFFFFF0000FFFFFFFFFFFF0000FEFFFFFFFFFF0000FCFFFFFFFFFF0000F8FFFFFFFFFF0000F0FFFFFFFFFF0000E0FFFFFFFFFF0000C0FFFFFFFFFF000080FFFFFFFFFF000000FFFFFFFFFF000000FEFFFFFFFF000000FCFFFFFFFF000000F8FFFFFFFF000000F0FFFFFFFF000000E0FFFFFFFF000000C0FFFFFFFF00000080FFFFFFFF00000000FFFFFFFF00000000FEFFFFFF00000000FCFFFFFF00000000F8FFFFFF00000000F0FFFFFF00000000E0FFFFFF00000000C0FFFFFF0000000080FFFFFF0000000000FFFFFF0000000000FEFFFF0000000000FCFFFF0000000000F8FFFF0000000000F0FFFF0000000000E0FFFF0000000000C0FFFF000000000080FFFF000000000000FFFF000000000000FEFF000000000000FCFF000000000000F8FF000000000000F0FF000000000000E0FF000000000000C0FF00000000000080FF00000000000000FF00000000000000FE00000000000000FC00000000000000F800000000000000F000000000000000E000000000000000C00000000000000080"> : tensor<1x1x64x64xi1>}> : () -> tensor<1x1x64x64xi1>
+  %fill = "tosa.const"() <{values = dense<0xFF80> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %y = tosa.select %mask, %fill, %x : (tensor<1x1x64x64xi1>, tensor<1x1x1x1xbf16>, tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16>
+  %e = tensor.empty() : tensor<1x2x64x64xbf16>
+  %p = linalg.softmax dimension(3) ins(%y : tensor<1x2x64x64xbf16>) outs(%e : tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16>
+  %p3 = tosa.reshape %p, %s3 : (tensor<1x2x64x64xbf16>, !tosa.shape<3>) -> tensor<2x64x64xbf16>
+  %pv = tosa.matmul %p3, %v, %zp, %zp : (tensor<2x64x64xbf16>, tensor<2x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x16xf32>
+  %o = tosa.cast %pv : (tensor<2x64x16xf32>) -> tensor<2x64x16xbf16>
+  return %o : tensor<2x64x16xbf16>
+}
+
+// -----
+
+// Left alone: a fill of -100, above max-fill (exp(-100 - max) need not be 0).
+// CHECK-LABEL: func.func @weak_fill
+// CHECK-NOT: zero.attention
+// CHECK: linalg.softmax
+func.func @weak_fill(%q: tensor<2x64x16xbf16>, %kt: tensor<2x16x64xbf16>, %v: tensor<2x64x16xbf16>) -> tensor<2x64x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %sh = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %scale = "tosa.const"() <{values = dense<2.5e-01> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %s4 = tosa.const_shape {values = dense<[1, 2, 64, 64]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %s3 = tosa.const_shape {values = dense<[2, 64, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<2x64x16xbf16>, tensor<2x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x64xf32>
+  %r = tosa.cast %mm : (tensor<2x64x64xf32>) -> tensor<2x64x64xbf16>
+  %r4 = tosa.reshape %r, %s4 : (tensor<2x64x64xbf16>, !tosa.shape<4>) -> tensor<1x2x64x64xbf16>
+  %x = tosa.mul %r4, %scale, %sh : (tensor<1x2x64x64xbf16>, tensor<1x1x1x1xbf16>, tensor<1xi8>) -> tensor<1x2x64x64xbf16>
+  %mask = "tosa.const"() <{values = dense<"0xFEFFFFFFFFFFFFFFFCFFFFFFFFFFFFFFF8FFFFFFFFFFFFFFF0FFFFFFFFFFFFFFE0FFFFFFFFFFFFFFC0FFFFFFFFFFFFFF80FFFFFFFFFFFFFF00FFFFFFFFFFFFFF00FEFFFFFFFFFFFF00FCFFFFFFFFFFFF00F8FFFFFFFFFFFF00F0FFFFFFFFFFFF00E0FFFFFFFFFFFF00C0FFFFFFFFFFFF0080FFFFFFFFFFFF0000FFFFFFFFFFFF0000FEFFFFFFFFFF0000FCFFFFFFFFFF0000F8FFFFFFFFFF0000F0FFFFFFFFFF0000E0FFFFFFFFFF0000C0FFFFFFFFFF000080FFFFFFFFFF000000FFFFFFFFFF000000FEFFFFFFFF000000FCFFFFFFFF000000F8FFFFFFFF000000F0FFFFFFFF000000E0FFFFFFFF000000C0FFFFFFFF00000080FFFFFFFF00000000FFFFFFFF00000000FEFFFFFF00000000FCFFFFFF00000000F8FFFFFF00000000F0FFFFFF00000000E0FFFFFF00000000C0FFFFFF0000000080FFFFFF0000000000FFFFFF0000000000FEFFFF0000000000FCFFFF0000000000F8FFFF0000000000F0FFFF0000000000E0FFFF0000000000C0FFFF000000000080FFFF000000000000FFFF000000000000FEFF000000000000FCFF000000000000F8FF000000000000F0FF000000000000E0FF000000000000C0FF00000000000080FF00000000000000FF00000000000000FE00000000000000FC00000000000000F800000000000000F000000000000000E000000000000000C000000000000000800000000000000000"> : tensor<1x1x64x64xi1>}> : () -> tensor<1x1x64x64xi1>
+  %fill = "tosa.const"() <{values = dense<-1.000000e+02> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %y = tosa.select %mask, %fill, %x : (tensor<1x1x64x64xi1>, tensor<1x1x1x1xbf16>, tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16>
+  %e = tensor.empty() : tensor<1x2x64x64xbf16>
+  %p = linalg.softmax dimension(3) ins(%y : tensor<1x2x64x64xbf16>) outs(%e : tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16>
+  %p3 = tosa.reshape %p, %s3 : (tensor<1x2x64x64xbf16>, !tosa.shape<3>) -> tensor<2x64x64xbf16>
+  %pv = tosa.matmul %p3, %v, %zp, %zp : (tensor<2x64x64xbf16>, tensor<2x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x16xf32>
+  %o = tosa.cast %pv : (tensor<2x64x16xf32>) -> tensor<2x64x16xbf16>
+  return %o : tensor<2x64x16xbf16>
+}
+
+// -----
+
+// Left alone: the probabilities used again (returned).
+// CHECK-LABEL: func.func @probs_used
+// CHECK-NOT: zero.attention
+// CHECK: linalg.softmax
+func.func @probs_used(%q: tensor<2x64x16xbf16>, %kt: tensor<2x16x64xbf16>, %v: tensor<2x64x16xbf16>) -> (tensor<2x64x16xbf16>, tensor<1x2x64x64xbf16>) {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %sh = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %scale = "tosa.const"() <{values = dense<2.5e-01> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %s4 = tosa.const_shape {values = dense<[1, 2, 64, 64]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %s3 = tosa.const_shape {values = dense<[2, 64, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<2x64x16xbf16>, tensor<2x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x64xf32>
+  %r = tosa.cast %mm : (tensor<2x64x64xf32>) -> tensor<2x64x64xbf16>
+  %r4 = tosa.reshape %r, %s4 : (tensor<2x64x64xbf16>, !tosa.shape<4>) -> tensor<1x2x64x64xbf16>
+  %x = tosa.mul %r4, %scale, %sh : (tensor<1x2x64x64xbf16>, tensor<1x1x1x1xbf16>, tensor<1xi8>) -> tensor<1x2x64x64xbf16>
+  %e = tensor.empty() : tensor<1x2x64x64xbf16>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x2x64x64xbf16>) outs(%e : tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16>
+  %p3 = tosa.reshape %p, %s3 : (tensor<1x2x64x64xbf16>, !tosa.shape<3>) -> tensor<2x64x64xbf16>
+  %pv = tosa.matmul %p3, %v, %zp, %zp : (tensor<2x64x64xbf16>, tensor<2x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x16xf32>
+  %o = tosa.cast %pv : (tensor<2x64x16xf32>) -> tensor<2x64x16xbf16>
+  return %o, %p : tensor<2x64x16xbf16>, tensor<1x2x64x64xbf16>
+}
+
+// -----
+// Left alone: f32 (no tensor-core products).
+// CHECK-LABEL: func.func @f32
+// CHECK-NOT: zero.attention
+// CHECK: linalg.softmax
+func.func @f32(%q: tensor<2x64x16xf32>, %kt: tensor<2x16x64xf32>, %v: tensor<2x64x16xf32>) -> tensor<2x64x16xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<2x64x16xf32>, tensor<2x16x64xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<2x64x64xf32>
+  %e = tensor.empty() : tensor<2x64x64xf32>
+  %p = linalg.softmax dimension(2) ins(%mm : tensor<2x64x64xf32>) outs(%e : tensor<2x64x64xf32>) -> tensor<2x64x64xf32>
+  %o = tosa.matmul %p, %v, %zp, %zp : (tensor<2x64x64xf32>, tensor<2x64x16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<2x64x16xf32>
+  return %o : tensor<2x64x16xf32>
+}
+
+// -----
+
+// Rank 3, no reshape, no scale; but 48 queries: no 64-row blocks. Left
+// alone; the same with 64 queries is formed (scale 1).
+// CHECK-LABEL: func.func @rows_48
+// CHECK-NOT: zero.attention
+// CHECK: linalg.softmax
+func.func @rows_48(%q: tensor<2x48x16xbf16>, %kt: tensor<2x16x64xbf16>, %v: tensor<2x64x16xbf16>) -> tensor<2x48x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<2x48x16xbf16>, tensor<2x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x48x64xf32>
+  %r = tosa.cast %mm : (tensor<2x48x64xf32>) -> tensor<2x48x64xbf16>
+  %e = tensor.empty() : tensor<2x48x64xbf16>
+  %p = linalg.softmax dimension(2) ins(%r : tensor<2x48x64xbf16>) outs(%e : tensor<2x48x64xbf16>) -> tensor<2x48x64xbf16>
+  %pv = tosa.matmul %p, %v, %zp, %zp : (tensor<2x48x64xbf16>, tensor<2x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x48x16xf32>
+  %o = tosa.cast %pv : (tensor<2x48x16xf32>) -> tensor<2x48x16xbf16>
+  return %o : tensor<2x48x16xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @rows_64
+// CHECK: zero.attention {{.*}} scale 1.000000e+00 : tensor<2x64x16xbf16>
+func.func @rows_64(%q: tensor<2x64x16xbf16>, %kt: tensor<2x16x64xbf16>, %v: tensor<2x64x16xbf16>) -> tensor<2x64x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<2x64x16xbf16>, tensor<2x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x64xf32>
+  %r = tosa.cast %mm : (tensor<2x64x64xf32>) -> tensor<2x64x64xbf16>
+  %e = tensor.empty() : tensor<2x64x64xbf16>
+  %p = linalg.softmax dimension(2) ins(%r : tensor<2x64x64xbf16>) outs(%e : tensor<2x64x64xbf16>) -> tensor<2x64x64xbf16>
+  %pv = tosa.matmul %p, %v, %zp, %zp : (tensor<2x64x64xbf16>, tensor<2x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x16xf32>
+  %o = tosa.cast %pv : (tensor<2x64x16xf32>) -> tensor<2x64x16xbf16>
+  return %o : tensor<2x64x16xbf16>
+}
