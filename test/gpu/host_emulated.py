@@ -17,7 +17,7 @@ models at ZeRO stages 0-3 in fp32 and bf16, on 2 ranks, 2 AdamW steps
   512-token rows are split reductions at stage 3, a GPT over 1024 tokens
   whose attention runs as the fused tensor-core kernels (zero.attention
   and its gradient) and whose cross-entropy rows run as row groups (bf16,
-  stage 3), an MLP whose
+  stage 3; fp16 with loss scaling and clipping, stage 2), an MLP whose
   [4096, 1024] ops take several rows a thread (bf16, stage 3), the GPT at
   stage 3 with
   2 accumulated micro-batches, with --remat=blocks (bf16) and
@@ -130,12 +130,13 @@ def clean(r, proc, reports):
 
 
 def check_run(r, name, precision, stage, check_memory=False, computes=True, extra=(),
-              tol=None, shared=False, launched=()):
+              tol=None, shared=False, launched=(), taken=False):
     """precision None: the model's own (zoo models in float64). `shared`:
     both ranks on one emulated GPU, collectives over MPI through host
     memory (zero-run --comm=mpi). `launched`: kinds of kernel (the op a
     kernel is named after, such as attention_grad) every rank must
-    launch."""
+    launch. `taken`: no step may be skipped (fp16 loss scaling), so that
+    the weights compared are updated ones."""
     onnx = os.path.join(r.tmp, f"{name}.onnx")
     data = os.path.join(r.tmp, f"{name}.data.npz")
     tag = f"{name}.{precision}.s{stage}" + "".join(
@@ -184,7 +185,10 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
         # The same step compiled for the CPU: equal losses and weights.
         ref_out, _ = r.compile(onnx, tag + ".cpu", flags, cuda=False)
         ref_l, ref_w, _ = r.train(ref_out, data, STEPS)
-        l = np.array([json.loads(line)["loss"] for line in open(out + ".jsonl")])
+        log = [json.loads(line) for line in open(out + ".jsonl")]
+        l = np.array([entry["loss"] for entry in log])
+        if taken and any(entry.get("skipped") for entry in log):
+            problems.append("a step was skipped on overflow")
         same, rel, werr = gpu_parity.values_match(l, np.load(weights), ref_l, ref_w,
                                                   precision or "fp32", STEPS,
                                                   tol or TOL)
@@ -416,6 +420,13 @@ def main():
             # fp16 loss scaling with clipping: the overflow flag and the
             # unscale-and-clip factor are device scalars the kernels read.
             ok &= check_run(r, "gpt", "fp16", 2, extra=["--gradient-clipping=1.0"])
+            # From a loss scale of 2^8 no step overflows: the unscaled,
+            # clipped gradients update the weights.
+            scale8 = os.path.join(tmp, "fp16_scale8.json")
+            with open(scale8, "w") as f:
+                json.dump({"fp16": {"enabled": True, "initial_scale_power": 8}}, f)
+            ok &= check_run(r, "gpt", "fp16", 2, taken=True,
+                            extra=["--gradient-clipping=1.0", f"--config={scale8}"])
             # Rows long enough to split (the 509-token cross-entropy):
             # partial sums per row, then an ordered combine.
             gpu_parity.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
@@ -427,10 +438,10 @@ def main():
             # AdamW's normalized steps carry into the weights, as on a GPU:
             # the GPU's tolerances.
             ok &= check_run(r, "gpt_wide", "bf16", 3, tol=gpu_parity.TOL)
-            # Row groups (zero-gpu-row-groups: 4096 attention rows of 1024,
-            # 2048 rows of 1100 logits): launches of several phases with a
-            # barrier between them, whose host copies run each phase for
-            # every thread of a block before the next.
+            # Row groups (zero-gpu-row-groups: 2048 rows of 1100 logits):
+            # launches of several phases with a barrier between them, whose
+            # host copies run each phase for every thread of a block
+            # before the next.
             gpu_parity.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
                             tmp, "--only", "gpt_long"])
             # Its attention (1024 tokens, heads of 16) as the fused
@@ -438,6 +449,15 @@ def main():
             # meet at shuffles and warp matrix products.
             ok &= check_run(r, "gpt_long", "bf16", 3, tol=gpu_parity.TOL,
                             launched=("attention", "attention_grad"))
+            # The same kernels on fp16, with loss scaling (from 2^8, so
+            # that no step is skipped) and clipping. The fused kernels
+            # keep the scores, scale and softmax in f32 where the CPU
+            # target's step rounds each to 16 bits: the GPU's tolerances,
+            # as for bf16.
+            ok &= check_run(r, "gpt_long", "fp16", 2,
+                            extra=["--gradient-clipping=1.0", f"--config={scale8}"],
+                            tol={"fp16": gpu_parity.TOL["bf16"]},
+                            launched=("attention", "attention_grad"), taken=True)
             # A layer norm's backward as one row group of six phases (its
             # two row sums, the ops between and after them), its weight
             # gradients as column partials split twice.

@@ -29,7 +29,7 @@ using namespace mlir::zero;
 
 namespace {
 
-/// `v` through reshapes, when that is its only use.
+/// What `v` is a reshape of, through any number of reshapes.
 Value skipReshapes(Value v) {
   while (auto r = v.getDefiningOp<tosa::ReshapeOp>())
     v = r.getInput1();
