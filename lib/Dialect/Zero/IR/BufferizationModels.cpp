@@ -51,8 +51,31 @@ operandBuffers(RewriterBase &rewriter, Operation *op,
   return buffers;
 }
 
-/// A rounded matmul writes its destination without reading it; on buffers
-/// it is the same op without a result.
+/// `op` (destination style, on tensors) as the same op on its operands'
+/// buffers, without results: its results are its destinations' buffers.
+LogicalResult
+bufferizeOnBuffers(DestinationStyleOpInterface op, RewriterBase &rewriter,
+                   const bufferization::BufferizationOptions &options,
+                   bufferization::BufferizationState &state) {
+  if (op.hasPureBufferSemantics())
+    return success();
+  FailureOr<SmallVector<Value>> buffers =
+      operandBuffers(rewriter, op, options, state);
+  if (failed(buffers))
+    return failure();
+  rewriter.setInsertionPoint(op);
+  OperationState same(op->getLoc(), op->getName(), *buffers, TypeRange{},
+                      op->getAttrs());
+  rewriter.create(same);
+  SmallVector<Value> inits;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    inits.push_back((*buffers)[init.getOperandNumber()]);
+  bufferization::replaceOpWithBufferizedValues(rewriter, op, inits);
+  return success();
+}
+
+/// A rounded matmul writes its destination without reading it (unless it
+/// accumulates); on buffers it is the same op without a result.
 struct RoundedMatmulModel
     : public bufferization::DstBufferizableOpInterfaceExternalModel<
           RoundedMatmulModel, RoundedMatmulOp> {
@@ -64,19 +87,8 @@ struct RoundedMatmulModel
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const bufferization::BufferizationOptions &options,
                           bufferization::BufferizationState &state) const {
-    auto mm = cast<RoundedMatmulOp>(op);
-    if (isa<MemRefType>(mm.getInit().getType()))
-      return success();
-    FailureOr<SmallVector<Value>> buffers =
-        operandBuffers(rewriter, op, options, state);
-    if (failed(buffers))
-      return failure();
-    rewriter.setInsertionPoint(op);
-    RoundedMatmulOp::create(rewriter, op->getLoc(), TypeRange{}, (*buffers)[0],
-                            (*buffers)[1], (*buffers)[2],
-                            mm.getIndexingMapsAttr(), mm.getAccumulate());
-    bufferization::replaceOpWithBufferizedValues(rewriter, op, (*buffers)[2]);
-    return success();
+    return bufferizeOnBuffers(cast<RoundedMatmulOp>(op), rewriter, options,
+                              state);
   }
 };
 
@@ -93,22 +105,7 @@ struct AttentionModel
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const bufferization::BufferizationOptions &options,
                           bufferization::BufferizationState &state) const {
-    auto a = cast<OpTy>(op);
-    if (a.hasPureBufferSemantics())
-      return success();
-    FailureOr<SmallVector<Value>> buffers =
-        operandBuffers(rewriter, op, options, state);
-    if (failed(buffers))
-      return failure();
-    rewriter.setInsertionPoint(op);
-    OperationState same(op->getLoc(), op->getName(), *buffers, TypeRange{},
-                        op->getAttrs());
-    rewriter.create(same);
-    SmallVector<Value> inits;
-    for (OpOperand &init : a.getDpsInitsMutable())
-      inits.push_back((*buffers)[init.getOperandNumber()]);
-    bufferization::replaceOpWithBufferizedValues(rewriter, op, inits);
-    return success();
+    return bufferizeOnBuffers(cast<OpTy>(op), rewriter, options, state);
   }
 };
 

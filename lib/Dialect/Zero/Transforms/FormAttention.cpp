@@ -199,6 +199,14 @@ struct ZeroFormAttentionPass
   }
 
   void runOnOperation() override {
+    for (auto [value, name] : {std::pair<int64_t, StringRef>{block, "block"},
+                               {depthMultiple, "depth-multiple"},
+                               {maxDepth, "max-depth"},
+                               {maxPairs, "max-pairs"}})
+      if (value < 1) {
+        getOperation()->emitError() << name << " must be at least 1";
+        return signalPassFailure();
+      }
     if (failed(zero::checkMaxFill(getOperation(), maxFill)))
       return signalPassFailure();
     SmallVector<Match> found;

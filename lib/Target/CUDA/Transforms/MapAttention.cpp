@@ -261,6 +261,12 @@ struct Kernel {
     }
   }
 
+  /// The first of this thread's columns of tile j of the 8 from row or
+  /// column `first`: first + 8j + 2t.
+  Value tileColumn(Value first, int64_t j) {
+    return add(addIndex(first, 8 * j), t2);
+  }
+
   /// `tile` with `replacement` where column (`col` + h) `pred` row
   /// (`row0` + 8r) holds.
   Value mask(Value tile, Value row0, Value col, arith::CmpIPredicate pred,
@@ -345,7 +351,8 @@ void lower(zero::AttentionOp op) {
   inits.append(depth / 8, zeroTile);
   Value steps =
       op.getCausal() ? k.addIndex(qBlock, 1) : k.index(keys / kKeyBlock);
-  Value scale = k.f32c(op.getScale().convertToDouble());
+  Value scales = vector::BroadcastOp::create(
+      b, loc, zeroTile.getType(), k.f32c(op.getScale().convertToDouble()));
   auto walk = scf::ForOp::create(b, loc, k.index(0), steps, k.index(1), inits);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -354,13 +361,11 @@ void lower(zero::AttentionOp op) {
     Value first = k.mul(walk.getInductionVar(), k.index(kKeyBlock));
 
     // Scores of 8 tiles of 8 keys, scaled, keys past the row masked.
-    Value scales =
-        vector::BroadcastOp::create(b, loc, zeroTile.getType(), scale);
     SmallVector<Value> tiles = k.products(qFrags, op.getKey(), first);
     for (int64_t j = 0; j < int64_t(tiles.size()); ++j) {
       tiles[j] = arith::MulFOp::create(b, loc, tiles[j], scales);
       if (op.getCausal())
-        tiles[j] = k.mask(tiles[j], row0, k.add(k.addIndex(first, 8 * j), k.t2),
+        tiles[j] = k.mask(tiles[j], row0, k.tileColumn(first, j),
                           arith::CmpIPredicate::ugt, lowest);
     }
 
@@ -482,9 +487,7 @@ void lower(zero::AttentionGradOp op) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(walk.getBody());
       Value first = k.mul(walk.getInductionVar(), k.index(kBlockRows));
-      auto col = [&](int64_t j) {
-        return k.add(k.addIndex(first, 8 * j), k.t2);
-      };
+      auto col = [&](int64_t j) { return k.tileColumn(first, j); };
       SmallVector<Value> sT = k.products(kFrags, op.getQuery(), first);
       SmallVector<Value> dpT = k.products(vFrags, op.getDout(), first);
       auto [pT, dsT] = probabilities(
@@ -531,7 +534,7 @@ void lower(zero::AttentionGradOp op) {
       auto [p, ds] = probabilities(
           s, dp, [&](int64_t) { return lse; }, [&](int64_t) { return delta; },
           [&](Value x, int64_t j) {
-            return k.mask(x, row0, k.add(k.addIndex(first, 8 * j), k.t2),
+            return k.mask(x, row0, k.tileColumn(first, j),
                           arith::CmpIPredicate::ugt, zero);
           });
       SmallVector<Value> dq(walk.getRegionIterArgs());

@@ -1,7 +1,14 @@
 // RUN: zero-opt %s --split-input-file --zero-form-attention --canonicalize | FileCheck %s
 // RUN: not zero-opt %s --split-input-file --zero-form-attention="max-fill=-50" 2>&1 | FileCheck %s --check-prefix=FILL
 
+// RUN: not zero-opt %s --split-input-file --zero-form-attention="block=0" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not zero-opt %s --split-input-file --zero-form-attention="depth-multiple=0" 2>&1 | FileCheck %s --check-prefix=DEPTH
+// RUN: not zero-opt %s --split-input-file --zero-form-attention="max-pairs=-1" 2>&1 | FileCheck %s --check-prefix=PAIRS
+
 // FILL: error: max-fill is -50; give -104 or less
+// BLOCK: error: block must be at least 1
+// DEPTH: error: depth-multiple must be at least 1
+// PAIRS: error: max-pairs must be at least 1
 
 // A GPT's causal attention as the importer and zero-mixed-precision give
 // it: bf16 scores in f32 rounded, reshaped to [batch, heads, Tq, Tk],
