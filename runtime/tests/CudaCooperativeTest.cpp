@@ -18,9 +18,11 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -234,28 +236,151 @@ double relativeWorst(const std::vector<double> &ref, const Got &got) {
   return worst / scale;
 }
 
-/// zero.attention's kernel and then its gradient's on `pairs` (batch,
-/// head) pairs of `rows` queries and `keys` keys of depth `depth`, against
-/// attention in f64 from the same 16-bit inputs: the output within the
-/// 16-bit rounding of the probabilities and the result, the log-sum-exp
-/// within f32's; the gradients (from the kernel's output, as a step takes
-/// them) within the rounding of the probabilities and their gradients.
-/// The f64 gradients are held to central differences of the f64 loss
-/// first.
-template <bool BF16, int Rank>
-void attention(const char *name, const char *gradName,
-               const int64_t (&qShape)[Rank], const int64_t (&kShape)[Rank],
-               double scale, bool causal) {
+/// An attention's kernels on 16-bit vectors in (pair, row, depth) order
+/// (log-sum-exp and delta in (pair, row)): the forward writes `o` and
+/// `lse`, the backward `dq`, `dk` and `dv`, each poisoned before.
+using U16 = std::vector<uint16_t>;
+using F32 = std::vector<float>;
+struct AttentionKernels {
+  std::function<void(U16 &q, U16 &k, U16 &v, U16 &o, F32 &lse)> forward;
+  std::function<void(U16 &q, U16 &k, U16 &v, U16 &dout, F32 &lse, F32 &delta,
+                     U16 &dq, U16 &dk, U16 &dv)>
+      backward;
+};
+
+/// The kernels of `name` and `gradName` on operands of `qShape` and
+/// `kShape` (`[..., rows, depth]`) as they lie.
+template <int Rank>
+AttentionKernels asShaped(const char *name, const char *gradName,
+                          const int64_t (&qShape)[Rank],
+                          const int64_t (&kShape)[Rank]) {
+  using M = MemRef<uint16_t, Rank>;
+  using R = MemRef<float, Rank - 1>;
+  struct Shapes {
+    int64_t q[Rank], k[Rank], rows[Rank - 1];
+  } sh;
+  std::copy(qShape, qShape + Rank, sh.q);
+  std::copy(kShape, kShape + Rank, sh.k);
+  std::copy(qShape, qShape + Rank - 1, sh.rows);
+  AttentionKernels kernels;
+  kernels.forward = [=](U16 &q, U16 &k, U16 &v, U16 &o, F32 &lse) {
+    M mq = shaped(q, sh.q), mk = shaped(k, sh.k), mv = shaped(v, sh.k),
+      mo = shaped(o, sh.q);
+    R ml = shaped(lse, sh.rows);
+    entry<void (*)(M *, M *, M *, M *, R *)>(name)(&mq, &mk, &mv, &mo, &ml);
+  };
+  kernels.backward = [=](U16 &q, U16 &k, U16 &v, U16 &dout, F32 &lse,
+                         F32 &delta, U16 &dq, U16 &dk, U16 &dv) {
+    M mq = shaped(q, sh.q), mk = shaped(k, sh.k), mv = shaped(v, sh.k),
+      mdo = shaped(dout, sh.q), mdq = shaped(dq, sh.q), mdk = shaped(dk, sh.k),
+      mdv = shaped(dv, sh.k);
+    R ml = shaped(lse, sh.rows), mdl = shaped(delta, sh.rows);
+    entry<void (*)(M *, M *, M *, M *, R *, R *, M *, M *, M *)>(gradName)(
+        &mq, &mk, &mv, &mdo, &ml, &mdl, &mdq, &mdk, &mdv);
+  };
+  return kernels;
+}
+
+/// The kernels of `name` and `gradName` on the heads of one projection as
+/// it lies, `seq_dim 1`: q, k and v are views of one `[B, T, 3, H, D]`
+/// buffer (and so their gradients of another), the output, its gradient,
+/// the log-sum-exp and delta `[B, T, H, ...]`.
+AttentionKernels headsAsStored(const char *name, const char *gradName,
+                               int64_t batch, int64_t rows, int64_t heads,
+                               int64_t depth) {
+  // Element (b * heads + h, t, d) of the reference order in [B, T, H, D]
+  // and, for part c of the projection, in [B, T, 3, H, D].
+  auto at = [=](int64_t i) {
+    int64_t d = i % depth, t = i / depth % rows, pair = i / (depth * rows);
+    return std::array<int64_t, 4>{pair / heads, t, pair % heads, d};
+  };
+  auto stored = [=](int64_t i) {
+    auto [b, t, h, d] = at(i);
+    return ((b * rows + t) * heads + h) * depth + d;
+  };
+  auto packed = [=](int64_t i, int64_t c) {
+    auto [b, t, h, d] = at(i);
+    return (((b * rows + t) * 3 + c) * heads + h) * depth + d;
+  };
+  auto storedRow = [=](int64_t r) {
+    int64_t t = r % rows, pair = r / rows;
+    return (pair / heads * rows + t) * heads + pair % heads;
+  };
+  auto pack = [=](std::array<U16 *, 3> parts) {
+    U16 all(parts[0]->size() * 3);
+    for (int64_t c = 0; c < 3; ++c)
+      for (size_t i = 0; i < parts[0]->size(); ++i)
+        all[size_t(packed(int64_t(i), c))] = (*parts[size_t(c)])[i];
+    return all;
+  };
+  auto unpack = [=](const U16 &all, std::array<U16 *, 3> parts) {
+    for (int64_t c = 0; c < 3; ++c)
+      for (size_t i = 0; i < parts[0]->size(); ++i)
+        (*parts[size_t(c)])[i] = all[size_t(packed(int64_t(i), c))];
+  };
+  auto toStored = [=](const U16 &x) {
+    U16 y(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      y[size_t(stored(int64_t(i)))] = x[i];
+    return y;
+  };
+  auto rowsToStored = [=](const F32 &x) {
+    F32 y(x.size());
+    for (size_t r = 0; r < x.size(); ++r)
+      y[size_t(storedRow(int64_t(r)))] = x[r];
+    return y;
+  };
+  int64_t shape[4] = {batch, rows, heads, depth},
+          rowShape[3] = {batch, rows, heads},
+          packedShape[5] = {batch, rows, 3, heads, depth};
+  using M = MemRef<uint16_t, 4>;
+  using P = MemRef<uint16_t, 5>;
+  using R = MemRef<float, 3>;
+  AttentionKernels kernels;
+  kernels.forward = [=](U16 &q, U16 &k, U16 &v, U16 &o, F32 &lse) {
+    U16 qkv = pack({&q, &k, &v}), os = toStored(o);
+    F32 ls = rowsToStored(lse);
+    P mqkv = shaped(qkv, packedShape);
+    M mo = shaped(os, shape);
+    R ml = shaped(ls, rowShape);
+    entry<void (*)(P *, M *, R *)>(name)(&mqkv, &mo, &ml);
+    for (size_t i = 0; i < o.size(); ++i)
+      o[i] = os[size_t(stored(int64_t(i)))];
+    for (size_t r = 0; r < lse.size(); ++r)
+      lse[r] = ls[size_t(storedRow(int64_t(r)))];
+  };
+  kernels.backward = [=](U16 &q, U16 &k, U16 &v, U16 &dout, F32 &lse,
+                         F32 &delta, U16 &dq, U16 &dk, U16 &dv) {
+    U16 qkv = pack({&q, &k, &v}), dqkv = pack({&dq, &dk, &dv}),
+        dos = toStored(dout);
+    F32 ls = rowsToStored(lse), dls = rowsToStored(delta);
+    P mqkv = shaped(qkv, packedShape), mdqkv = shaped(dqkv, packedShape);
+    M mdo = shaped(dos, shape);
+    R ml = shaped(ls, rowShape), mdl = shaped(dls, rowShape);
+    entry<void (*)(P *, M *, R *, R *, P *)>(gradName)(&mqkv, &mdo, &ml, &mdl,
+                                                       &mdqkv);
+    unpack(dqkv, {&dq, &dk, &dv});
+  };
+  return kernels;
+}
+
+/// zero.attention's kernel and then its gradient's (`kernels`) on `pairs`
+/// (batch, head) pairs of `rows` queries and `keys` keys of depth `depth`,
+/// against attention in f64 from the same 16-bit inputs: the output within
+/// the 16-bit rounding of the probabilities and the result, the
+/// log-sum-exp within f32's; the gradients (from the kernel's output, as a
+/// step takes them) within the rounding of the probabilities and their
+/// gradients. The f64 gradients are held to central differences of the
+/// f64 loss first.
+template <bool BF16>
+void attention(const char *name, const char *gradName, Attention64 ref,
+               const AttentionKernels &kernels) {
   auto to16 = [](float f) {
     return BF16 ? zero::rt::floatToBF16(f) : zero::rt::floatToF16(f);
   };
   auto from16 = [](uint16_t h) {
     return BF16 ? zero::rt::bf16ToFloat(h) : zero::rt::f16ToFloat(h);
   };
-  Attention64 ref{
-      1, qShape[Rank - 2], kShape[Rank - 2], qShape[Rank - 1], scale, causal};
-  for (int d = 0; d < Rank - 2; ++d)
-    ref.pairs *= qShape[d];
   int64_t pairs = ref.pairs, rows = ref.rows, keys = ref.keys;
   int64_t depth = ref.depth;
   std::vector<uint16_t> q(size_t(pairs * rows * depth)),
@@ -277,15 +402,7 @@ void attention(const char *name, const char *gradName,
     x = to16(next());
   for (auto &x : dout)
     x = to16(next());
-  int64_t lseShape[Rank - 1];
-  for (int d = 0; d < Rank - 1; ++d)
-    lseShape[d] = qShape[d];
-  auto mq = shaped(q, qShape), mk = shaped(k, kShape), mv = shaped(v, kShape),
-       mo = shaped(o, qShape);
-  auto ml = shaped(lse, lseShape);
-  using M = MemRef<uint16_t, Rank>;
-  using R = MemRef<float, Rank - 1>;
-  entry<void (*)(M *, M *, M *, M *, R *)>(name)(&mq, &mk, &mv, &mo, &ml);
+  kernels.forward(q, k, v, o, lse);
 
   auto wide = [&](const std::vector<uint16_t> &x) {
     std::vector<double> w(x.size());
@@ -357,11 +474,7 @@ void attention(const char *name, const char *gradName,
   }
   std::vector<uint16_t> dq(q.size(), 0xffff), dk(k.size(), 0xffff),
       dv(v.size(), 0xffff);
-  auto mdo = shaped(dout, qShape), mdq = shaped(dq, qShape),
-       mdk = shaped(dk, kShape), mdv = shaped(dv, kShape);
-  auto mdl = shaped(delta, lseShape);
-  entry<void (*)(M *, M *, M *, M *, R *, R *, M *, M *, M *)>(gradName)(
-      &mq, &mk, &mv, &mdo, &ml, &mdl, &mdq, &mdk, &mdv);
+  kernels.backward(q, k, v, dout, lse, delta, dq, dk, dv);
   auto got = [&](const std::vector<uint16_t> &x) {
     return [&x, &from16](size_t i) { return from16(x[i]); };
   };
@@ -409,10 +522,18 @@ int main(int argc, char **argv) {
   reverseTiles();
   mma<true>();
   mma<false>();
-  attention<true, 4>("attention_causal", "attention_grad_causal",
-                     {2, 2, 128, 64}, {2, 2, 128, 64}, 0.5, true);
-  attention<false, 3>("attention_f16", "attention_grad_f16", {3, 64, 32},
-                      {3, 192, 32}, 0.25, false);
+  attention<true>("attention_causal", "attention_grad_causal",
+                  {4, 128, 128, 64, 0.5, true},
+                  asShaped("attention_causal", "attention_grad_causal",
+                           {2, 2, 128, 64}, {2, 2, 128, 64}));
+  attention<false>("attention_f16", "attention_grad_f16",
+                   {3, 64, 192, 32, 0.25, false},
+                   asShaped("attention_f16", "attention_grad_f16", {3, 64, 32},
+                            {3, 192, 32}));
+  attention<true>(
+      "attention_heads", "attention_grad_heads",
+      {2 * 3, 128, 128, 32, 0.5, true},
+      headsAsStored("attention_heads", "attention_grad_heads", 2, 128, 3, 32));
   std::printf("%s\n", failures ? "FAILED" : "all passed");
   return failures ? 1 : 0;
 }

@@ -1,7 +1,8 @@
 // Kernels whose threads meet: warp shuffles in a loop, barriers in a loop
 // over workgroup memory, and warp-wide matrix products on bf16 and f16 in
 // PTX's fragment layout (each lane loads its own elements), and the
-// CUDA target's attention kernels, forward and backward
+// CUDA target's attention kernels, forward and backward, on operands as
+// they lie and on strided views of one projection
 // (zero-gpu-map-attention, through zero-gpu-lower-kernels as a step's
 // kernels go). A GPU runs their cubin;
 // the host emulator runs their thread copies (zero-gpu-host-kernels) side
@@ -232,6 +233,23 @@ module attributes {gpu.container_module} {
       attributes {zero.kernel = "zero.attention_grad"} {
     zero.attention_grad %q, %k, %v, %do, %l, %dl into %dq, %dk, %dv scale 0.25
       : memref<3x64x32xf16>, memref<3x192x32xf16>, memref<3x192x32xf16>, memref<3x64x32xf16>, memref<3x64xf32>, memref<3x64xf32>, memref<3x64x32xf16>, memref<3x192x32xf16>, memref<3x192x32xf16>
+    return
+  }
+
+  // The heads of one projection as they lie (seq_dim 1): q, k and v are
+  // views of one [B, T, 3, H, D] buffer, and so are their gradients.
+  func.func private @attention_heads(%q: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>,
+      %k: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, %v: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>,
+      %o: memref<2x128x3x32xbf16>, %l: memref<2x128x3xf32>)
+      attributes {zero.kernel = "zero.attention"} {
+    zero.attention %q, %k, %v into %o, %l scale 0.5 causal seq_dim 1
+      : memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>
+    return
+  }
+  func.func private @attention_grad_heads(%q: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, %k: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, %v: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, %do: memref<2x128x3x32xbf16>, %l: memref<2x128x3xf32>, %dl: memref<2x128x3xf32>, %dq: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, %dk: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, %dv: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>)
+      attributes {zero.kernel = "zero.attention_grad"} {
+    zero.attention_grad %q, %k, %v, %do, %l, %dl into %dq, %dk, %dv scale 0.5 causal seq_dim 1
+      : memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>, memref<2x128x3xf32>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>
     return
   }
 
@@ -522,6 +540,67 @@ module attributes {gpu.container_module} {
     %b8 = gpu.memcpy async [%f7] %h8, %d8 : memref<3x192x32xf16>, memref<3x192x32xf16>
     %f8 = gpu.dealloc async [%b8] %d8 : memref<3x192x32xf16>
     gpu.wait [%f8]
+    return
+  }
+
+  func.func @zero_coop_attention_heads(%h0: memref<2x128x3x3x32xbf16>, %h1: memref<2x128x3x32xbf16>, %h2: memref<2x128x3xf32>)
+      attributes {llvm.emit_c_interface} {
+    %t0 = gpu.wait async
+    %d0, %a0 = gpu.alloc async [%t0] () : memref<2x128x3x3x32xbf16>
+    %m0 = gpu.memcpy async [%a0] %d0, %h0 : memref<2x128x3x3x32xbf16>, memref<2x128x3x3x32xbf16>
+    %d1, %a1 = gpu.alloc async [%m0] () : memref<2x128x3x32xbf16>
+    %m1 = gpu.memcpy async [%a1] %d1, %h1 : memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>
+    %d2, %a2 = gpu.alloc async [%m1] () : memref<2x128x3xf32>
+    %m2 = gpu.memcpy async [%a2] %d2, %h2 : memref<2x128x3xf32>, memref<2x128x3xf32>
+    gpu.wait [%m2]
+    %x0 = memref.subview %d0[0, 0, 0, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>
+    %x1 = memref.subview %d0[0, 0, 1, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>
+    %x2 = memref.subview %d0[0, 0, 2, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>
+    func.call @attention_heads(%x0, %x1, %x2, %d1, %d2) : (memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>) -> ()
+    %t1 = gpu.wait async
+    %b0 = gpu.memcpy async [%t1] %h0, %d0 : memref<2x128x3x3x32xbf16>, memref<2x128x3x3x32xbf16>
+    %f0 = gpu.dealloc async [%b0] %d0 : memref<2x128x3x3x32xbf16>
+    %b1 = gpu.memcpy async [%f0] %h1, %d1 : memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>
+    %f1 = gpu.dealloc async [%b1] %d1 : memref<2x128x3x32xbf16>
+    %b2 = gpu.memcpy async [%f1] %h2, %d2 : memref<2x128x3xf32>, memref<2x128x3xf32>
+    %f2 = gpu.dealloc async [%b2] %d2 : memref<2x128x3xf32>
+    gpu.wait [%f2]
+    return
+  }
+
+  func.func @zero_coop_attention_grad_heads(%h0: memref<2x128x3x3x32xbf16>, %h1: memref<2x128x3x32xbf16>, %h2: memref<2x128x3xf32>, %h3: memref<2x128x3xf32>, %h4: memref<2x128x3x3x32xbf16>)
+      attributes {llvm.emit_c_interface} {
+    %t0 = gpu.wait async
+    %d0, %a0 = gpu.alloc async [%t0] () : memref<2x128x3x3x32xbf16>
+    %m0 = gpu.memcpy async [%a0] %d0, %h0 : memref<2x128x3x3x32xbf16>, memref<2x128x3x3x32xbf16>
+    %d1, %a1 = gpu.alloc async [%m0] () : memref<2x128x3x32xbf16>
+    %m1 = gpu.memcpy async [%a1] %d1, %h1 : memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>
+    %d2, %a2 = gpu.alloc async [%m1] () : memref<2x128x3xf32>
+    %m2 = gpu.memcpy async [%a2] %d2, %h2 : memref<2x128x3xf32>, memref<2x128x3xf32>
+    %d3, %a3 = gpu.alloc async [%m2] () : memref<2x128x3xf32>
+    %m3 = gpu.memcpy async [%a3] %d3, %h3 : memref<2x128x3xf32>, memref<2x128x3xf32>
+    %d4, %a4 = gpu.alloc async [%m3] () : memref<2x128x3x3x32xbf16>
+    %m4 = gpu.memcpy async [%a4] %d4, %h4 : memref<2x128x3x3x32xbf16>, memref<2x128x3x3x32xbf16>
+    gpu.wait [%m4]
+    %x0 = memref.subview %d0[0, 0, 0, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>
+    %x1 = memref.subview %d0[0, 0, 1, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>
+    %x2 = memref.subview %d0[0, 0, 2, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>
+    %g0 = memref.subview %d4[0, 0, 0, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>
+    %g1 = memref.subview %d4[0, 0, 1, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>
+    %g2 = memref.subview %d4[0, 0, 2, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>
+    func.call @attention_grad_heads(%x0, %x1, %x2, %d1, %d2, %d3, %g0, %g1, %g2) : (memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>, memref<2x128x3xf32>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>) -> ()
+    %t1 = gpu.wait async
+    %b0 = gpu.memcpy async [%t1] %h0, %d0 : memref<2x128x3x3x32xbf16>, memref<2x128x3x3x32xbf16>
+    %f0 = gpu.dealloc async [%b0] %d0 : memref<2x128x3x3x32xbf16>
+    %b1 = gpu.memcpy async [%f0] %h1, %d1 : memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>
+    %f1 = gpu.dealloc async [%b1] %d1 : memref<2x128x3x32xbf16>
+    %b2 = gpu.memcpy async [%f1] %h2, %d2 : memref<2x128x3xf32>, memref<2x128x3xf32>
+    %f2 = gpu.dealloc async [%b2] %d2 : memref<2x128x3xf32>
+    %b3 = gpu.memcpy async [%f2] %h3, %d3 : memref<2x128x3xf32>, memref<2x128x3xf32>
+    %f3 = gpu.dealloc async [%b3] %d3 : memref<2x128x3xf32>
+    %b4 = gpu.memcpy async [%f3] %h4, %d4 : memref<2x128x3x3x32xbf16>, memref<2x128x3x3x32xbf16>
+    %f4 = gpu.dealloc async [%b4] %d4 : memref<2x128x3x3x32xbf16>
+    gpu.wait [%f4]
     return
   }
 }

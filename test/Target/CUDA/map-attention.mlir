@@ -162,3 +162,42 @@ func.func private @grad_f16(%q: memref<3x64x16xf16>, %k: memref<3x192x16xf16>, %
   zero.attention_grad %q, %k, %v, %do, %l, %dl into %dq, %dk, %dv scale 0.25 : memref<3x64x16xf16>, memref<3x192x16xf16>, memref<3x192x16xf16>, memref<3x64x16xf16>, memref<3x64xf32>, memref<3x64xf32>, memref<3x64x16xf16>, memref<3x192x16xf16>, memref<3x192x16xf16>
   return
 }
+
+// -----
+
+// The heads of one projection as they lie ([B, T, H, D], seq_dim 1, strided
+// views of [B, T, 3, H, D]): the grid's y is the (batch, head) pairs, each
+// split into its batch and head, and every operand is indexed with the
+// row second; the log-sum-exp ([B, T, H]) too. In the backward, the key
+// side reads two rows' log-sum-exp and delta one by one (adjacent rows are
+// H apart), where with the rows last it reads them as a pair.
+// CHECK-LABEL: func.func private @heads
+// CHECK: scf.forall (%[[QB:.*]], %[[P:.*]]) in (2, 6) {
+// CHECK: %[[BH:.*]]:2 = affine.delinearize_index %[[P]] into (2, 3)
+// CHECK: vector.load %arg0[%[[BH]]#0, %{{.*}}, %[[BH]]#1, %{{.*}}] : memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1]>>, vector<2xbf16>
+// CHECK: scf.for
+// CHECK: vector.load %arg1[%[[BH]]#0, %{{.*}}, %[[BH]]#1, %{{.*}}] : memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, vector<2xbf16>
+// CHECK: memref.load %arg2[%[[BH]]#0, %{{.*}}, %[[BH]]#1, %{{.*}}] : memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>
+// CHECK: vector.store %{{.*}}, %arg3[%[[BH]]#0, %{{.*}}, %[[BH]]#1, %{{.*}}] : memref<2x128x3x32xbf16>, vector<2xbf16>
+// CHECK: memref.store %{{.*}}, %arg4[%[[BH]]#0, %{{.*}}, %[[BH]]#1] : memref<2x128x3xf32>
+func.func private @heads(%q: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1]>>, %k: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, %v: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, %o: memref<2x128x3x32xbf16>, %l: memref<2x128x3xf32>) attributes {zero.kernel = "zero.attention"} {
+  zero.attention %q, %k, %v into %o, %l scale 0.5 causal seq_dim 1 : memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1]>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func private @grad_heads
+// CHECK: scf.forall (%{{.*}}, %[[P:.*]]) in (4, 6) {
+// CHECK: %[[BH:.*]]:2 = affine.delinearize_index %[[P]] into (2, 3)
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: memref.load %arg1[%[[BH]]#0, %[[C0:.*]], %[[BH]]#1] : memref<2x128x3xf32>
+// CHECK: %[[C1:.*]] = arith.addi %[[C0]], %c1
+// CHECK: memref.load %arg1[%[[BH]]#0, %[[C1]], %[[BH]]#1] : memref<2x128x3xf32>
+// CHECK: } else {
+// CHECK: memref.load %arg1[%[[BH]]#0, %{{.*}}, %[[BH]]#1] : memref<2x128x3xf32>
+func.func private @grad_heads(%q: memref<2x128x3x32xbf16>, %l: memref<2x128x3xf32>) attributes {zero.kernel = "zero.attention_grad"} {
+  zero.attention_grad %q, %q, %q, %q, %l, %l into %q, %q, %q scale 0.5 causal seq_dim 1 : memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>, memref<2x128x3xf32>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>
+  return
+}

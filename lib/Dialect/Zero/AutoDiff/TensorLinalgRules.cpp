@@ -120,7 +120,7 @@ struct AttentionModel
     auto grad = AttentionGradOp::create(
         b, r.loc, ValueRange(inits).getTypes(), a.getQuery(), a.getKey(),
         a.getValue(), dout, lse, delta, inits[0], inits[1], inits[2],
-        a.getScaleAttr(), a.getCausalAttr());
+        a.getScaleAttr(), a.getCausalAttr(), a.getSeqDimAttr());
     for (unsigned i = 0; i < 3; ++i)
       if (r.need(i))
         r.set(i, grad.getResult(i));

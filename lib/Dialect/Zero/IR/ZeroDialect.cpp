@@ -569,17 +569,28 @@ LogicalResult RowGroupOp::verify() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
+/// The rows' dimension of an attention op over `query`.
+static int64_t rowsDim(Value query, std::optional<uint64_t> seqDim) {
+  return seqDim ? int64_t(*seqDim)
+                : cast<ShapedType>(query.getType()).getRank() - 2;
+}
+int64_t AttentionOp::getRowsDim() { return rowsDim(getQuery(), getSeqDim()); }
+int64_t AttentionGradOp::getRowsDim() {
+  return rowsDim(getQuery(), getSeqDim());
+}
+
 /// What zero.attention and its gradient check alike: static shapes, all
 /// tensors or all buffers, one element type (bf16, f16 or f32) for the
 /// query, key and value and `likeQuery` / `likeKey` (which take their
-/// shapes), f32 `rowValues` shaped as the query without its depth, and the
-/// results typed as the destinations.
+/// shapes), the rows' dimension `rowsDim` before the depth, f32
+/// `rowValues` shaped as the query without its depth, and the results
+/// typed as the destinations.
 static LogicalResult
 verifyAttention(Operation *op, ShapedType q, ShapedType k, ShapedType v,
                 ArrayRef<std::pair<ShapedType, StringRef>> likeQuery,
                 ArrayRef<std::pair<ShapedType, StringRef>> likeKey,
                 ArrayRef<std::pair<ShapedType, StringRef>> rowValues,
-                bool causal, StringRef sameTypeNames) {
+                bool causal, int64_t rowsDim, StringRef sameTypeNames) {
   SmallVector<ShapedType> all{q, k, v};
   for (auto group : {likeQuery, likeKey, rowValues})
     for (auto [t, name] : group)
@@ -608,14 +619,18 @@ verifyAttention(Operation *op, ShapedType q, ShapedType k, ShapedType v,
   if (rank < 2 || k.getRank() != rank || v.getRank() != rank)
     return op->emitOpError("expects query, key and value of one rank, at "
                            "least 2 ([..., rows, depth])");
+  if (rowsDim < 0 || rowsDim > rank - 2)
+    return op->emitOpError("expects seq_dim in [0, ")
+           << rank - 2 << "] (the depth is the last dimension), got "
+           << rowsDim;
   for (auto [t, name] : likeQuery)
     if (t.getShape() != q.getShape())
       return op->emitOpError("expects ") << name << " shaped as the query";
-  if (k.getShape() != v.getShape() ||
-      k.getShape().drop_back(2) != q.getShape().drop_back(2) ||
-      k.getShape().back() != q.getShape().back())
-    return op->emitOpError("expects key and value of one shape, with the "
-                           "query's leading dimensions and depth");
+  SmallVector<int64_t> kShape(k.getShape()), qShape(q.getShape());
+  kShape[rowsDim] = qShape[rowsDim];
+  if (k.getShape() != v.getShape() || kShape != qShape)
+    return op->emitOpError("expects key and value of one shape, the "
+                           "query's but for the rows");
   for (auto [t, name] : likeKey)
     if (t.getShape() != k.getShape())
       return op->emitOpError("expects ") << name << " shaped as the key";
@@ -623,7 +638,7 @@ verifyAttention(Operation *op, ShapedType q, ShapedType k, ShapedType v,
     if (t.getShape() != q.getShape().drop_back())
       return op->emitOpError("expects ")
              << name << " shaped as the query without its depth";
-  if (causal && k.getShape()[rank - 2] != q.getShape()[rank - 2])
+  if (causal && k.getShape()[rowsDim] != q.getShape()[rowsDim])
     return op->emitOpError("causal attention expects as many keys as "
                            "queries");
   auto dps = cast<DestinationStyleOpInterface>(op);
@@ -657,7 +672,7 @@ LogicalResult AttentionOp::verify() {
   auto shaped = [](Value v) { return cast<ShapedType>(v.getType()); };
   return verifyAttention(*this, shaped(getQuery()), shaped(getKey()),
                          shaped(getValue()), {{shaped(getOut()), "out"}}, {},
-                         {{shaped(getLse()), "lse"}}, getCausal(),
+                         {{shaped(getLse()), "lse"}}, getCausal(), getRowsDim(),
                          "query, key, value and out");
 }
 
@@ -678,7 +693,7 @@ LogicalResult AttentionGradOp::verify() {
       {{shaped(getDout()), "dout"}, {shaped(getDquery()), "dquery"}},
       {{shaped(getDkey()), "dkey"}, {shaped(getDvalue()), "dvalue"}},
       {{shaped(getLse()), "lse"}, {shaped(getDelta()), "delta"}}, getCausal(),
-      "query, key, value, dout and the gradients");
+      getRowsDim(), "query, key, value, dout and the gradients");
 }
 
 void AttentionGradOp::getEffects(

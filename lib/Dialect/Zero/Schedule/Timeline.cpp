@@ -593,13 +593,12 @@ struct CostModel {
   OpEstimate attention(Operation *op) const {
     auto q = cast<ShapedType>(op->getOperand(0).getType());
     auto k = cast<ShapedType>(op->getOperand(1).getType());
-    int64_t rank = q.getRank();
-    double pairs = double(q.getNumElements()) /
-                   double(q.getDimSize(rank - 2) * q.getDimSize(rank - 1));
-    double rows = double(q.getDimSize(rank - 2)),
-           keys = double(k.getDimSize(rank - 2)),
-           depth = double(q.getDimSize(rank - 1));
     bool forward = isa<AttentionOp>(op);
+    int64_t at = forward ? cast<AttentionOp>(op).getRowsDim()
+                         : cast<AttentionGradOp>(op).getRowsDim();
+    double rows = double(q.getDimSize(at)), keys = double(k.getDimSize(at)),
+           depth = double(q.getShape().back());
+    double pairs = double(q.getNumElements()) / (rows * depth);
     double seen = 1;
     if (forward ? cast<AttentionOp>(op).getCausal()
                 : cast<AttentionGradOp>(op).getCausal()) {

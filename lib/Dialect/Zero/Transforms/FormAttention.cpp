@@ -50,6 +50,35 @@ Operation *soleUser(Value v) {
   return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
 }
 
+/// `v3` (`[N, a, b]`) as a reshape of a transpose by `perms` of a rank-4
+/// `x`, where the reshape only merges the first two dimensions.
+struct MergedHeads {
+  Value x;
+  ArrayRef<int32_t> perms;
+};
+std::optional<MergedHeads> mergedHeads(Value v3) {
+  auto r = v3.getDefiningOp<tosa::ReshapeOp>();
+  if (!r)
+    return std::nullopt;
+  auto t = r.getInput1().getDefiningOp<tosa::TransposeOp>();
+  auto in = cast<RankedTensorType>(r.getInput1().getType());
+  ArrayRef<int64_t> v = cast<RankedTensorType>(v3.getType()).getShape();
+  if (!t || in.getRank() != 4 || in.getShape().drop_front(2) != v.drop_front())
+    return std::nullopt;
+  return MergedHeads{t.getInput1(), t.getPerms()};
+}
+
+/// The attention's operands as the heads of their projections lie:
+/// `[B, T, H, D]` (or any order of B, T and H) where the imported graph
+/// transposes them to `[B, H, T, D]` and merges B and H; the rows'
+/// dimension of them all, and the transpose that gives the output in the
+/// same layout.
+struct Lifted {
+  Value q, k, v;
+  tosa::TransposeOp out;
+  int64_t rowsDim;
+};
+
 /// One attention found in the forward function.
 struct Match {
   tosa::MatMulOp scores, values;
@@ -59,7 +88,42 @@ struct Match {
   Location loc;
   /// Its ops from the last to the first.
   SmallVector<Operation *> chain;
+  std::optional<Lifted> lifted;
 };
+
+/// `m`'s operands without the transposes to `[B, H, T, D]`, if each is
+/// one of a value in a layout they share (depth last) and the output goes
+/// back to it.
+std::optional<Lifted> lift(Match &m) {
+  std::optional<MergedHeads> q = mergedHeads(m.scores.getA()),
+                             kT = mergedHeads(m.scores.getB()),
+                             v = mergedHeads(m.values.getB());
+  if (!q || !kT || !v)
+    return std::nullopt;
+  // q and v: [B, H, T, D] of x; kT: [B, H, D, T]; B and H in x's order.
+  ArrayRef<int32_t> pq = q->perms, pk = kT->perms;
+  if (pq != v->perms || pq[3] != 3 || pq[0] > pq[1] || pk[2] != 3 ||
+      pk[3] != pq[2] || pk[0] != pq[0] || pk[1] != pq[1])
+    return std::nullopt;
+  auto shape = [](Value x) {
+    return cast<RankedTensorType>(x.getType()).getShape();
+  };
+  SmallVector<int64_t> keyShape(shape(q->x));
+  keyShape[pq[2]] = shape(kT->x)[pq[2]];
+  if (shape(kT->x) != ArrayRef(keyShape) || shape(v->x) != shape(kT->x))
+    return std::nullopt;
+  // The output: reshaped to [B, H, T, D], then transposed back to x's
+  // layout.
+  auto r = dyn_cast_or_null<tosa::ReshapeOp>(soleUser(m.out.getResult()));
+  auto back = r ? dyn_cast_or_null<tosa::TransposeOp>(soleUser(r.getResult()))
+                : nullptr;
+  if (!back || shape(back.getResult()) != shape(q->x))
+    return std::nullopt;
+  for (int64_t i = 0; i < 4; ++i)
+    if (pq[back.getPerms()[i]] != i)
+      return std::nullopt;
+  return Lifted{q->x, kT->x, v->x, back, pq[2]};
+}
 
 struct ZeroFormAttentionPass
     : zero::impl::ZeroFormAttentionBase<ZeroFormAttentionPass> {
@@ -105,7 +169,7 @@ struct ZeroFormAttentionPass
       return std::nullopt;
     int64_t rows = sType.getDimSize(rank - 2),
             keys = sType.getDimSize(rank - 1);
-    Match m{{}, {}, {}, 1, false, softmax.getLoc(), {}};
+    Match m{{}, {}, {}, 1, false, softmax.getLoc(), {}, {}};
 
     // Back from the softmax: the mask, the scale, the rounded product.
     Value x = softmax.getInput();
@@ -195,6 +259,7 @@ struct ZeroFormAttentionPass
     m.loc =
         FusedLoc::get(softmax.getContext(),
                       {m.scores.getLoc(), softmax.getLoc(), m.values.getLoc()});
+    m.lifted = lift(m);
     return m;
   }
 
@@ -217,19 +282,36 @@ struct ZeroFormAttentionPass
     for (Match &m : found) {
       // Where the values' product was: every operand is defined by then.
       OpBuilder b(m.values);
-      TosaBuilder tb(b, m.loc);
-      Value q = m.scores.getA();
-      Value k = tb.transpose(m.scores.getB(), {0, 2, 1});
-      Value v = m.values.getB();
+      Value q, k, v, result;
+      IntegerAttr seqDim;
+      if (m.lifted) {
+        q = m.lifted->q;
+        k = m.lifted->k;
+        v = m.lifted->v;
+        result = m.lifted->out.getResult();
+        seqDim = b.getI64IntegerAttr(m.lifted->rowsDim);
+      } else {
+        TosaBuilder tb(b, m.loc);
+        q = m.scores.getA();
+        k = tb.transpose(m.scores.getB(), {0, 2, 1});
+        v = m.values.getB();
+        result = m.out.getResult();
+      }
       auto qType = cast<RankedTensorType>(q.getType());
       Value out = tensor::EmptyOp::create(b, m.loc, qType.getShape(),
                                           qType.getElementType());
       Value lse = tensor::EmptyOp::create(
           b, m.loc, qType.getShape().drop_back(), b.getF32Type());
-      auto attention = AttentionOp::create(
-          b, m.loc, TypeRange{out.getType(), lse.getType()}, q, k, v, out, lse,
-          b.getF64FloatAttr(m.scale), m.causal ? b.getUnitAttr() : UnitAttr());
-      m.out.getResult().replaceAllUsesWith(attention.getResult(0));
+      auto attention =
+          AttentionOp::create(b, m.loc, TypeRange{out.getType(), lse.getType()},
+                              q, k, v, out, lse, b.getF64FloatAttr(m.scale),
+                              m.causal ? b.getUnitAttr() : UnitAttr(), seqDim);
+      result.replaceAllUsesWith(attention.getResult(0));
+      if (m.lifted) {
+        Operation *reshape = m.lifted->out.getInput1().getDefiningOp();
+        m.lifted->out->erase();
+        reshape->erase();
+      }
       for (Operation *op : m.chain)
         op->erase();
     }

@@ -33,35 +33,39 @@ namespace {
 constexpr int64_t kBlockRows = 64, kWarpRows = 16, kKeyBlock = 64;
 constexpr int64_t kWarps = kBlockRows / kWarpRows;
 
-/// The (batch, head) pairs of `t` (`[..., rows, depth]`).
-int64_t pairsOf(ShapedType t) {
-  int64_t pairs = 1;
-  for (int64_t d : t.getShape().drop_back(2))
-    pairs *= d;
-  return pairs;
+/// The rows' dimension of zero.attention or its gradient.
+int64_t rowsDimOf(Operation *op) {
+  if (auto fwd = dyn_cast<zero::AttentionOp>(op))
+    return fwd.getRowsDim();
+  return cast<zero::AttentionGradOp>(op).getRowsDim();
 }
 
-/// The sizes of an attention over `query` (`[..., rows, depth]`) and `key`
-/// (`[..., keys, depth]`) buffers.
+/// The sizes of an attention over `query` (`[..., rows, depth]`, the rows
+/// at `rowsDim`) and `key` (`[..., keys, depth]`) buffers; `lead` are the
+/// other dimensions (batch, heads).
 struct Sizes {
   Type elem;
-  ArrayRef<int64_t> lead;
-  int64_t rows, keys, depth;
+  SmallVector<int64_t> lead;
+  int64_t rows, keys, depth, rowsDim;
 };
-Sizes sizesOf(Value query, Value key) {
-  auto q = cast<MemRefType>(query.getType());
-  int64_t rank = q.getRank();
-  return {q.getElementType(), q.getShape().drop_back(2), q.getShape()[rank - 2],
-          cast<MemRefType>(key.getType()).getShape()[rank - 2],
-          q.getShape().back()};
+Sizes sizesOf(Operation *op) {
+  auto q = cast<MemRefType>(op->getOperand(0).getType());
+  int64_t rowsDim = rowsDimOf(op);
+  SmallVector<int64_t> lead(q.getShape().drop_back());
+  lead.erase(lead.begin() + rowsDim);
+  return {q.getElementType(),
+          lead,
+          q.getShape()[rowsDim],
+          cast<MemRefType>(op->getOperand(1).getType()).getShape()[rowsDim],
+          q.getShape().back(),
+          rowsDim};
 }
 
 /// Why `op` (zero.attention or its gradient) has no kernel here, or empty.
-std::string unsupported(Operation *op, Value query, Value key) {
-  auto q = dyn_cast<MemRefType>(query.getType());
-  if (!q)
+std::string unsupported(Operation *op) {
+  if (!isa<MemRefType>(op->getOperand(0).getType()))
     return "it is on tensors (bufferize first)";
-  auto [elem, lead, rows, keys, depth] = sizesOf(query, key);
+  auto [elem, lead, rows, keys, depth, rowsDim] = sizesOf(op);
   if (!elem.isBF16() && !elem.isF16())
     return "its element type is not bf16 or f16 (tensor-core products)";
   if (depth % 16 || depth > 128)
@@ -70,7 +74,9 @@ std::string unsupported(Operation *op, Value query, Value key) {
   if (rows % kBlockRows || keys % kKeyBlock)
     return "its " + std::to_string(rows) + " queries and " +
            std::to_string(keys) + " keys are not multiples of 64";
-  int64_t batch = pairsOf(q);
+  int64_t batch = 1;
+  for (int64_t d : lead)
+    batch *= d;
   if (batch > 65535)
     return std::to_string(batch) + " (batch, head) pairs are more than a "
                                    "grid's y holds";
@@ -94,18 +100,19 @@ struct Kernel {
   OpBuilder &b;
   Location loc;
   Type elem;
-  int64_t depth;
+  int64_t depth, rowsDim;
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   /// The block's x and the (batch, head) pair; the thread's warp, g, t, 2t.
   Value blockX, pair, warp, g, t, t2;
-  /// The leading dimensions' indices of the pair.
+  /// The other dimensions' indices of the pair.
   SmallVector<Value> at;
 
-  /// Opens a grid of `blocksX` x (pairs of `lead`) blocks of 128 threads
-  /// before `op` and leaves the builder in the thread's body.
-  Kernel(OpBuilder &b, Operation *op, Type elem, int64_t depth,
-         ArrayRef<int64_t> lead, int64_t blocksX)
-      : b(b), loc(op->getLoc()), elem(elem), depth(depth) {
+  /// Opens a grid of `blocksX` x (pairs of `sizes.lead`) blocks of 128
+  /// threads before `op` and leaves the builder in the thread's body.
+  Kernel(OpBuilder &b, Operation *op, const Sizes &sizes, int64_t blocksX)
+      : b(b), loc(op->getLoc()), elem(sizes.elem), depth(sizes.depth),
+        rowsDim(sizes.rowsDim) {
+    ArrayRef<int64_t> lead = sizes.lead;
     MLIRContext *ctx = b.getContext();
     int64_t pairs = 1;
     for (int64_t d : lead)
@@ -165,7 +172,7 @@ struct Kernel {
   /// Indices of row `r` and column `c` (none for a row value) of the pair.
   SmallVector<Value> point(Value r, Value c) {
     SmallVector<Value> idx(at);
-    idx.push_back(r);
+    idx.insert(idx.begin() + rowsDim, r);
     if (c)
       idx.push_back(c);
     return idx;
@@ -323,9 +330,17 @@ struct Kernel {
   /// A row vector's values at columns `col` and `col` + 1 spread over a
   /// tile (the same for both rows).
   Value columnValues(Value buffer, Value col) {
-    Value pair = pairAt(buffer, col, Value());
-    Value c0 = vector::ExtractOp::create(b, loc, pair, int64_t(0));
-    Value c1 = vector::ExtractOp::create(b, loc, pair, int64_t(1));
+    Value c0, c1;
+    // Adjacent rows are adjacent in memory only where the rows come last.
+    if (rowsDim == int64_t(at.size())) {
+      Value pair = pairAt(buffer, col, Value());
+      c0 = vector::ExtractOp::create(b, loc, pair, int64_t(0));
+      c1 = vector::ExtractOp::create(b, loc, pair, int64_t(1));
+    } else {
+      c0 = memref::LoadOp::create(b, loc, buffer, point(col, Value()));
+      c1 = memref::LoadOp::create(b, loc, buffer,
+                                  point(addIndex(col, 1), Value()));
+    }
     SmallVector<Value> elems{c0, c1, c0, c1};
     return vector::FromElementsOp::create(b, loc, vec({2, 2}, f32), elems);
   }
@@ -338,8 +353,9 @@ struct Kernel {
 void lower(zero::AttentionOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
-  auto [elem, lead, rows, keys, depth] = sizesOf(op.getQuery(), op.getKey());
-  Kernel k(b, op, elem, depth, lead, rows / kBlockRows);
+  Sizes sizes = sizesOf(op);
+  auto [elem, lead, rows, keys, depth, rowsDim] = sizes;
+  Kernel k(b, op, sizes, rows / kBlockRows);
   Value qBlock = k.blockX;
   Value row0 = k.firstRow(qBlock), row1 = k.addIndex(row0, 8);
   SmallVector<Value> qFrags = k.aFragments(op.getQuery(), row0);
@@ -437,9 +453,10 @@ void lower(zero::AttentionOp op) {
 void lower(zero::AttentionGradOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
-  auto [elem, lead, rows, keys, depth] = sizesOf(op.getQuery(), op.getKey());
+  Sizes sizes = sizesOf(op);
+  auto [elem, lead, rows, keys, depth, rowsDim] = sizes;
   int64_t keyBlocks = keys / kKeyBlock;
-  Kernel k(b, op, elem, depth, lead, keyBlocks + rows / kBlockRows);
+  Kernel k(b, op, sizes, keyBlocks + rows / kBlockRows);
   Value zero = k.f32c(0.0), zeroTile = k.zeroTile();
   Value scale = k.f32c(op.getScale().convertToDouble());
   Value scales = vector::BroadcastOp::create(b, loc, zeroTile.getType(), scale);
@@ -563,8 +580,7 @@ struct ZeroGPUMapAttentionPass
                            "(zero-form-kernels makes them)";
         return signalPassFailure();
       }
-      Value query = op->getOperand(0), key = op->getOperand(1);
-      if (std::string why = unsupported(op, query, key); !why.empty()) {
+      if (std::string why = unsupported(op); !why.empty()) {
         op->emitError() << op->getName() << " has no CUDA kernel: " << why;
         return signalPassFailure();
       }

@@ -25,7 +25,7 @@ func.func @lse_type(%q: memref<64x16xbf16>, %l: memref<64xbf16>) {
 // -----
 
 func.func @depth(%q: memref<64x16xbf16>, %k: memref<64x32xbf16>, %l: memref<64xf32>) {
-  // expected-error @below {{expects key and value of one shape, with the query's leading dimensions and depth}}
+  // expected-error @below {{expects key and value of one shape, the query's but for the rows}}
   zero.attention %q, %k, %k into %q, %l scale 1.0 : memref<64x16xbf16>, memref<64x32xbf16>, memref<64x32xbf16>, memref<64x16xbf16>, memref<64xf32>
   return
 }
@@ -107,5 +107,39 @@ func.func @grad_delta_shape(%q: memref<64x16xbf16>, %l: memref<64xf32>, %d: memr
 func.func @grad_results(%q: tensor<64x16xbf16>, %l: tensor<64xf32>) {
   // expected-error @below {{returns 3 tensors exactly on tensors}}
   %r:2 = zero.attention_grad %q, %q, %q, %q, %l, %l into %q, %q, %q scale 1.0 : tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64x16xbf16>, tensor<64x16xbf16>, tensor<64x16xbf16> -> tensor<64x16xbf16>, tensor<64x16xbf16>
+  return
+}
+
+// -----
+
+func.func @seq_dim_depth(%q: memref<2x64x3x16xbf16>, %l: memref<2x64x3xf32>) {
+  // expected-error @below {{expects seq_dim in [0, 2] (the depth is the last dimension), got 3}}
+  zero.attention %q, %q, %q into %q, %l scale 1.0 seq_dim 3 : memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3xf32>
+  return
+}
+
+// -----
+
+func.func @seq_dim_negative(%q: memref<2x64x3x16xbf16>, %l: memref<2x64x3xf32>) {
+  // expected-error @below {{expects seq_dim in [0, 2] (the depth is the last dimension), got -1}}
+  zero.attention %q, %q, %q into %q, %l scale 1.0 seq_dim -1 : memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3xf32>
+  return
+}
+
+// -----
+
+// With seq_dim 1 the keys may differ from the queries in dimension 1 only:
+// here they differ in the heads.
+func.func @seq_dim_heads(%q: memref<2x64x3x16xbf16>, %k: memref<2x64x4x16xbf16>, %l: memref<2x64x3xf32>) {
+  // expected-error @below {{expects key and value of one shape, the query's but for the rows}}
+  zero.attention %q, %k, %k into %q, %l scale 1.0 seq_dim 1 : memref<2x64x3x16xbf16>, memref<2x64x4x16xbf16>, memref<2x64x4x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3xf32>
+  return
+}
+
+// -----
+
+func.func @seq_dim_causal(%q: memref<2x64x3x16xbf16>, %k: memref<2x128x3x16xbf16>, %l: memref<2x64x3xf32>) {
+  // expected-error @below {{causal attention expects as many keys as queries}}
+  zero.attention_grad %q, %k, %k, %q, %l, %l into %q, %k, %k scale 1.0 causal seq_dim 1 : memref<2x64x3x16xbf16>, memref<2x128x3x16xbf16>, memref<2x128x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3xf32>, memref<2x64x3xf32>, memref<2x64x3x16xbf16>, memref<2x128x3x16xbf16>, memref<2x128x3x16xbf16>
   return
 }

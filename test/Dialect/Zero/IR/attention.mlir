@@ -74,3 +74,16 @@ func.func @grad_buffers(%q: memref<64x8xf32>, %k: memref<128x8xf32>, %v: memref<
         memref<128x8xf32>, memref<128x8xf32>
   return
 }
+
+// -----
+
+// The heads as a projection lays them out ([B, T, H, D], seq_dim 1), the
+// keys strided views of it; the log-sum-exp is [B, T, H].
+// CHECK-LABEL: func.func @seq_dim
+// CHECK: zero.attention %arg0, %arg1, %arg1 into %arg2, %arg3 scale 5.000000e-01 causal seq_dim 1 : memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1]>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>{{$}}
+// CHECK: zero.attention_grad {{.*}} scale 5.000000e-01 causal seq_dim 1 :
+func.func @seq_dim(%q: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1]>>, %k: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, %o: memref<2x128x3x32xbf16>, %l: memref<2x128x3xf32>) {
+  zero.attention %q, %k, %k into %o, %l scale 0.5 causal seq_dim 1 : memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1]>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>
+  zero.attention_grad %o, %o, %o, %o, %l, %l into %o, %o, %o scale 0.5 causal seq_dim 1 : memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>, memref<2x128x3xf32>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>
+  return
+}

@@ -297,3 +297,26 @@ func.func @attention_lse_used(%q: tensor<2x64x16xbf16>) -> tensor<2x64x16xbf16> 
   %g = zero.gradient %r1 wrt %q : tensor<1x1xf32>, (tensor<2x64x16xbf16>) -> tensor<2x64x16xbf16>
   return %g : tensor<2x64x16xbf16>
 }
+
+// -----
+
+// With the heads as they lie (seq_dim 1) delta is shaped as the query
+// without its depth, as the log-sum-exp is, and the gradient op takes the
+// forward's seq_dim.
+// CHECK-LABEL: func.func @attention_heads
+// CHECK: %[[S:.*]] = tosa.reduce_sum %{{.*}} {axis = 3 : i32, zero.backward} : (tensor<1x64x2x16xf32>) -> tensor<1x64x2x1xf32>
+// CHECK: %[[D:.*]] = tosa.reshape %[[S]], %{{.*}} {zero.backward} : (tensor<1x64x2x1xf32>, !tosa.shape<3>) -> tensor<1x64x2xf32>
+// CHECK: zero.attention_grad {{.*}}, %[[D]] into {{.*}} scale 1.250000e-01 causal seq_dim 1 {zero.backward} : tensor<1x64x2x16xbf16>
+func.func @attention_heads(%q: tensor<1x64x2x16xbf16>, %w: tensor<1x64x2x16xbf16>) -> tensor<1x64x2x16xbf16> {
+  %s = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %oi = tensor.empty() : tensor<1x64x2x16xbf16>
+  %li = tensor.empty() : tensor<1x64x2xf32>
+  %a:2 = zero.attention %q, %q, %q into %oi, %li scale 0.125 causal seq_dim 1 : tensor<1x64x2x16xbf16>, tensor<1x64x2x16xbf16>, tensor<1x64x2x16xbf16>, tensor<1x64x2x16xbf16>, tensor<1x64x2xf32> -> tensor<1x64x2x16xbf16>, tensor<1x64x2xf32>
+  %y = tosa.mul %a#0, %w, %s : (tensor<1x64x2x16xbf16>, tensor<1x64x2x16xbf16>, tensor<1xi8>) -> tensor<1x64x2x16xbf16>
+  %r0 = tosa.reduce_sum %y {axis = 0 : i32} : (tensor<1x64x2x16xbf16>) -> tensor<1x64x2x16xbf16>
+  %r1 = tosa.reduce_sum %r0 {axis = 1 : i32} : (tensor<1x64x2x16xbf16>) -> tensor<1x1x2x16xbf16>
+  %r2 = tosa.reduce_sum %r1 {axis = 2 : i32} : (tensor<1x1x2x16xbf16>) -> tensor<1x1x1x16xbf16>
+  %r3 = tosa.reduce_sum %r2 {axis = 3 : i32} : (tensor<1x1x1x16xbf16>) -> tensor<1x1x1x1xbf16>
+  %g = zero.gradient %r3 wrt %q : tensor<1x1x1x1xbf16>, (tensor<1x64x2x16xbf16>) -> tensor<1x64x2x16xbf16>
+  return %g : tensor<1x64x2x16xbf16>
+}

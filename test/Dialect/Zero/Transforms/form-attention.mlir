@@ -217,3 +217,118 @@ func.func @rows_64(%q: tensor<2x64x16xbf16>, %kt: tensor<2x16x64xbf16>, %v: tens
   %o = tosa.cast %pv : (tensor<2x64x16xf32>) -> tensor<2x64x16xbf16>
   return %o : tensor<2x64x16xbf16>
 }
+
+// -----
+
+// The heads of [B, T, H, D] projections, transposed to [B, H, T, D] and
+// merged to [B * H, T, D] as imported, the output transposed back: the op
+// takes them as they lie (seq_dim 1), and no transpose is left.
+// CHECK-LABEL: func.func @heads_as_stored
+// CHECK-SAME: (%[[X:.*]]: tensor<1x64x2x16xbf16>, %[[K:.*]]: tensor<1x64x2x16xbf16>, %[[V:.*]]: tensor<1x64x2x16xbf16>)
+// CHECK-NOT: tosa.transpose
+// CHECK: %[[O:.*]]:2 = zero.attention %[[X]], %[[K]], %[[V]] into %{{.*}}, %{{.*}} scale 1.000000e+00 seq_dim 1 : tensor<1x64x2x16xbf16>, tensor<1x64x2x16xbf16>, tensor<1x64x2x16xbf16>, tensor<1x64x2x16xbf16>, tensor<1x64x2xf32> -> tensor<1x64x2x16xbf16>, tensor<1x64x2xf32>
+// CHECK-NOT: tosa.transpose
+// CHECK: return %[[O]]#0
+func.func @heads_as_stored(%x: tensor<1x64x2x16xbf16>, %kx: tensor<1x64x2x16xbf16>, %vx: tensor<1x64x2x16xbf16>) -> tensor<1x64x2x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %s3 = tosa.const_shape {values = dense<[2, 64, 16]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %st = tosa.const_shape {values = dense<[2, 16, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %s4 = tosa.const_shape {values = dense<[1, 2, 64, 16]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %q4 = tosa.transpose %x {perms = array<i32: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %q = tosa.reshape %q4, %s3 : (tensor<1x2x64x16xbf16>, !tosa.shape<3>) -> tensor<2x64x16xbf16>
+  %kt4 = tosa.transpose %kx {perms = array<i32: 0, 2, 3, 1>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x16x64xbf16>
+  %kt = tosa.reshape %kt4, %st : (tensor<1x2x16x64xbf16>, !tosa.shape<3>) -> tensor<2x16x64xbf16>
+  %v4 = tosa.transpose %vx {perms = array<i32: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %v = tosa.reshape %v4, %s3 : (tensor<1x2x64x16xbf16>, !tosa.shape<3>) -> tensor<2x64x16xbf16>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<2x64x16xbf16>, tensor<2x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x64xf32>
+  %r = tosa.cast %mm : (tensor<2x64x64xf32>) -> tensor<2x64x64xbf16>
+  %e = tensor.empty() : tensor<2x64x64xbf16>
+  %p = linalg.softmax dimension(2) ins(%r : tensor<2x64x64xbf16>) outs(%e : tensor<2x64x64xbf16>) -> tensor<2x64x64xbf16>
+  %pv = tosa.matmul %p, %v, %zp, %zp : (tensor<2x64x64xbf16>, tensor<2x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x16xf32>
+  %o = tosa.cast %pv : (tensor<2x64x16xf32>) -> tensor<2x64x16xbf16>
+  %o4 = tosa.reshape %o, %s4 : (tensor<2x64x16xbf16>, !tosa.shape<4>) -> tensor<1x2x64x16xbf16>
+  %y = tosa.transpose %o4 {perms = array<i32: 0, 2, 1, 3>} : (tensor<1x2x64x16xbf16>) -> tensor<1x64x2x16xbf16>
+  return %y : tensor<1x64x2x16xbf16>
+}
+
+// -----
+
+// [T, B, H, D] the same way: seq_dim 0.
+// CHECK-LABEL: func.func @sequence_first
+// CHECK-NOT: tosa.transpose
+// CHECK: zero.attention {{.*}} seq_dim 0 : tensor<64x1x2x16xbf16>, {{.*}} -> tensor<64x1x2x16xbf16>, tensor<64x1x2xf32>
+// CHECK-NOT: tosa.transpose
+func.func @sequence_first(%x: tensor<64x1x2x16xbf16>, %kx: tensor<64x1x2x16xbf16>, %vx: tensor<64x1x2x16xbf16>) -> tensor<64x1x2x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %s3 = tosa.const_shape {values = dense<[2, 64, 16]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %st = tosa.const_shape {values = dense<[2, 16, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %s4 = tosa.const_shape {values = dense<[1, 2, 64, 16]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %q4 = tosa.transpose %x {perms = array<i32: 1, 2, 0, 3>} : (tensor<64x1x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %q = tosa.reshape %q4, %s3 : (tensor<1x2x64x16xbf16>, !tosa.shape<3>) -> tensor<2x64x16xbf16>
+  %kt4 = tosa.transpose %kx {perms = array<i32: 1, 2, 3, 0>} : (tensor<64x1x2x16xbf16>) -> tensor<1x2x16x64xbf16>
+  %kt = tosa.reshape %kt4, %st : (tensor<1x2x16x64xbf16>, !tosa.shape<3>) -> tensor<2x16x64xbf16>
+  %v4 = tosa.transpose %vx {perms = array<i32: 1, 2, 0, 3>} : (tensor<64x1x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %v = tosa.reshape %v4, %s3 : (tensor<1x2x64x16xbf16>, !tosa.shape<3>) -> tensor<2x64x16xbf16>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<2x64x16xbf16>, tensor<2x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x64xf32>
+  %r = tosa.cast %mm : (tensor<2x64x64xf32>) -> tensor<2x64x64xbf16>
+  %e = tensor.empty() : tensor<2x64x64xbf16>
+  %p = linalg.softmax dimension(2) ins(%r : tensor<2x64x64xbf16>) outs(%e : tensor<2x64x64xbf16>) -> tensor<2x64x64xbf16>
+  %pv = tosa.matmul %p, %v, %zp, %zp : (tensor<2x64x64xbf16>, tensor<2x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x16xf32>
+  %o = tosa.cast %pv : (tensor<2x64x16xf32>) -> tensor<2x64x16xbf16>
+  %o4 = tosa.reshape %o, %s4 : (tensor<2x64x16xbf16>, !tosa.shape<4>) -> tensor<1x2x64x16xbf16>
+  %y = tosa.transpose %o4 {perms = array<i32: 2, 0, 1, 3>} : (tensor<1x2x64x16xbf16>) -> tensor<64x1x2x16xbf16>
+  return %y : tensor<64x1x2x16xbf16>
+}
+
+// -----
+
+// The output used as [B * H, T, D]: the op on the merged heads, as
+// before.
+// CHECK-LABEL: func.func @output_kept
+// CHECK: zero.attention {{.*}} scale 1.000000e+00 : tensor<2x64x16xbf16>
+func.func @output_kept(%x: tensor<1x64x2x16xbf16>, %kx: tensor<1x64x2x16xbf16>, %vx: tensor<1x64x2x16xbf16>) -> tensor<2x64x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %s3 = tosa.const_shape {values = dense<[2, 64, 16]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %st = tosa.const_shape {values = dense<[2, 16, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %s4 = tosa.const_shape {values = dense<[1, 2, 64, 16]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %q4 = tosa.transpose %x {perms = array<i32: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %q = tosa.reshape %q4, %s3 : (tensor<1x2x64x16xbf16>, !tosa.shape<3>) -> tensor<2x64x16xbf16>
+  %kt4 = tosa.transpose %kx {perms = array<i32: 0, 2, 3, 1>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x16x64xbf16>
+  %kt = tosa.reshape %kt4, %st : (tensor<1x2x16x64xbf16>, !tosa.shape<3>) -> tensor<2x16x64xbf16>
+  %v4 = tosa.transpose %vx {perms = array<i32: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %v = tosa.reshape %v4, %s3 : (tensor<1x2x64x16xbf16>, !tosa.shape<3>) -> tensor<2x64x16xbf16>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<2x64x16xbf16>, tensor<2x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x64xf32>
+  %r = tosa.cast %mm : (tensor<2x64x64xf32>) -> tensor<2x64x64xbf16>
+  %e = tensor.empty() : tensor<2x64x64xbf16>
+  %p = linalg.softmax dimension(2) ins(%r : tensor<2x64x64xbf16>) outs(%e : tensor<2x64x64xbf16>) -> tensor<2x64x64xbf16>
+  %pv = tosa.matmul %p, %v, %zp, %zp : (tensor<2x64x64xbf16>, tensor<2x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x16xf32>
+  %o = tosa.cast %pv : (tensor<2x64x16xf32>) -> tensor<2x64x16xbf16>
+  return %o : tensor<2x64x16xbf16>
+}
+
+// -----
+
+// The output transposed to another layout than the inputs': as before.
+// CHECK-LABEL: func.func @heads_swapped
+// CHECK: zero.attention {{.*}} scale 1.000000e+00 : tensor<2x64x16xbf16>
+func.func @heads_swapped(%x: tensor<1x64x2x16xbf16>, %kx: tensor<1x64x2x16xbf16>, %vx: tensor<1x64x2x16xbf16>) -> tensor<2x1x64x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %s3 = tosa.const_shape {values = dense<[2, 64, 16]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %st = tosa.const_shape {values = dense<[2, 16, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %s4 = tosa.const_shape {values = dense<[1, 2, 64, 16]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %q4 = tosa.transpose %x {perms = array<i32: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %q = tosa.reshape %q4, %s3 : (tensor<1x2x64x16xbf16>, !tosa.shape<3>) -> tensor<2x64x16xbf16>
+  %kt4 = tosa.transpose %kx {perms = array<i32: 0, 2, 3, 1>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x16x64xbf16>
+  %kt = tosa.reshape %kt4, %st : (tensor<1x2x16x64xbf16>, !tosa.shape<3>) -> tensor<2x16x64xbf16>
+  %v4 = tosa.transpose %vx {perms = array<i32: 0, 2, 1, 3>} : (tensor<1x64x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %v = tosa.reshape %v4, %s3 : (tensor<1x2x64x16xbf16>, !tosa.shape<3>) -> tensor<2x64x16xbf16>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<2x64x16xbf16>, tensor<2x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x64xf32>
+  %r = tosa.cast %mm : (tensor<2x64x64xf32>) -> tensor<2x64x64xbf16>
+  %e = tensor.empty() : tensor<2x64x64xbf16>
+  %p = linalg.softmax dimension(2) ins(%r : tensor<2x64x64xbf16>) outs(%e : tensor<2x64x64xbf16>) -> tensor<2x64x64xbf16>
+  %pv = tosa.matmul %p, %v, %zp, %zp : (tensor<2x64x64xbf16>, tensor<2x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<2x64x16xf32>
+  %o = tosa.cast %pv : (tensor<2x64x16xf32>) -> tensor<2x64x16xbf16>
+  %o4 = tosa.reshape %o, %s4 : (tensor<2x64x16xbf16>, !tosa.shape<4>) -> tensor<1x2x64x16xbf16>
+  %y = tosa.transpose %o4 {perms = array<i32: 1, 0, 2, 3>} : (tensor<1x2x64x16xbf16>) -> tensor<2x1x64x16xbf16>
+  return %y : tensor<2x1x64x16xbf16>
+}

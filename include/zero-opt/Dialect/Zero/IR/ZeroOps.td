@@ -595,9 +595,9 @@ def Zero_AttentionOp : Zero_Op<"attention", [
   let summary = "Scaled dot-product attention that keeps the softmax's "
                 "log-sum-exp instead of its probabilities";
   let description = [{
-    For each index of the leading dimensions (batch, heads) and each
-    query row `i` of `query` (`[..., Tq, D]`), over the rows `j` of `key`
-    and `value` (`[..., Tk, D]`, the same leading dimensions):
+    For each index of the other dimensions (batch, heads) and each query
+    row `i` of `query` (`[..., Tq, D]`), over the rows `j` of `key` and
+    `value` (`[..., Tk, D]`, the same other dimensions):
     `s[j] = scale * sum over d of q[i, d] * k[j, d]` summed in f32, `-inf`
     for `j > i` when `causal` (then `Tq == Tk`);
     `lse[i] = log(sum over j of exp(s[j]))` (`[..., Tq]`, f32); and
@@ -609,6 +609,12 @@ def Zero_AttentionOp : Zero_Op<"attention", [
     read. The probabilities are never stored: a backward pass computes
     them again from `query`, `key` and `lse`.
 
+    The rows are the dimension before the depth unless `seq_dim` names
+    another: with `seq_dim 1`, `[B, T, H, D]` operands are the heads of a
+    projection as it lies (FlashAttention's layout), which a kernel reads
+    with their strides instead of a transposed copy. `lse` is shaped as
+    the query without its depth either way.
+
     ```mlir
     %o, %l = zero.attention %q, %k, %v into %oi, %li scale 0.125 causal
                : tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>,
@@ -619,18 +625,22 @@ def Zero_AttentionOp : Zero_Op<"attention", [
   }];
   let arguments = (ins AnyShaped:$query, AnyShaped:$key, AnyShaped:$value,
                        AnyShaped:$out, AnyShaped:$lse, F64Attr:$scale,
-                       UnitAttr:$causal);
+                       UnitAttr:$causal, OptionalAttr<I64Attr>:$seq_dim);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $out `,` $lse `scale` $scale
-    (`causal` $causal^)? attr-dict `:` type($query) `,` type($key) `,`
-    type($value) `,` type($out) `,` type($lse) (`->` type($results)^)?
+    (`causal` $causal^)? (`seq_dim` $seq_dim^)? attr-dict `:` type($query)
+    `,` type($key) `,` type($value) `,` type($out) `,` type($lse)
+    (`->` type($results)^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::MutableOperandRange getDpsInitsMutable() {
       return ::mlir::MutableOperandRange(getOperation(), 3, 2);
     }
+    /// The dimension of the rows (queries, keys): `seq_dim` or the one
+    /// before the depth.
+    int64_t getRowsDim();
   }];
 }
 
@@ -655,6 +665,7 @@ def Zero_AttentionGradOp : Zero_Op<"attention_grad", [
     16-bit inputs `p` and `ds` are rounded to that type before their
     products, as a tensor-core product takes them. The destinations are
     written, not read; nothing of size `[..., Tq, Tk]` is stored.
+    `seq_dim` is the forward's.
 
     ```mlir
     %dq, %dk, %dv = zero.attention_grad %q, %k, %v, %do, %lse, %delta
@@ -670,20 +681,23 @@ def Zero_AttentionGradOp : Zero_Op<"attention_grad", [
   let arguments = (ins AnyShaped:$query, AnyShaped:$key, AnyShaped:$value,
                        AnyShaped:$dout, AnyShaped:$lse, AnyShaped:$delta,
                        AnyShaped:$dquery, AnyShaped:$dkey, AnyShaped:$dvalue,
-                       F64Attr:$scale, UnitAttr:$causal);
+                       F64Attr:$scale, UnitAttr:$causal,
+                       OptionalAttr<I64Attr>:$seq_dim);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $dout `,` $lse `,` $delta `into` $dquery
-    `,` $dkey `,` $dvalue `scale` $scale (`causal` $causal^)? attr-dict `:`
-    type($query) `,` type($key) `,` type($value) `,` type($dout) `,`
-    type($lse) `,` type($delta) `,` type($dquery) `,` type($dkey) `,`
-    type($dvalue) (`->` type($results)^)?
+    `,` $dkey `,` $dvalue `scale` $scale (`causal` $causal^)?
+    (`seq_dim` $seq_dim^)? attr-dict `:` type($query) `,` type($key) `,`
+    type($value) `,` type($dout) `,` type($lse) `,` type($delta) `,`
+    type($dquery) `,` type($dkey) `,` type($dvalue) (`->` type($results)^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::MutableOperandRange getDpsInitsMutable() {
       return ::mlir::MutableOperandRange(getOperation(), 6, 3);
     }
+    /// The dimension of the rows, as in zero.attention.
+    int64_t getRowsDim();
   }];
 }
 

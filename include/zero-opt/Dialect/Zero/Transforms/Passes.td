@@ -142,7 +142,15 @@ def ZeroFormAttention : Pass<"zero-form-attention", "func::FuncOp"> {
     keys, whose one use is (after a reshape back to `[N, Tq, Tk]`) the A
     operand of `tosa.matmul` with `v [N, Tk, D]`, rounded to the 16-bit
     type. That rounded product becomes `zero.attention q, transpose(kT),
-    v scale s [causal]`; the rest is left dead. The shapes must fit the
+    v scale s [causal]`; the rest is left dead. Where q, kT and v are
+    each a merge of the first two dimensions of a transpose of a rank-4
+    value (the heads of `[B, T, H, D]` projections moved to `[B, H, T, D]`
+    and `[B, H, D, T]`, any order of B, T and H with the depth last, the
+    same for all three) and the output's one use is the merge undone and
+    the transpose back to that layout, the op takes those values as they
+    lie, `seq_dim` naming their rows' dimension, and gives the output in
+    that layout: no transpose of the operands, the output or (through
+    the derivative rule) their gradients is left. The shapes must fit the
     kernel a target has: Tq and Tk multiples of `block`, D a multiple of
     `depth-multiple` up to `max-depth`, N at most `max-pairs` (the
     defaults are the CUDA target's, which forms it for bf16 and fp16).
