@@ -12,8 +12,8 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
-#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -74,6 +74,8 @@ void cpu::buildCPUMemoryPlan(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
+  // The attention gradients' fresh buffers, copied into a concatenation.
+  pm.addNestedPass<func::FuncOp>(createZeroElideDestinationCopies());
   // The schedule belongs to the zero dialect; the CPU maps its requests
   // onto the runtime's communication thread later.
   buildCollectiveSchedule(pm, options.schedule);

@@ -34,25 +34,30 @@ Value zero::rootBuffer(Value v) {
 
 namespace {
 /// (period, run) in elements when `shape` with `strides` is rows of one
-/// contiguous run each: the dimensions after the first of more than one
-/// element are row-major contiguous, and that first one's stride is at
-/// least the run.
+/// contiguous run each, a period apart: the innermost dimensions are
+/// row-major contiguous (the run), and the others of more than one element
+/// index one row each (each one's stride the next inner one's extent),
+/// the innermost of them a period at least the run apart.
 std::optional<std::pair<int64_t, int64_t>>
 periodicRows(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
-  size_t outer = 0;
-  while (outer < shape.size() && shape[outer] == 1)
-    ++outer;
-  if (outer + 1 >= shape.size())
-    return std::nullopt;
   int64_t run = 1;
-  for (size_t d = shape.size(); d-- > outer + 1;) {
-    if (shape[d] != 1 && strides[d] != run)
+  size_t inner = shape.size();
+  while (inner > 0 && (shape[inner - 1] == 1 || strides[inner - 1] == run))
+    run *= shape[--inner];
+  std::optional<int64_t> period;
+  int64_t next = 0;
+  for (size_t d = inner; d-- > 0;) {
+    if (shape[d] == 1)
+      continue;
+    if (period && strides[d] != next)
       return std::nullopt;
-    run *= shape[d];
+    if (!period)
+      period = strides[d], next = strides[d];
+    next *= shape[d];
   }
-  if (strides[outer] < run)
+  if (!period || *period < run)
     return std::nullopt;
-  return std::make_pair(strides[outer], run);
+  return std::make_pair(*period, run);
 }
 } // namespace
 

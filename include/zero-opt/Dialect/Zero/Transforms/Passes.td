@@ -483,6 +483,32 @@ def ZeroCommReport : Pass<"zero-comm-report", "ModuleOp"> {
   }];
 }
 
+def ZeroElideDestinationCopies
+    : Pass<"zero-elide-destination-copies", "func::FuncOp"> {
+  let summary = "Let an attention op write the view its fresh destination "
+                "is copied into";
+  let description = [{
+    Runs on buffers, after bufferization and before the deallocation
+    pipeline and the memory plan. A `zero.attention` or
+    `zero.attention_grad` destination that is a fresh allocation of static
+    shape, used by nothing but the op and one `memref.copy` of all of it
+    (through `memref.expand_shape` / `memref.collapse_shape` views, each
+    used once) into a static view of another allocation of the same
+    block, is replaced by that view seen through the inverse reshapes, when
+    nothing from the op to the copy reads or writes the view's bytes
+    (other copies into disjoint slices may lie between) and the op reads
+    none of them: the copy and the allocation go, and the view's
+    allocation moves before the op if it was after it. One-shot
+    bufferization cannot do this for an op with several results:
+    `zero.attention_grad`'s dq, dk and dv, joined by a concatenation (the
+    QKV projection's gradient), are slices of one tensor written by one
+    op, whose disjointness its analysis does not see, so it gives each a
+    buffer and a copy. The attention kernels take any strided operand
+    whose last dimension is contiguous; other ops are left alone.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def ZeroClassifyBuffers : Pass<"zero-classify-buffers", "func::FuncOp"> {
   let summary = "Tag each op with the memory category and phase of its "
                 "buffers";
