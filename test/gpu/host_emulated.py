@@ -458,6 +458,12 @@ def main():
                             extra=["--gradient-clipping=1.0", f"--config={scale8}"],
                             tol={"fp16": gpu_parity.TOL["bf16"]},
                             launched=("attention", "attention_grad"), taken=True)
+            # Both kernels in a micro-batch loop: the heads read from each
+            # micro-batch's projection, the gradients written into its
+            # concatenation, summed over two micro-batches.
+            ok &= check_run(r, "gpt_long", "bf16", 3, tol=gpu_parity.TOL,
+                            extra=["--gradient-accumulation-steps=2"],
+                            launched=("attention", "attention_grad"))
             # A layer norm's backward as one row group of six phases (its
             # two row sums, the ops between and after them), its weight
             # gradients as column partials split twice.
