@@ -578,6 +578,16 @@ int64_t AttentionOp::getRowsDim() { return rowsDim(getQuery(), getSeqDim()); }
 int64_t AttentionGradOp::getRowsDim() {
   return rowsDim(getQuery(), getSeqDim());
 }
+int64_t zero::attentionRowsDim(Operation *attention) {
+  if (auto fwd = dyn_cast<AttentionOp>(attention))
+    return fwd.getRowsDim();
+  return cast<AttentionGradOp>(attention).getRowsDim();
+}
+bool zero::isCausalAttention(Operation *attention) {
+  if (auto fwd = dyn_cast<AttentionOp>(attention))
+    return fwd.getCausal();
+  return cast<AttentionGradOp>(attention).getCausal();
+}
 
 /// What zero.attention and its gradient check alike: static shapes, all
 /// tensors or all buffers, one element type (bf16, f16 or f32) for the

@@ -594,14 +594,12 @@ struct CostModel {
     auto q = cast<ShapedType>(op->getOperand(0).getType());
     auto k = cast<ShapedType>(op->getOperand(1).getType());
     bool forward = isa<AttentionOp>(op);
-    int64_t at = forward ? cast<AttentionOp>(op).getRowsDim()
-                         : cast<AttentionGradOp>(op).getRowsDim();
+    int64_t at = attentionRowsDim(op);
     double rows = double(q.getDimSize(at)), keys = double(k.getDimSize(at)),
            depth = double(q.getShape().back());
     double pairs = double(q.getNumElements()) / (rows * depth);
     double seen = 1;
-    if (forward ? cast<AttentionOp>(op).getCausal()
-                : cast<AttentionGradOp>(op).getCausal()) {
+    if (isCausalAttention(op)) {
       double blocks = std::ceil(rows / 64);
       seen = (blocks + 1) / (2 * blocks);
     }

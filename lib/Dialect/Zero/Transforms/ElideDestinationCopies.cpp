@@ -31,21 +31,57 @@ bool writesStridedDestinations(Operation *op) {
   return isa<AttentionOp, AttentionGradOp>(op);
 }
 
-/// A copy that can go: `writer` writes `init` (the whole of `alloc`, a
+/// How a copy can go: `writer` writes `init` (the whole of `alloc`, a
 /// fresh buffer nothing else uses) and the copy moves it, seen through
 /// `reshapes` (from `alloc` on), into `target`, a static view of
-/// `targetRoot`, an allocation of the same block.
+/// `targetRoot`, an allocation of the same block; `inverse` are the types
+/// of the target seen through the reshapes undone, the last nearest
+/// `alloc`.
 struct Elision {
-  memref::CopyOp copy;
   Operation *writer;
   OpOperand *init;
   memref::AllocOp alloc;
   SmallVector<Operation *> reshapes;
+  SmallVector<MemRefType> inverse;
   /// The views from `targetRoot` to the copy's target, the first nearest
   /// the root.
   SmallVector<Operation *> targetViews;
   memref::AllocOp targetRoot;
 };
+
+/// The types of a buffer of `type` seen through the inverse of `reshapes`
+/// (from the writer's destination to the copy's source), when each is a
+/// view and the last's last dimension is contiguous (the kernels write no
+/// other).
+std::optional<SmallVector<MemRefType>>
+inverseTypes(MemRefType type, ArrayRef<Operation *> reshapes) {
+  SmallVector<MemRefType> types;
+  for (Operation *r : llvm::reverse(reshapes)) {
+    if (auto collapse = dyn_cast<memref::CollapseShapeOp>(r)) {
+      FailureOr<MemRefType> expanded =
+          memref::ExpandShapeOp::computeExpandedType(
+              type, collapse.getSrcType().getShape(),
+              collapse.getReassociationIndices());
+      if (failed(expanded))
+        return std::nullopt;
+      type = *expanded;
+    } else {
+      auto expand = cast<memref::ExpandShapeOp>(r);
+      if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
+              type, expand.getReassociationIndices()))
+        return std::nullopt;
+      type = memref::CollapseShapeOp::computeCollapsedType(
+          type, expand.getReassociationIndices());
+    }
+    types.push_back(type);
+  }
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides.empty() ||
+      strides.back() != 1)
+    return std::nullopt;
+  return types;
+}
 
 /// The view ops from an allocation to `v` (each static, with no operand
 /// but its source), or nothing when `v` is not such a view.
@@ -70,7 +106,7 @@ staticViewsOf(Value v) {
 }
 
 std::optional<Elision> match(memref::CopyOp copy) {
-  Elision e{copy, nullptr, nullptr, {}, {}, {}, {}};
+  Elision e{nullptr, nullptr, {}, {}, {}, {}, {}};
   // The source: an allocation, whole, through reshapes.
   Value src = copy.getSource();
   while (isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp>(
@@ -112,8 +148,11 @@ std::optional<Elision> match(memref::CopyOp copy) {
   e.targetRoot = target->first;
   e.targetViews = target->second;
   BufferSpan span = bufferSpan(copy.getTarget());
-  if (!span.range)
+  std::optional<SmallVector<MemRefType>> inverse =
+      inverseTypes(cast<MemRefType>(copy.getTarget().getType()), e.reshapes);
+  if (!span.range || !inverse)
     return std::nullopt;
+  e.inverse = std::move(*inverse);
 
   // Nothing from the writer to the copy touches the target's bytes, and
   // the writer reads none of them nor writes them through another
@@ -136,48 +175,20 @@ std::optional<Elision> match(memref::CopyOp copy) {
   return e;
 }
 
-/// Whether a buffer of `type` seen through the inverse of `reshapes` (from
-/// the writer's destination to the copy's source) is a view whose last
-/// dimension is contiguous.
-bool invertible(MemRefType type, ArrayRef<Operation *> reshapes) {
-  for (Operation *r : llvm::reverse(reshapes)) {
-    if (auto collapse = dyn_cast<memref::CollapseShapeOp>(r)) {
-      FailureOr<MemRefType> expanded =
-          memref::ExpandShapeOp::computeExpandedType(
-              type, collapse.getSrcType().getShape(),
-              collapse.getReassociationIndices());
-      if (failed(expanded))
-        return false;
-      type = *expanded;
-      continue;
-    }
-    auto expand = cast<memref::ExpandShapeOp>(r);
-    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
-            type, expand.getReassociationIndices()))
-      return false;
-    type = memref::CollapseShapeOp::computeCollapsedType(
-        type, expand.getReassociationIndices());
-  }
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(type.getStridesAndOffset(strides, offset)) &&
-         !strides.empty() && strides.back() == 1;
-}
-
-/// `dest` seen through the inverse of `reshapes` (`invertible`).
+/// `dest` seen through the inverse of `reshapes` (from the writer's
+/// destination to the copy's source), built where `b` is once `types` (the
+/// views' types, `inverseTypes`) are known.
 Value throughInverse(OpBuilder &b, Location loc, Value dest,
-                     ArrayRef<Operation *> reshapes) {
-  for (Operation *r : llvm::reverse(reshapes)) {
-    if (auto collapse = dyn_cast<memref::CollapseShapeOp>(r)) {
-      auto type = memref::ExpandShapeOp::computeExpandedType(
-          cast<MemRefType>(dest.getType()), collapse.getSrcType().getShape(),
-          collapse.getReassociationIndices());
-      dest = memref::ExpandShapeOp::create(b, loc, *type, dest,
+                     ArrayRef<Operation *> reshapes,
+                     ArrayRef<MemRefType> types) {
+  for (auto [r, type] : llvm::zip(llvm::reverse(reshapes), types)) {
+    if (auto collapse = dyn_cast<memref::CollapseShapeOp>(r))
+      dest = memref::ExpandShapeOp::create(b, loc, type, dest,
                                            collapse.getReassociationIndices());
-      continue;
-    }
-    dest = memref::CollapseShapeOp::create(
-        b, loc, dest, cast<memref::ExpandShapeOp>(r).getReassociationIndices());
+    else
+      dest = memref::CollapseShapeOp::create(
+          b, loc, type, dest,
+          cast<memref::ExpandShapeOp>(r).getReassociationIndices());
   }
   return dest;
 }
@@ -190,8 +201,7 @@ struct ZeroElideDestinationCopiesPass
     getOperation().walk([&](memref::CopyOp c) { copies.push_back(c); });
     for (memref::CopyOp copy : copies) {
       std::optional<Elision> e = match(copy);
-      if (!e || !invertible(cast<MemRefType>(copy.getTarget().getType()),
-                            e->reshapes))
+      if (!e)
         continue;
       // The target's allocation and views before the writer, the writer
       // on the target seen as its destination.
@@ -204,7 +214,8 @@ struct ZeroElideDestinationCopiesPass
         map.map(view->getOperand(0), target);
         target = b.clone(*view, map)->getResult(0);
       }
-      e->init->set(throughInverse(b, copy.getLoc(), target, e->reshapes));
+      e->init->set(
+          throughInverse(b, copy.getLoc(), target, e->reshapes, e->inverse));
       copy.erase();
       for (Operation *r : llvm::reverse(e->reshapes))
         r->erase();

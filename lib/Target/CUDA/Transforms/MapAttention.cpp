@@ -33,13 +33,6 @@ namespace {
 constexpr int64_t kBlockRows = 64, kWarpRows = 16, kKeyBlock = 64;
 constexpr int64_t kWarps = kBlockRows / kWarpRows;
 
-/// The rows' dimension of zero.attention or its gradient.
-int64_t rowsDimOf(Operation *op) {
-  if (auto fwd = dyn_cast<zero::AttentionOp>(op))
-    return fwd.getRowsDim();
-  return cast<zero::AttentionGradOp>(op).getRowsDim();
-}
-
 /// The sizes of an attention over `query` (`[..., rows, depth]`, the rows
 /// at `rowsDim`) and `key` (`[..., keys, depth]`) buffers; `lead` are the
 /// other dimensions (batch, heads).
@@ -50,7 +43,7 @@ struct Sizes {
 };
 Sizes sizesOf(Operation *op) {
   auto q = cast<MemRefType>(op->getOperand(0).getType());
-  int64_t rowsDim = rowsDimOf(op);
+  int64_t rowsDim = zero::attentionRowsDim(op);
   SmallVector<int64_t> lead(q.getShape().drop_back());
   lead.erase(lead.begin() + rowsDim);
   return {q.getElementType(),

@@ -73,6 +73,10 @@ constexpr llvm::StringLiteral kStateOfAttr = "zero.state_of";
 /// whole tensor it is this rank's flat, end-padded shard of.
 constexpr llvm::StringLiteral kShardAttr = "zero.shard";
 
+/// zero.attention's or zero.attention_grad's rows' dimension
+/// (`getRowsDim`), and whether it is causal.
+int64_t attentionRowsDim(Operation *attention);
+bool isCausalAttention(Operation *attention);
 /// The last op of `block` that is or holds a backward op (kBackwardAttr),
 /// or null: in a step's body, the ops after it are the optimizer step.
 Operation *lastBackwardOp(Block &block);

@@ -605,9 +605,10 @@ def Zero_AttentionOp : Zero_Op<"attention", [
     f32 and rounded once to `out`'s type (`query`'s). With 16-bit inputs
     the probabilities enter their product with `v` rounded to that type,
     as a tensor-core product takes them (a kernel may round them before
-    their normalization, as `exp(s[j] - m)` with `m` a running maximum). `out` and `lse` are written, not
-    read. The probabilities are never stored: a backward pass computes
-    them again from `query`, `key` and `lse`.
+    their normalization, as `exp(s[j] - m)` with `m` a running maximum).
+    `out` and `lse` are written, not read. The probabilities are never
+    stored: a backward pass computes them again from `query`, `key` and
+    `lse`.
 
     The rows are the dimension before the depth unless `seq_dim` names
     another: with `seq_dim 1`, `[B, T, H, D]` operands are the heads of a

@@ -1,5 +1,4 @@
-//===- Pipelines.h - typed pipelines of the zero dialect ---------*- C++
-//-*-===//
+//===- Pipelines.h - typed pipelines of the zero dialect --------*- C++ -*-===//
 //
 // The training pipeline (forward function to partitioned training step)
 // and the target-independent communication schedule, with typed options,
