@@ -17,6 +17,7 @@ Presets: xl = GPT-2 XL (48 layers, d 1600, 25 heads, vocab 50257, context
 
 Usage: /usr/bin/python3 bench/gpt2_model.py OUT.onnx [--preset xl]
        [--layers L --d D --heads H --vocab V --seq T --batch B] [--init]
+       [--attn-dropout P]
 """
 import argparse
 import math
@@ -83,7 +84,7 @@ class Graph:
         return name
 
 
-def build(cfg, out, init, seed=0):
+def build(cfg, out, init, seed=0, attn_dropout=0.0):
     L, d, H, V, T, B = (cfg[k] for k in ("layers", "d", "heads", "vocab", "seq", "batch"))
     hd = d // H
     g = Graph(out + ".data", init, seed)
@@ -97,6 +98,9 @@ def build(cfg, out, init, seed=0):
     neg = g.const("neg_inf", np.array(-1e9, dtype=np.float32))
     scale = g.const("attn_scale", np.array(1 / math.sqrt(hd), dtype=np.float32))
     half = g.const("half", np.array(0.5, dtype=np.float32))
+    if attn_dropout:
+        drop_ratio = g.const("attn_pdrop", np.array(attn_dropout, dtype=np.float32))
+        training = g.const("training", np.array(True))
     one = g.const("one", np.array(1.0, dtype=np.float32))
     rsqrt2 = g.const("rsqrt2", np.array(1 / math.sqrt(2), dtype=np.float32))
 
@@ -123,6 +127,8 @@ def build(cfg, out, init, seed=0):
         q, k, v = heads(q, [0, 2, 1, 3]), heads(k, [0, 2, 3, 1]), heads(v, [0, 2, 1, 3])
         att = g.node("Mul", [g.node("MatMul", [q, k]), scale])
         att = g.node("Softmax", [g.node("Where", [causal, att, neg])], axis=-1)
+        if attn_dropout:
+            att = g.node("Dropout", [att, drop_ratio, training])
         y = g.node("Transpose", [g.node("MatMul", [att, v])], perm=[0, 2, 1, 3])
         y = linear(g.node("Reshape", [y, shape_btd]), p + ".attn.c_proj", d, d)
         x = g.node("Add", [x, y])
@@ -169,6 +175,9 @@ def main():
     ap.add_argument("--init", action="store_true",
                     help="write real random weights instead of reserving the file")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--attn-dropout", type=float, default=0.0,
+                    help="dropout on the attention's probabilities (GPT-2's "
+                         "attn_pdrop), in training mode")
     args = ap.parse_args()
     cfg = dict(PRESETS[args.preset or "tiny"])
     for k in cfg:
@@ -176,7 +185,7 @@ def main():
             cfg[k] = getattr(args, k)
     if cfg["d"] % cfg["heads"]:
         sys.exit("gpt2_model.py: --d must be a multiple of --heads")
-    n = build(cfg, args.out, args.init, args.seed)
+    n = build(cfg, args.out, args.init, args.seed, args.attn_dropout)
     print(f"{args.out}: {n:,} parameters ({', '.join(f'{k} {v}' for k, v in cfg.items())})")
 
 

@@ -45,7 +45,7 @@ static void writeBuffer(llvm::json::OStream &j, DictionaryAttr attrs, Type type,
                                              : MemoryCategory::other));
     j.attribute("dtype", dtypeName(t.getElementType()));
     if (cuda)
-      j.attribute("memory", role && role.getValue() == Role::hyperparameter
+      j.attribute("memory", role && isHostResidentRole(role.getValue())
                                 ? "host"
                                 : "device");
     j.attributeArray("shape", [&] {

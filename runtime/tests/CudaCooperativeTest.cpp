@@ -6,9 +6,10 @@
 // they compute against plain C++ (attention against f64). On a GPU the
 // cubin runs; under the host emulator (LD_PRELOAD) their thread copies
 // do, side by side, so the same checks hold the emulator to the
-// hardware's semantics wherever a GPU is at hand. With a case name it runs
-// only that kernel: the two that diverge where threads must meet, which
-// the emulator refuses.
+// hardware's semantics wherever a GPU is at hand. The dropout case holds
+// the kernels' mask to a Philox4x32-10 checked against Random123's known
+// answers. With a case name it runs only that kernel: the two that
+// diverge where threads must meet, which the emulator refuses.
 //
 //   zero-cuda-cooperative-test libzero-cuda-coop-kernels.so [case]
 //
@@ -148,13 +149,71 @@ MemRef<T, Rank> shaped(std::vector<T> &v, const int64_t (&shape)[Rank]) {
   return m;
 }
 
+/// Philox4x32-10 (Salmon et al., SC 2011): the four words for `counter`
+/// and `key`.
+std::array<uint32_t, 4> philox(std::array<uint32_t, 4> c,
+                               std::array<uint32_t, 2> k) {
+  for (int round = 0; round < 10; ++round) {
+    uint64_t p0 = uint64_t(0xD2511F53u) * c[0],
+             p1 = uint64_t(0xCD9E8D57u) * c[2];
+    c = {uint32_t(p1 >> 32) ^ c[1] ^ k[0], uint32_t(p1),
+         uint32_t(p0 >> 32) ^ c[3] ^ k[1], uint32_t(p0)};
+    k = {k[0] + 0x9E3779B9u, k[1] + 0xBB67AE85u};
+  }
+  return c;
+}
+
+/// The generator against Random123's published known answers.
+void philoxKnownAnswers() {
+  bool ok = philox({0, 0, 0, 0}, {0, 0}) ==
+                std::array<uint32_t, 4>{0x6627e8d5, 0xe169c58d, 0xbc57ac4c,
+                                        0x9b00dbd8} &&
+            philox({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+                   {0xffffffff, 0xffffffff}) ==
+                std::array<uint32_t, 4>{0x408f276d, 0x41c83b0e, 0xa20bc7c6,
+                                        0x6d5451fd} &&
+            philox({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
+                   {0xa4093822, 0x299f31d0}) ==
+                std::array<uint32_t, 4>{0xd16cfe09, 0x94fdcceb, 0x5001e420,
+                                        0x24126ea1};
+  expect(ok, "Philox4x32-10 gives Random123's known answers");
+}
+
+/// A dropout mask over [B, H, Tq, Tk] as the importer defines it: (b, h,
+/// i, j) is kept when the top 24 bits of the first word for counter
+/// ((h * Tq + i) * Tk + j, micro-batch * B + b, step, stream) and the
+/// seed are below `keep`.
+struct DropoutMask {
+  uint64_t seed;
+  uint32_t stream, keep;
+  int64_t step, microBatch, batch, heads, rows, keys;
+  double factor;
+
+  /// The factor of the probability of (pair b * H + h, i, j): `factor`
+  /// where kept, else 0.
+  double operator()(int64_t pair, int64_t i, int64_t j) const {
+    int64_t b = pair / heads, h = pair % heads;
+    uint32_t elem = uint32_t((h * rows + i) * keys + j);
+    uint32_t row = uint32_t(microBatch * batch + b);
+    uint32_t w = philox({elem, row, uint32_t(step), stream},
+                        {uint32_t(seed), uint32_t(seed >> 32)})[0];
+    return (w >> 8) < keep ? factor : 0.0;
+  }
+};
+
 /// Attention in f64 on `pairs` (batch, head) pairs of `rows` queries and
 /// `keys` keys of depth `depth`: the probabilities, each row's
-/// log-sum-exp and the output.
+/// log-sum-exp and the output. With `drop`, the probabilities that meet
+/// the values are dropped out by its factors.
 struct Attention64 {
   int64_t pairs, rows, keys, depth;
   double scale;
   bool causal;
+  std::function<double(int64_t, int64_t, int64_t)> drop = {};
+
+  double dropped(int64_t b, int64_t i, int64_t j) const {
+    return drop ? drop(b, i, j) : 1.0;
+  }
 
   void forward(const std::vector<double> &q, const std::vector<double> &k,
                const std::vector<double> &v, std::vector<double> &p,
@@ -181,10 +240,12 @@ struct Attention64 {
         lse[size_t(b * rows + i)] = l;
         for (int64_t j = 0; j < keys; ++j)
           pi[j] = std::exp(pi[j] - l);
-        for (int64_t j = 0; j < keys; ++j)
+        for (int64_t j = 0; j < keys; ++j) {
+          double f = dropped(b, i, j);
           for (int64_t d = 0; d < depth; ++d)
             out[size_t((b * rows + i) * depth + d)] +=
-                pi[j] * v[size_t((b * keys + j) * depth + d)];
+                pi[j] * f * v[size_t((b * keys + j) * depth + d)];
+        }
       }
   }
 
@@ -208,14 +269,17 @@ struct Attention64 {
           double dp = 0;
           for (int64_t d = 0; d < depth; ++d)
             dp += gi[d] * v[size_t((b * keys + j) * depth + d)];
-          dps[size_t(j)] = dp;
-          delta += pi[j] * dp;
+          // The gradient of the probability: of its dropped-out value
+          // times the factor.
+          dps[size_t(j)] = dp * dropped(b, i, j);
+          delta += pi[j] * dps[size_t(j)];
         }
         for (int64_t j = 0; j < keys; ++j) {
           double dsij = pi[j] * (dps[size_t(j)] - delta);
+          double pd = pi[j] * dropped(b, i, j);
           for (int64_t d = 0; d < depth; ++d) {
             size_t at = size_t((b * keys + j) * depth + d);
-            dv[at] += pi[j] * gi[d];
+            dv[at] += pd * gi[d];
             dk[at] += scale * dsij * q[size_t((b * rows + i) * depth + d)];
             dq[size_t((b * rows + i) * depth + d)] += scale * dsij * k[at];
           }
@@ -285,9 +349,15 @@ AttentionKernels asShaped(const char *name, const char *gradName,
 /// it lies, `seq_dim 1`: q, k and v are views of one `[B, T, 3, H, D]`
 /// buffer (and so their gradients of another), the output, its gradient,
 /// the log-sum-exp and delta `[B, T, H, ...]`.
+/// With `dropout`, the kernels take the step and micro-batch it is drawn
+/// at after their buffers.
 AttentionKernels headsAsStored(const char *name, const char *gradName,
                                int64_t batch, int64_t rows, int64_t heads,
-                               int64_t depth) {
+                               int64_t depth,
+                               const DropoutMask *dropout = nullptr) {
+  int64_t step = dropout ? dropout->step : 0,
+          microBatch = dropout ? dropout->microBatch : 0;
+  bool drops = dropout != nullptr;
   // Element (b * heads + h, t, d) of the reference order in [B, T, H, D]
   // and, for part c of the projection, in [B, T, 3, H, D].
   auto at = [=](int64_t i) {
@@ -343,7 +413,11 @@ AttentionKernels headsAsStored(const char *name, const char *gradName,
     P mqkv = shaped(qkv, packedShape);
     M mo = shaped(os, shape);
     R ml = shaped(ls, rowShape);
-    entry<void (*)(P *, M *, R *)>(name)(&mqkv, &mo, &ml);
+    if (drops)
+      entry<void (*)(P *, M *, R *, int64_t, int64_t)>(name)(&mqkv, &mo, &ml,
+                                                             step, microBatch);
+    else
+      entry<void (*)(P *, M *, R *)>(name)(&mqkv, &mo, &ml);
     for (size_t i = 0; i < o.size(); ++i)
       o[i] = os[size_t(stored(int64_t(i)))];
     for (size_t r = 0; r < lse.size(); ++r)
@@ -357,8 +431,12 @@ AttentionKernels headsAsStored(const char *name, const char *gradName,
     P mqkv = shaped(qkv, packedShape), mdqkv = shaped(dqkv, packedShape);
     M mdo = shaped(dos, shape);
     R ml = shaped(ls, rowShape), mdl = shaped(dls, rowShape);
-    entry<void (*)(P *, M *, R *, R *, P *)>(gradName)(&mqkv, &mdo, &ml, &mdl,
-                                                       &mdqkv);
+    if (drops)
+      entry<void (*)(P *, M *, R *, R *, P *, int64_t, int64_t)>(gradName)(
+          &mqkv, &mdo, &ml, &mdl, &mdqkv, step, microBatch);
+    else
+      entry<void (*)(P *, M *, R *, R *, P *)>(gradName)(&mqkv, &mdo, &ml, &mdl,
+                                                         &mdqkv);
     unpack(dqkv, {&dq, &dk, &dv});
   };
   return kernels;
@@ -454,7 +532,7 @@ void attention(const char *name, const char *gradName, Attention64 ref,
         sum += dout64[i] * out[i];
       return sum;
     };
-    double e = 1e-4, numeric = (loss(e) - loss(-e)) / (2 * e);
+    double e = 1e-5, numeric = (loss(e) - loss(-e)) / (2 * e);
     double err = std::fabs(numeric - slope) / std::fabs(slope);
     std::snprintf(what, sizeof what,
                   "%s: f64 gradients within 1e-6 of central differences "
@@ -534,6 +612,16 @@ int main(int argc, char **argv) {
       "attention_heads", "attention_grad_heads",
       {2 * 3, 128, 128, 32, 0.5, true},
       headsAsStored("attention_heads", "attention_grad_heads", 2, 128, 3, 32));
+  // The same heads with dropout 0.1 on the probabilities (the kernels'
+  // draw of the importer's mask), at step 5 of micro-batch 3.
+  philoxKnownAnswers();
+  DropoutMask mask{
+      0x1234567890abcdefull, 4, 15099494, 5, 3, 2, 3, 128, 128, 1.109375};
+  attention<true>("attention_heads_dropout", "attention_grad_heads_dropout",
+                  {2 * 3, 128, 128, 32, 0.5, true, mask},
+                  headsAsStored("attention_heads_dropout",
+                                "attention_grad_heads_dropout", 2, 128, 3, 32,
+                                &mask));
   std::printf("%s\n", failures ? "FAILED" : "all passed");
   return failures ? 1 : 0;
 }

@@ -1,60 +1,24 @@
 //===- RandomOps.cpp - Dropout with a counter-based generator ---*- C++ -*-===//
 //
 // A random mask is a pure function of (seed, step, row of the global batch,
-// element, node): Philox4x32-10 (Salmon et al., SC 2011) keyed by the seed
-// and counting (element, row, step, node). So N ranks at any ZeRO stage
-// draw for a sample the mask one rank draws, and a recomputation draws the
+// element, node): Philox4x32-10 keyed by the seed and counting (element,
+// row, step, node), Utils/Philox.h. So N ranks at any ZeRO stage draw for
+// a sample the mask one rank draws, and a recomputation draws the
 // forward's mask again. The step and the micro-batch come from the
 // function's `rng` argument, which the training step fills in.
 //
 //===----------------------------------------------------------------------===//
 #include "NodeImporter.h"
 
+#include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Utils/Philox.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
-#include <cmath>
-
 using namespace mlir;
 using namespace mlir::zero::onnx_import;
-
-namespace {
-/// Philox4x32-10 inside a region: 32-bit words as i32 values.
-struct Philox {
-  OpBuilder &b;
-  Location loc;
-
-  Value i32(uint32_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(int32_t(v)));
-  }
-  /// (hi, lo) halves of the 64-bit product m * x.
-  std::pair<Value, Value> mulhilo(uint32_t m, Value x) {
-    Value m64 = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(m));
-    Value x64 = arith::ExtUIOp::create(b, loc, b.getI64Type(), x);
-    Value p = arith::MulIOp::create(b, loc, m64, x64);
-    Value hi = arith::ShRUIOp::create(
-        b, loc, p, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32)));
-    return {arith::TruncIOp::create(b, loc, b.getI32Type(), hi),
-            arith::TruncIOp::create(b, loc, b.getI32Type(), p)};
-  }
-  Value xor3(Value a, Value c, uint32_t k) {
-    return arith::XOrIOp::create(b, loc, arith::XOrIOp::create(b, loc, a, c),
-                                 i32(k));
-  }
-  /// The first output word for counter `c` and key (k0, k1).
-  Value first(std::array<Value, 4> c, uint32_t k0, uint32_t k1) {
-    for (int round = 0; round < 10; ++round) {
-      auto [hi0, lo0] = mulhilo(0xD2511F53u, c[0]);
-      auto [hi1, lo1] = mulhilo(0xCD9E8D57u, c[2]);
-      c = {xor3(hi1, c[1], k0), lo1, xor3(hi0, c[3], k1), lo0};
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
-    return c[0];
-  }
-};
-} // namespace
 
 /// Keep flags (i1) of `shape`: an element is kept with probability
 /// `keep` / 2^24 (24 uniform bits of its Philox word below `keep`).
@@ -81,7 +45,6 @@ static Value keepMask(NodeImporter &n, ArrayRef<int64_t> shape, uint32_t keep,
       b, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
       ArrayRef<AffineMap>{b.getMultiDimIdentityMap(shape.size())}, iters,
       [&](OpBuilder &rb, Location l, ValueRange) {
-        Philox p{rb, l};
         auto i64 = [&](Value index) {
           return arith::IndexCastOp::create(rb, l, rb.getI64Type(), index)
               .getResult();
@@ -101,13 +64,14 @@ static Value keepMask(NodeImporter &n, ArrayRef<int64_t> shape, uint32_t keep,
           return arith::TruncIOp::create(rb, l, rb.getI32Type(), v)
               .getResult();
         };
-        Value w = p.first({word(elem), word(row), word(step), p.i32(stream)},
-                          uint32_t(seed), uint32_t(seed >> 32));
-        Value bits = arith::ShRUIOp::create(rb, l, w, p.i32(8));
-        Value kept = arith::CmpIOp::create(rb, l, arith::CmpIPredicate::ult,
-                                           bits, p.i32(keep));
-        linalg::YieldOp::create(rb, l, kept);
+        Value elem32 = word(elem), row32 = word(row), step32 = word(step);
+        linalg::YieldOp::create(rb, l,
+                                zero::buildDropoutKeep(rb, l, elem32, row32,
+                                                       step32, seed, stream,
+                                                       keep));
       });
+  gen->setAttr(zero::kDropoutMaskAttr,
+               zero::DropoutMaskAttr::get(b.getContext(), seed, stream, keep));
   return gen.getResult(0);
 }
 
@@ -149,7 +113,7 @@ static LogicalResult lowerDropout(NodeImporter &n) {
   // The node's seed attribute, else the compile's --seed.
   uint64_t seed = n.attr("seed") ? uint64_t(n.intAttr("seed", 0))
                                  : n.state.randomSeed;
-  uint32_t keep = uint32_t(std::llround((1.0 - ratio) * 16777216.0));
+  uint32_t keep = zero::dropoutKeepThreshold(ratio);
   Value mask = keepMask(n, shape, keep, seed, n.state.randomStreams++);
   // Kept values are scaled by 1 / (1 - ratio), as PyTorch does.
   Type elt = NodeImporter::eltOf(x);

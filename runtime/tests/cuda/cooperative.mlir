@@ -253,6 +253,23 @@ module attributes {gpu.container_module} {
     return
   }
 
+  // The same with dropout on the probabilities: the mask drawn at the
+  // step and micro-batch the host passes.
+  func.func private @attention_heads_dropout(%q: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>,
+      %k: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, %v: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>,
+      %o: memref<2x128x3x32xbf16>, %l: memref<2x128x3xf32>, %step: i64, %mb: i64)
+      attributes {zero.kernel = "zero.attention"} {
+    zero.attention %q, %k, %v into %o, %l scale 0.5 causal seq_dim 1 dropout <seed = 1311768467294899695, stream = 4, keep = 15099494> scaled 1.109375 rng(%step, %mb)
+      : memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>
+    return
+  }
+  func.func private @attention_grad_heads_dropout(%q: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, %k: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, %v: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, %do: memref<2x128x3x32xbf16>, %l: memref<2x128x3xf32>, %dl: memref<2x128x3xf32>, %dq: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, %dk: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, %dv: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, %step: i64, %mb: i64)
+      attributes {zero.kernel = "zero.attention_grad"} {
+    zero.attention_grad %q, %k, %v, %do, %l, %dl into %dq, %dk, %dv scale 0.5 causal seq_dim 1 dropout <seed = 1311768467294899695, stream = 4, keep = 15099494> scaled 1.109375 rng(%step, %mb)
+      : memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>, memref<2x128x3xf32>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>
+    return
+  }
+
   // Each kernel on one block: its buffers copied to the device and back.
 
   func.func @zero_coop_warp_sum(%h0: memref<64xf32>, %h1: memref<3xf32>, %h2: memref<64xf32>, %h3: memref<64xi32>)
@@ -589,6 +606,67 @@ module attributes {gpu.container_module} {
     %g1 = memref.subview %d4[0, 0, 1, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>
     %g2 = memref.subview %d4[0, 0, 2, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>
     func.call @attention_grad_heads(%x0, %x1, %x2, %d1, %d2, %d3, %g0, %g1, %g2) : (memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>, memref<2x128x3xf32>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>) -> ()
+    %t1 = gpu.wait async
+    %b0 = gpu.memcpy async [%t1] %h0, %d0 : memref<2x128x3x3x32xbf16>, memref<2x128x3x3x32xbf16>
+    %f0 = gpu.dealloc async [%b0] %d0 : memref<2x128x3x3x32xbf16>
+    %b1 = gpu.memcpy async [%f0] %h1, %d1 : memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>
+    %f1 = gpu.dealloc async [%b1] %d1 : memref<2x128x3x32xbf16>
+    %b2 = gpu.memcpy async [%f1] %h2, %d2 : memref<2x128x3xf32>, memref<2x128x3xf32>
+    %f2 = gpu.dealloc async [%b2] %d2 : memref<2x128x3xf32>
+    %b3 = gpu.memcpy async [%f2] %h3, %d3 : memref<2x128x3xf32>, memref<2x128x3xf32>
+    %f3 = gpu.dealloc async [%b3] %d3 : memref<2x128x3xf32>
+    %b4 = gpu.memcpy async [%f3] %h4, %d4 : memref<2x128x3x3x32xbf16>, memref<2x128x3x3x32xbf16>
+    %f4 = gpu.dealloc async [%b4] %d4 : memref<2x128x3x3x32xbf16>
+    gpu.wait [%f4]
+    return
+  }
+
+  func.func @zero_coop_attention_heads_dropout(%h0: memref<2x128x3x3x32xbf16>, %h1: memref<2x128x3x32xbf16>, %h2: memref<2x128x3xf32>, %step: i64, %mb: i64)
+      attributes {llvm.emit_c_interface} {
+    %t0 = gpu.wait async
+    %d0, %a0 = gpu.alloc async [%t0] () : memref<2x128x3x3x32xbf16>
+    %m0 = gpu.memcpy async [%a0] %d0, %h0 : memref<2x128x3x3x32xbf16>, memref<2x128x3x3x32xbf16>
+    %d1, %a1 = gpu.alloc async [%m0] () : memref<2x128x3x32xbf16>
+    %m1 = gpu.memcpy async [%a1] %d1, %h1 : memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>
+    %d2, %a2 = gpu.alloc async [%m1] () : memref<2x128x3xf32>
+    %m2 = gpu.memcpy async [%a2] %d2, %h2 : memref<2x128x3xf32>, memref<2x128x3xf32>
+    gpu.wait [%m2]
+    %x0 = memref.subview %d0[0, 0, 0, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>
+    %x1 = memref.subview %d0[0, 0, 1, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>
+    %x2 = memref.subview %d0[0, 0, 2, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>
+    func.call @attention_heads_dropout(%x0, %x1, %x2, %d1, %d2, %step, %mb) : (memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>, i64, i64) -> ()
+    %t1 = gpu.wait async
+    %b0 = gpu.memcpy async [%t1] %h0, %d0 : memref<2x128x3x3x32xbf16>, memref<2x128x3x3x32xbf16>
+    %f0 = gpu.dealloc async [%b0] %d0 : memref<2x128x3x3x32xbf16>
+    %b1 = gpu.memcpy async [%f0] %h1, %d1 : memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>
+    %f1 = gpu.dealloc async [%b1] %d1 : memref<2x128x3x32xbf16>
+    %b2 = gpu.memcpy async [%f1] %h2, %d2 : memref<2x128x3xf32>, memref<2x128x3xf32>
+    %f2 = gpu.dealloc async [%b2] %d2 : memref<2x128x3xf32>
+    gpu.wait [%f2]
+    return
+  }
+
+  func.func @zero_coop_attention_grad_heads_dropout(%h0: memref<2x128x3x3x32xbf16>, %h1: memref<2x128x3x32xbf16>, %h2: memref<2x128x3xf32>, %h3: memref<2x128x3xf32>, %h4: memref<2x128x3x3x32xbf16>, %step: i64, %mb: i64)
+      attributes {llvm.emit_c_interface} {
+    %t0 = gpu.wait async
+    %d0, %a0 = gpu.alloc async [%t0] () : memref<2x128x3x3x32xbf16>
+    %m0 = gpu.memcpy async [%a0] %d0, %h0 : memref<2x128x3x3x32xbf16>, memref<2x128x3x3x32xbf16>
+    %d1, %a1 = gpu.alloc async [%m0] () : memref<2x128x3x32xbf16>
+    %m1 = gpu.memcpy async [%a1] %d1, %h1 : memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>
+    %d2, %a2 = gpu.alloc async [%m1] () : memref<2x128x3xf32>
+    %m2 = gpu.memcpy async [%a2] %d2, %h2 : memref<2x128x3xf32>, memref<2x128x3xf32>
+    %d3, %a3 = gpu.alloc async [%m2] () : memref<2x128x3xf32>
+    %m3 = gpu.memcpy async [%a3] %d3, %h3 : memref<2x128x3xf32>, memref<2x128x3xf32>
+    %d4, %a4 = gpu.alloc async [%m3] () : memref<2x128x3x3x32xbf16>
+    %m4 = gpu.memcpy async [%a4] %d4, %h4 : memref<2x128x3x3x32xbf16>, memref<2x128x3x3x32xbf16>
+    gpu.wait [%m4]
+    %x0 = memref.subview %d0[0, 0, 0, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>
+    %x1 = memref.subview %d0[0, 0, 1, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>
+    %x2 = memref.subview %d0[0, 0, 2, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>
+    %g0 = memref.subview %d4[0, 0, 0, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>
+    %g1 = memref.subview %d4[0, 0, 1, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>
+    %g2 = memref.subview %d4[0, 0, 2, 0, 0] [2, 128, 1, 3, 32] [1, 1, 1, 1, 1] : memref<2x128x3x3x32xbf16> to memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>
+    func.call @attention_grad_heads_dropout(%x0, %x1, %x2, %d1, %d2, %d3, %g0, %g1, %g2, %step, %mb) : (memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>, memref<2x128x3xf32>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 0>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 96>>, memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1], offset: 192>>, i64, i64) -> ()
     %t1 = gpu.wait async
     %b0 = gpu.memcpy async [%t1] %h0, %d0 : memref<2x128x3x3x32xbf16>, memref<2x128x3x3x32xbf16>
     %f0 = gpu.dealloc async [%b0] %d0 : memref<2x128x3x3x32xbf16>

@@ -201,3 +201,62 @@ func.func private @grad_heads(%q: memref<2x128x3x32xbf16>, %l: memref<2x128x3xf3
   zero.attention_grad %q, %q, %q, %q, %l, %l into %q, %q, %q scale 0.5 causal seq_dim 1 : memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>, memref<2x128x3xf32>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>
   return
 }
+
+// -----
+
+// A dropout of the probabilities, [B, T, H, D] with B = 2, H = 3, 64
+// rows: the pair's row of the global batch is the micro-batch times B
+// plus b, its elements count from h * 64 queries. Each tile's four flags
+// are one Philox draw on vector<2x2xi32> (element (h * 64 + i) * 64 + j,
+// row, step, stream 3), kept below 15099494; the kept probabilities are
+// scaled and the rest 0 before their product with the values, after the
+// row sums (the log-sum-exp is the softmax's).
+// CHECK-LABEL: func.func private @dropout
+// CHECK: %[[BH:.*]]:2 = affine.delinearize_index %{{.*}} into (2, 3)
+// CHECK: %[[STEP:.*]] = arith.trunci %arg2 : i64 to i32
+// CHECK: %[[RB:.*]] = arith.muli %arg3, %c2_i64 : i64
+// CHECK: %[[B64:.*]] = arith.index_cast %[[BH]]#0 : index to i64
+// CHECK: %[[R64:.*]] = arith.addi %[[RB]], %[[B64]] : i64
+// CHECK: %[[ROW:.*]] = arith.trunci %[[R64]] : i64 to i32
+// CHECK: %[[BASE:.*]] = arith.muli %[[BH]]#1, %c64 : index
+// CHECK: %[[F:.*]] = vector.broadcast %{{.*}} : f32 to vector<2x2xf32>
+// CHECK: scf.for
+// CHECK: vector.reduction <add>
+// CHECK: %[[I:.*]] = arith.addi %[[BASE]], %{{.*}} : index
+// CHECK: %[[IK:.*]] = arith.muli %[[I]], %c64 : index
+// CHECK: %[[E:.*]] = vector.from_elements %{{.*}} : vector<2x2xi32>
+// CHECK: %[[RV:.*]] = vector.broadcast %[[ROW]] : i32 to vector<2x2xi32>
+// CHECK: %[[SV:.*]] = vector.broadcast %[[STEP]] : i32 to vector<2x2xi32>
+// CHECK: arith.constant dense<3> : vector<2x2xi32>
+// CHECK: arith.extui %[[E]] : vector<2x2xi32> to vector<2x2xi64>
+// CHECK: arith.constant dense<15099494> : vector<2x2xi32>
+// CHECK: %[[KEEP:.*]] = arith.cmpi ult, %{{.*}} : vector<2x2xi32>
+// CHECK: %[[SCALED:.*]] = arith.mulf %{{.*}}, %[[F]] : vector<2x2xf32>
+// CHECK: arith.select %[[KEEP]], %[[SCALED]], %{{.*}} : vector<2x2xi1>, vector<2x2xf32>
+// CHECK: nvgpu.mma.sync
+func.func private @dropout(%q: memref<2x64x3x16xbf16>, %l: memref<2x64x3xf32>, %step: i64, %mb: i64) attributes {zero.kernel = "zero.attention"} {
+  zero.attention %q, %q, %q into %q, %l scale 0.5 causal seq_dim 1 dropout <seed = 7, stream = 3, keep = 15099494> scaled 1.109375 rng(%step, %mb) : memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3xf32>
+  return
+}
+
+// -----
+
+// The backward draws the forward's flags on both sides: the key side's
+// tiles have keys for rows (its elements count the query from the
+// tile's columns), the query side's as the forward's. Each side drops out
+// the probabilities' gradient before the scores' gradient; the key side
+// also the probabilities for the values' gradient.
+// CHECK-LABEL: func.func private @grad_dropout
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: arith.cmpi ult, %{{.*}} : vector<2x2xi32>
+// CHECK: arith.select {{.*}} : vector<2x2xi1>, vector<2x2xf32>
+// CHECK: arith.select {{.*}} : vector<2x2xi1>, vector<2x2xf32>
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: arith.cmpi ult, %{{.*}} : vector<2x2xi32>
+// CHECK: arith.select {{.*}} : vector<2x2xi1>, vector<2x2xf32>
+func.func private @grad_dropout(%q: memref<2x64x3x16xbf16>, %l: memref<2x64x3xf32>, %step: i64, %mb: i64) attributes {zero.kernel = "zero.attention_grad"} {
+  zero.attention_grad %q, %q, %q, %q, %l, %l into %q, %q, %q scale 0.5 causal seq_dim 1 dropout <seed = 7, stream = 3, keep = 15099494> scaled 1.109375 rng(%step, %mb) : memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3xf32>, memref<2x64x3xf32>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>
+  return
+}

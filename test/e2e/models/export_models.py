@@ -283,7 +283,17 @@ def text_spec(gen):
 
 MODELS = {"mlp": mlp_spec, "mlp64": mlp64_spec, "cnn": cnn_spec, "gpt": gpt_spec}
 # Exported with --only: their training is random, PyTorch's draws differ.
-RANDOM = {"gpt_dropout": gpt_dropout_spec}
+def gpt_long_dropout_spec(gen):
+    """The GPT over 1024 tokens with dropout 0.1 on embeddings, attention
+    and residuals: the attention's dropout is drawn inside the fused
+    kernels on the CUDA target."""
+    _, B, data = gpt_long_spec(gen)
+    return GPT(vocab=1100, d=32, n_head=2, n_layer=1, block_size=1024,
+               dropout=0.1), B, data
+
+
+RANDOM = {"gpt_dropout": gpt_dropout_spec,
+          "gpt_long_dropout": gpt_long_dropout_spec}
 # Exported with --only: shapes for one test.
 class NormNet(nn.Module):
     """Token embeddings, a projection, a layer norm and a head: a GPT's

@@ -90,8 +90,9 @@ struct ReplicaSumModel
 };
 /// Attention's gradients come from zero.attention_grad, which computes the
 /// probabilities again from the queries, keys and log-sum-exp; it takes
-/// each query row's `dout . out` (in f32) from here. The log-sum-exp is
-/// the forward's own: nothing else may read it.
+/// each query row's `dout . out` (in f32) from here, and the forward's
+/// dropout, whose mask it draws again. The log-sum-exp is the forward's
+/// own: nothing else may read it.
 struct AttentionModel
     : public AutoDiffOpInterface::ExternalModel<AttentionModel, AttentionOp> {
   LogicalResult buildAdjoints(Operation *op, OpBuilder &b,
@@ -120,7 +121,8 @@ struct AttentionModel
     auto grad = AttentionGradOp::create(
         b, r.loc, ValueRange(inits).getTypes(), a.getQuery(), a.getKey(),
         a.getValue(), dout, lse, delta, inits[0], inits[1], inits[2],
-        a.getScaleAttr(), a.getCausalAttr(), a.getSeqDimAttr());
+        a.getScaleAttr(), a.getCausalAttr(), a.getSeqDimAttr(),
+        a.getDropoutAttr(), a.getDropoutScaleAttr(), a.getRng());
     for (unsigned i = 0; i < 3; ++i)
       if (r.need(i))
         r.set(i, grad.getResult(i));

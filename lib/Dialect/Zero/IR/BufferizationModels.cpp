@@ -42,6 +42,11 @@ operandBuffers(RewriterBase &rewriter, Operation *op,
                bufferization::BufferizationState &state) {
   SmallVector<Value> buffers;
   for (Value v : op->getOperands()) {
+    // Scalars (an attention's step and micro-batch) stay as they are.
+    if (!isa<TensorType>(v.getType())) {
+      buffers.push_back(v);
+      continue;
+    }
     FailureOr<Value> buffer =
         bufferization::getBuffer(rewriter, v, options, state);
     if (failed(buffer))

@@ -9,6 +9,8 @@
 #include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::zero;
 
@@ -124,6 +126,10 @@ mlir::zero::findPerReplicaArgument(Value v, FunctionOpInterface fn,
       llvm::append_range(work, def->getOperands());
   }
   return std::nullopt;
+}
+
+bool mlir::zero::isHostResidentRole(Role role) {
+  return role == Role::hyperparameter || role == Role::rng;
 }
 
 MemoryCategory mlir::zero::memoryCategoryOf(Role role) {
@@ -588,6 +594,46 @@ bool zero::isCausalAttention(Operation *attention) {
     return fwd.getCausal();
   return cast<AttentionGradOp>(attention).getCausal();
 }
+std::optional<zero::AttentionDropout>
+zero::attentionDropout(Operation *attention) {
+  auto mask = attention->getAttrOfType<DropoutMaskAttr>("dropout");
+  auto scale = attention->getAttrOfType<FloatAttr>("dropout_scale");
+  OperandRange rng = isa<AttentionOp>(attention)
+                         ? cast<AttentionOp>(attention).getRng()
+                         : cast<AttentionGradOp>(attention).getRng();
+  if (!mask || !scale || rng.size() != 2)
+    return std::nullopt;
+  return AttentionDropout{mask, scale.getValueAsDouble(), rng[0], rng[1]};
+}
+
+/// The dropout of an attention op over `q`: the draw, the factor and the
+/// step and micro-batch, or none; a dimension other than the rows and the
+/// depth for the mask's rows.
+static LogicalResult verifyDropout(Operation *op, ShapedType q) {
+  bool mask = bool(op->getAttr("dropout")),
+       scale = bool(op->getAttr("dropout_scale"));
+  OperandRange rng = isa<AttentionOp>(op) ? cast<AttentionOp>(op).getRng()
+                                          : cast<AttentionGradOp>(op).getRng();
+  if (!mask && !scale && rng.empty())
+    return success();
+  if (!mask || !scale || rng.size() != 2)
+    return op->emitOpError("expects dropout, its factor and rng (the step "
+                           "and the micro-batch) together");
+  if (q.getRank() < 3)
+    return op->emitOpError("expects a dimension besides the rows and the "
+                           "depth for the dropout mask's rows");
+  auto draw = op->getAttrOfType<DropoutMaskAttr>("dropout");
+  if (draw.getKeep() == 0 || draw.getKeep() > (1u << 24))
+    return op->emitOpError("expects a dropout keep threshold in [1, 2^24], "
+                           "got ")
+           << draw.getKeep();
+  double factor =
+      op->getAttrOfType<FloatAttr>("dropout_scale").getValueAsDouble();
+  if (!(factor > 0) || !std::isfinite(factor))
+    return op->emitOpError("expects a positive, finite dropout factor, got ")
+           << factor;
+  return success();
+}
 
 /// What zero.attention and its gradient check alike: static shapes, all
 /// tensors or all buffers, one element type (bf16, f16 or f32) for the
@@ -671,19 +717,22 @@ static void attentionEffects(
   if (!op.hasPureBufferSemantics())
     return;
   for (OpOperand &operand : op->getOpOperands())
-    effects.emplace_back(
-        op.isDpsInit(&operand)
-            ? static_cast<MemoryEffects::Effect *>(MemoryEffects::Write::get())
-            : MemoryEffects::Read::get(),
-        &operand, SideEffects::DefaultResource::get());
+    if (isa<MemRefType>(operand.get().getType()))
+      effects.emplace_back(op.isDpsInit(&operand)
+                               ? static_cast<MemoryEffects::Effect *>(
+                                     MemoryEffects::Write::get())
+                               : MemoryEffects::Read::get(),
+                           &operand, SideEffects::DefaultResource::get());
 }
 
 LogicalResult AttentionOp::verify() {
   auto shaped = [](Value v) { return cast<ShapedType>(v.getType()); };
-  return verifyAttention(*this, shaped(getQuery()), shaped(getKey()),
-                         shaped(getValue()), {{shaped(getOut()), "out"}}, {},
-                         {{shaped(getLse()), "lse"}}, getCausal(), getRowsDim(),
-                         "query, key, value and out");
+  if (failed(verifyAttention(*this, shaped(getQuery()), shaped(getKey()),
+                             shaped(getValue()), {{shaped(getOut()), "out"}},
+                             {}, {{shaped(getLse()), "lse"}}, getCausal(),
+                             getRowsDim(), "query, key, value and out")))
+    return failure();
+  return verifyDropout(*this, shaped(getQuery()));
 }
 
 void AttentionOp::getEffects(
@@ -698,12 +747,15 @@ void AttentionOp::getEffects(
 
 LogicalResult AttentionGradOp::verify() {
   auto shaped = [](Value v) { return cast<ShapedType>(v.getType()); };
-  return verifyAttention(
-      *this, shaped(getQuery()), shaped(getKey()), shaped(getValue()),
-      {{shaped(getDout()), "dout"}, {shaped(getDquery()), "dquery"}},
-      {{shaped(getDkey()), "dkey"}, {shaped(getDvalue()), "dvalue"}},
-      {{shaped(getLse()), "lse"}, {shaped(getDelta()), "delta"}}, getCausal(),
-      getRowsDim(), "query, key, value, dout and the gradients");
+  if (failed(verifyAttention(
+          *this, shaped(getQuery()), shaped(getKey()), shaped(getValue()),
+          {{shaped(getDout()), "dout"}, {shaped(getDquery()), "dquery"}},
+          {{shaped(getDkey()), "dkey"}, {shaped(getDvalue()), "dvalue"}},
+          {{shaped(getLse()), "lse"}, {shaped(getDelta()), "delta"}},
+          getCausal(), getRowsDim(),
+          "query, key, value, dout and the gradients")))
+    return failure();
+  return verifyDropout(*this, shaped(getQuery()));
 }
 
 void AttentionGradOp::getEffects(

@@ -6,6 +6,7 @@
 #include "zero-opt/Dialect/Zero/Utils/Kernels.h"
 #include "zero-opt/Dialect/Zero/Utils/Masks.h"
 #include "zero-opt/Dialect/Zero/Utils/MatmulLayout.h"
+#include "zero-opt/Dialect/Zero/Utils/Philox.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -588,8 +589,8 @@ struct CostModel {
   /// key side and the query side): the products at the share of the
   /// 16-bit peak the hardware gives, where causal only the key blocks up
   /// to each query block's diagonal, plus an exponential per score
-  /// computed; each operand moved once (a pair's K and V, read again per
-  /// query block, come from the cache).
+  /// computed (and a dropout's draw); each operand moved once (a pair's K and
+  /// V, read again per query block, come from the cache).
   OpEstimate attention(Operation *op) const {
     auto q = cast<ShapedType>(op->getOperand(0).getType());
     auto k = cast<ShapedType>(op->getOperand(1).getType());
@@ -606,6 +607,8 @@ struct CostModel {
     double scores = pairs * rows * keys * seen;
     double flops = (forward ? 2 : 7) * 2 * scores * depth;
     double exps = (forward ? 1 : 2) * scores;
+    // A dropout draws each score's flag on every side that computes it.
+    double draws = attentionDropout(op) ? exps : 0;
     double bytes = 0;
     for (Value v : op->getOperands())
       bytes += valueBytes(v);
@@ -613,7 +616,8 @@ struct CostModel {
     double peak = hw.peakFlops.lookup(key) * hw.attentionEfficiency;
     OpEstimate e =
         bounded(flops, bytes,
-                {{"compute", flops / peak + exps * mathSeconds("exp")},
+                {{"compute", flops / peak + exps * mathSeconds("exp") +
+                                 draws * kPhiloxDrawOps / hw.loopFlops},
                  {"memory", bytes / hw.memoryBandwidth}});
     e.matmulPeak = key;
     e.threads = pairs * std::ceil((forward ? rows : rows + keys) / 64) * 128;

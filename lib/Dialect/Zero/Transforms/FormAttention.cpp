@@ -14,10 +14,13 @@
 #include "zero-opt/Dialect/Zero/Utils/Masks.h"
 #include "zero-opt/Dialect/Zero/Utils/TosaBuilder.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROFORMATTENTION
@@ -79,6 +82,14 @@ struct Lifted {
   int64_t rowsDim;
 };
 
+/// A dropout of the probabilities: the importer's mask (its draw), the
+/// kept values' factor, and the shape of the mask's leading dimensions.
+struct Dropout {
+  DropoutMaskAttr mask;
+  double scale;
+  SmallVector<int64_t> lead;
+};
+
 /// One attention found in the forward function.
 struct Match {
   tosa::MatMulOp scores, values;
@@ -89,7 +100,29 @@ struct Match {
   /// Its ops from the last to the first.
   SmallVector<Operation *> chain;
   std::optional<Lifted> lifted;
+  std::optional<Dropout> dropout;
 };
+
+/// The dimensions of `shape` but the rows' and the depth.
+SmallVector<int64_t> leadOf(ArrayRef<int64_t> shape, int64_t rowsDim) {
+  SmallVector<int64_t> lead(shape.drop_back());
+  lead.erase(lead.begin() + rowsDim);
+  return lead;
+}
+
+/// Whether `v` is computed from `rng` and constants alone.
+bool drawnFrom(Value v, Value rng, unsigned depth = 0) {
+  if (v == rng)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 8 || def->getNumRegions() || !isPure(def))
+    return false;
+  if (matchPattern(v, m_Constant()))
+    return true;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return drawnFrom(operand, rng, depth + 1);
+  });
+}
 
 /// `m`'s operands without the transposes to `[B, H, T, D]`, if each is
 /// one of a value in a layout they share (depth last) and the output goes
@@ -131,6 +164,35 @@ struct ZeroFormAttentionPass
 
   /// Masks already checked: each layer's select reads the same one.
   DenseMap<Attribute, bool> causalMasks;
+  /// The function's counter of random draws, if it has one.
+  Value rng;
+
+  /// The dropout that `select` (of `scaled`, the probabilities times a
+  /// factor, and zero) applies, if it is the importer's over the
+  /// probabilities' shape `shape`, drawn from the function's counter.
+  std::optional<Dropout> dropoutOf(tosa::SelectOp select, tosa::MulOp scaled,
+                                   Value p, ArrayRef<int64_t> shape) {
+    std::optional<double> factor = splatValue(scaled.getInput2());
+    if (scaled.getInput1() != p || !factor || !scaled->hasOneUse() ||
+        select.getInput2() != scaled.getResult() ||
+        splatValue(select.getInput3()) != 0.0)
+      return std::nullopt;
+    auto draw = select.getInput1().getDefiningOp<linalg::GenericOp>();
+    auto mask =
+        draw ? draw->getAttrOfType<DropoutMaskAttr>(kDropoutMaskAttr) : nullptr;
+    if (!mask || !rng || draw.getNumDpsInputs() != 0 ||
+        draw->getNumResults() != 1 ||
+        cast<ShapedType>(draw->getResult(0).getType()).getShape() != shape)
+      return std::nullopt;
+    // The draw counts its rows and elements from its own indices and the
+    // counter: nothing else reaches its body.
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(draw.getRegion(), captured);
+    for (Value v : captured)
+      if (!drawnFrom(v, rng))
+        return std::nullopt;
+    return Dropout{mask, *factor, SmallVector<int64_t>(shape.drop_back(2))};
+  }
 
   /// Whether constant `mask` (broadcast to `[..., rows, keys]`), true
   /// where `hiddenWhen`, hides exactly the keys after each query.
@@ -169,7 +231,7 @@ struct ZeroFormAttentionPass
       return std::nullopt;
     int64_t rows = sType.getDimSize(rank - 2),
             keys = sType.getDimSize(rank - 1);
-    Match m{{}, {}, {}, 1, false, softmax.getLoc(), {}, {}};
+    Match m{{}, {}, {}, 1, false, softmax.getLoc(), {}, {}, {}};
 
     // Back from the softmax: the mask, the scale, the rounded product.
     Value x = softmax.getInput();
@@ -216,10 +278,22 @@ struct ZeroFormAttentionPass
       return std::nullopt;
     m.chain.append({rounded, m.scores});
 
-    // Forward from it: the product with the values, rounded.
+    // Forward from it: a dropout, the product with the values, rounded.
     Value p = softmax->getResult(0);
-    if (auto r = dyn_cast_or_null<tosa::ReshapeOp>(soleUser(p)))
+    SmallVector<Operation *> chain{softmax};
+    if (auto scaled = dyn_cast_or_null<tosa::MulOp>(soleUser(p))) {
+      auto select =
+          dyn_cast_or_null<tosa::SelectOp>(soleUser(scaled.getResult()));
+      if (!select ||
+          !(m.dropout = dropoutOf(select, scaled, p, sType.getShape())))
+        return std::nullopt;
+      chain.append({scaled, select});
+      p = select.getResult();
+    }
+    if (auto r = dyn_cast_or_null<tosa::ReshapeOp>(soleUser(p))) {
+      chain.push_back(r);
       p = r.getResult();
+    }
     m.values = dyn_cast_or_null<tosa::MatMulOp>(soleUser(p));
     if (!m.values || m.values.getA() != p)
       return std::nullopt;
@@ -228,11 +302,8 @@ struct ZeroFormAttentionPass
       return std::nullopt;
     // Last to first, each op's one use the next: dead once the rounded
     // product is replaced.
-    SmallVector<Operation *> chain{m.out, m.values};
-    if (p != softmax->getResult(0))
-      chain.push_back(p.getDefiningOp());
-    chain.push_back(softmax);
-    m.chain.insert(m.chain.begin(), chain.begin(), chain.end());
+    chain.append({m.values, m.out});
+    m.chain.insert(m.chain.begin(), chain.rbegin(), chain.rend());
 
     // Shapes: q [N, Tq, D], kT [N, D, Tk], v [N, Tk, D]; 16-bit alike.
     auto q = cast<RankedTensorType>(m.scores.getA().getType());
@@ -260,6 +331,19 @@ struct ZeroFormAttentionPass
         FusedLoc::get(softmax.getContext(),
                       {m.scores.getLoc(), softmax.getLoc(), m.values.getLoc()});
     m.lifted = lift(m);
+    // The mask's leading dimensions must be the op's other dimensions:
+    // where the merged pairs are, the op takes the mask's split of them.
+    if (m.dropout && m.lifted &&
+        leadOf(cast<RankedTensorType>(m.lifted->q.getType()).getShape(),
+               m.lifted->rowsDim) != ArrayRef(m.dropout->lead))
+      m.lifted.reset();
+    if (m.dropout && !m.lifted) {
+      int64_t split = 1;
+      for (int64_t d : m.dropout->lead)
+        split *= d;
+      if (split != pairs)
+        return std::nullopt;
+    }
     return m;
   }
 
@@ -274,6 +358,13 @@ struct ZeroFormAttentionPass
       }
     if (failed(zero::checkMaxFill(getOperation(), maxFill)))
       return signalPassFailure();
+    rng = nullptr;
+    func::FuncOp fn = getOperation();
+    for (BlockArgument arg : fn.getArguments())
+      if (auto role =
+              fn.getArgAttrOfType<RoleAttr>(arg.getArgNumber(), kRoleAttr);
+          role && role.getValue() == Role::rng)
+        rng = arg;
     SmallVector<Match> found;
     getOperation().walk([&](linalg::SoftmaxOp op) {
       if (std::optional<Match> m = match(op))
@@ -296,17 +387,45 @@ struct ZeroFormAttentionPass
         k = tb.transpose(m.scores.getB(), {0, 2, 1});
         v = m.values.getB();
         result = m.out.getResult();
+        // The pairs split as the dropout mask's rows and heads are.
+        if (m.dropout) {
+          auto split = [&](Value x) {
+            SmallVector<int64_t> shape(m.dropout->lead);
+            llvm::append_range(
+                shape,
+                cast<RankedTensorType>(x.getType()).getShape().drop_front());
+            return tb.reshape(x, shape);
+          };
+          q = split(q);
+          k = split(k);
+          v = split(v);
+        }
       }
       auto qType = cast<RankedTensorType>(q.getType());
       Value out = tensor::EmptyOp::create(b, m.loc, qType.getShape(),
                                           qType.getElementType());
       Value lse = tensor::EmptyOp::create(
           b, m.loc, qType.getShape().drop_back(), b.getF32Type());
-      auto attention =
-          AttentionOp::create(b, m.loc, TypeRange{out.getType(), lse.getType()},
-                              q, k, v, out, lse, b.getF64FloatAttr(m.scale),
-                              m.causal ? b.getUnitAttr() : UnitAttr(), seqDim);
-      result.replaceAllUsesWith(attention.getResult(0));
+      DropoutMaskAttr draw;
+      FloatAttr factor;
+      SmallVector<Value> rngWords;
+      if (m.dropout) {
+        draw = m.dropout->mask;
+        factor = b.getF64FloatAttr(m.dropout->scale);
+        for (int64_t i : {0, 1})
+          rngWords.push_back(tensor::ExtractOp::create(
+              b, m.loc, rng,
+              ValueRange{arith::ConstantIndexOp::create(b, m.loc, i)}));
+      }
+      auto attention = AttentionOp::create(
+          b, m.loc, TypeRange{out.getType(), lse.getType()}, q, k, v, out, lse,
+          b.getF64FloatAttr(m.scale), m.causal ? b.getUnitAttr() : UnitAttr(),
+          seqDim, draw, factor, rngWords);
+      Value o = attention.getResult(0);
+      if (m.dropout && !m.lifted)
+        o = TosaBuilder(b, m.loc).reshape(
+            o, cast<RankedTensorType>(result.getType()).getShape());
+      result.replaceAllUsesWith(o);
       if (m.lifted) {
         Operation *reshape = m.lifted->out.getInput1().getDefiningOp();
         m.lifted->out->erase();

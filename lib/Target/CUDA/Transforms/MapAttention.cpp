@@ -15,6 +15,7 @@
 #include "zero-opt/Target/CUDA/Passes.h"
 
 #include "zero-opt/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero-opt/Dialect/Zero/Utils/Philox.h"
 
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
@@ -74,7 +75,10 @@ std::string unsupported(Operation *op) {
     return std::to_string(batch) + " (batch, head) pairs are more than a "
                                    "grid's y holds";
   for (Value v : op->getOperands()) {
-    auto t = cast<MemRefType>(v.getType());
+    // The dropout's step and micro-batch are scalars.
+    auto t = dyn_cast<MemRefType>(v.getType());
+    if (!t)
+      continue;
     SmallVector<int64_t> strides;
     int64_t offset;
     if (failed(t.getStridesAndOffset(strides, offset)) || strides.back() != 1)
@@ -341,6 +345,64 @@ struct Kernel {
   Value rows(Value x, int64_t r) {
     return vector::ExtractOp::create(b, loc, x, r);
   }
+
+  /// A dropout's mask in the pair: the draw, the kept values' factor as a
+  /// tile, the pair's row of the global batch and the step (i32), its
+  /// first element over the rows (the other dimensions' offset times the
+  /// queries), and the keys a row.
+  struct Draw {
+    zero::DropoutMaskAttr mask;
+    Value factor, row, step, base;
+    int64_t keys;
+  };
+  /// The pair's draw of `dropout` over `queries` x `keys` scores: the first
+  /// other dimension counts the mask's rows, the rest (with the queries
+  /// and keys) its elements, as the importer's mask of that shape does.
+  Draw draw(const zero::AttentionDropout &dropout, ArrayRef<int64_t> lead,
+            int64_t queries, int64_t keys) {
+    Type i64 = b.getI64Type();
+    Value step = arith::TruncIOp::create(b, loc, i32, dropout.step);
+    Value rowBase = arith::MulIOp::create(
+        b, loc, dropout.microBatch,
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(lead[0])));
+    Value row = arith::TruncIOp::create(
+        b, loc, i32,
+        arith::AddIOp::create(b, loc, rowBase,
+                              arith::IndexCastOp::create(b, loc, i64, at[0])));
+    Value base = lead.size() > 1 ? at[1] : index(0);
+    for (size_t d = 2; d < lead.size(); ++d)
+      base = add(mul(base, index(lead[d])), at[d]);
+    base = mul(base, index(queries));
+    Value factor = vector::BroadcastOp::create(b, loc, vec({2, 2}, f32),
+                                               f32c(dropout.scale));
+    return {dropout.mask, factor, row, step, base, keys};
+  }
+  /// The keep flags of a tile whose rows are queries `row0`, `row0` + 8
+  /// and whose columns are keys `col`, `col` + 1 (`transposed`: rows of
+  /// keys, columns of queries).
+  Value kept(const Draw &d, Value row0, Value col, bool transposed) {
+    SmallVector<Value> elems;
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value i = addIndex(row0, 8 * r), j = addIndex(col, h);
+        if (transposed)
+          std::swap(i, j);
+        Value e = add(mul(add(d.base, i), index(d.keys)), j);
+        elems.push_back(arith::IndexCastOp::create(b, loc, i32, e));
+      }
+    VectorType words = vec({2, 2}, i32);
+    Value elem = vector::FromElementsOp::create(b, loc, words, elems);
+    Value row = vector::BroadcastOp::create(b, loc, words, d.row);
+    Value step = vector::BroadcastOp::create(b, loc, words, d.step);
+    return zero::buildDropoutKeep(b, loc, elem, row, step, d.mask.getSeed(),
+                                  d.mask.getStream(), d.mask.getKeep());
+  }
+  /// `tile` dropped out by `keep`: times the factor where kept, else 0.
+  Value dropped(const Draw &d, Value tile, Value keep) {
+    return arith::SelectOp::create(
+        b, loc, keep, arith::MulFOp::create(b, loc, tile, d.factor),
+        zeroTile());
+  }
 };
 
 void lower(zero::AttentionOp op) {
@@ -349,6 +411,9 @@ void lower(zero::AttentionOp op) {
   Sizes sizes = sizesOf(op);
   auto [elem, lead, rows, keys, depth, rowsDim] = sizes;
   Kernel k(b, op, sizes, rows / kBlockRows);
+  std::optional<Kernel::Draw> draw;
+  if (std::optional<zero::AttentionDropout> d = zero::attentionDropout(op))
+    draw = k.draw(*d, lead, rows, keys);
   Value qBlock = k.blockX;
   Value row0 = k.firstRow(qBlock), row1 = k.addIndex(row0, 8);
   SmallVector<Value> qFrags = k.aFragments(op.getQuery(), row0);
@@ -406,11 +471,17 @@ void lower(zero::AttentionOp op) {
           sum));
     }
 
-    // Accumulators rescaled, then the probabilities times the values.
+    // Accumulators rescaled, then the probabilities (dropped out: the
+    // sums above are the softmax's) times the values.
     Value scaleBy = k.perRow(alphas[0], alphas[1]);
     SmallVector<Value> acc;
     for (Value tile : carried.drop_front(4))
       acc.push_back(arith::MulFOp::create(b, loc, tile, scaleBy));
+    if (draw)
+      for (int64_t j = 0; j < int64_t(probs.size()); ++j)
+        probs[j] = k.dropped(*draw, probs[j],
+                             k.kept(*draw, row0, k.tileColumn(first, j),
+                                    /*transposed=*/false));
     k.accumulate(acc, probs, op.getValue(), first);
     next.append(acc.begin(), acc.end());
     scf::YieldOp::create(b, loc, next);
@@ -450,6 +521,9 @@ void lower(zero::AttentionGradOp op) {
   auto [elem, lead, rows, keys, depth, rowsDim] = sizes;
   int64_t keyBlocks = keys / kKeyBlock;
   Kernel k(b, op, sizes, keyBlocks + rows / kBlockRows);
+  std::optional<Kernel::Draw> draw;
+  if (std::optional<zero::AttentionDropout> d = zero::attentionDropout(op))
+    draw = k.draw(*d, lead, rows, keys);
   Value zero = k.f32c(0.0), zeroTile = k.zeroTile();
   Value scale = k.f32c(op.getScale().convertToDouble());
   Value scales = vector::BroadcastOp::create(b, loc, zeroTile.getType(), scale);
@@ -458,13 +532,17 @@ void lower(zero::AttentionGradOp op) {
                                        k.blockX, k.index(keyBlocks));
   auto branch = scf::IfOp::create(b, loc, isKeys, /*withElseRegion=*/true);
 
-  // The probabilities of the 8 tiles `scores` and their gradients, given
-  // the log-sum-exp and delta as tiles (`lse(j)`, `delta(j)` for tile j),
-  // with `hidden(tile, j)` masking what causal attention does not see.
+  // The probabilities of the 8 tiles `scores` (dropped out, for the
+  // values' gradient) and the scores' gradients, given the log-sum-exp and
+  // delta as tiles (`lse(j)`, `delta(j)` for tile j), with `hidden(tile,
+  // j)` masking what causal attention does not see and `keep(j)` the
+  // dropout's flags of tile j: the gradient of the dropped-out
+  // probabilities `dps` is dropped out before `ds`.
   auto probabilities = [&](ArrayRef<Value> scores, ArrayRef<Value> dps,
                            function_ref<Value(int64_t)> lse,
                            function_ref<Value(int64_t)> delta,
-                           function_ref<Value(Value, int64_t)> hidden) {
+                           function_ref<Value(Value, int64_t)> hidden,
+                           function_ref<Value(int64_t)> keep) {
     SmallVector<Value> p, ds;
     for (auto [j, s] : llvm::enumerate(scores)) {
       Value x = arith::SubFOp::create(
@@ -472,9 +550,16 @@ void lower(zero::AttentionGradOp op) {
       Value pj = math::ExpOp::create(b, loc, x);
       if (op.getCausal())
         pj = hidden(pj, j);
-      p.push_back(pj);
+      Value dp = dps[j];
+      if (draw) {
+        Value flags = keep(j);
+        p.push_back(k.dropped(*draw, pj, flags));
+        dp = k.dropped(*draw, dp, flags);
+      } else {
+        p.push_back(pj);
+      }
       ds.push_back(arith::MulFOp::create(
-          b, loc, pj, arith::SubFOp::create(b, loc, dps[j], delta(j))));
+          b, loc, pj, arith::SubFOp::create(b, loc, dp, delta(j))));
     }
     return std::make_pair(p, ds);
   };
@@ -506,6 +591,9 @@ void lower(zero::AttentionGradOp op) {
           [&](int64_t j) { return k.columnValues(op.getDelta(), col(j)); },
           [&](Value x, int64_t j) {
             return k.mask(x, key0, col(j), arith::CmpIPredicate::ult, zero);
+          },
+          [&](int64_t j) {
+            return k.kept(*draw, key0, col(j), /*transposed=*/true);
           });
       SmallVector<Value> dv(walk.getRegionIterArgs().take_front(depth / 8));
       SmallVector<Value> dk(walk.getRegionIterArgs().drop_front(depth / 8));
@@ -546,6 +634,10 @@ void lower(zero::AttentionGradOp op) {
           [&](Value x, int64_t j) {
             return k.mask(x, row0, k.tileColumn(first, j),
                           arith::CmpIPredicate::ugt, zero);
+          },
+          [&](int64_t j) {
+            return k.kept(*draw, row0, k.tileColumn(first, j),
+                          /*transposed=*/false);
           });
       SmallVector<Value> dq(walk.getRegionIterArgs());
       k.accumulate(dq, ds, op.getKey(), first);

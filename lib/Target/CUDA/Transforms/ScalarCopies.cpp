@@ -37,7 +37,7 @@ bool isHostResident(Value v) {
   if (!fn)
     return false;
   auto role = fn.getArgAttrOfType<RoleAttr>(arg.getArgNumber(), kRoleAttr);
-  return role && role.getValue() == Role::hyperparameter;
+  return role && isHostResidentRole(role.getValue());
 }
 
 /// Whether `op` sits in a region that kernel formation outlines whole (a

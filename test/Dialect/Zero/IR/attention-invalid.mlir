@@ -143,3 +143,43 @@ func.func @seq_dim_causal(%q: memref<2x64x3x16xbf16>, %k: memref<2x128x3x16xbf16
   zero.attention_grad %q, %k, %k, %q, %l, %l into %q, %k, %k scale 1.0 causal seq_dim 1 : memref<2x64x3x16xbf16>, memref<2x128x3x16xbf16>, memref<2x128x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3xf32>, memref<2x64x3xf32>, memref<2x64x3x16xbf16>, memref<2x128x3x16xbf16>, memref<2x128x3x16xbf16>
   return
 }
+
+// -----
+
+func.func @dropout_one_word(%q: memref<2x64x3x16xbf16>, %l: memref<2x64x3xf32>, %step: i64) {
+  // expected-error @below {{expects dropout, its factor and rng (the step and the micro-batch) together}}
+  zero.attention %q, %q, %q into %q, %l scale 1.0 seq_dim 1 dropout <seed = 0, stream = 0, keep = 8388608> scaled 2.0 rng(%step) : memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_no_factor(%q: memref<2x64x3x16xbf16>, %l: memref<2x64x3xf32>, %step: i64) {
+  // expected-error @below {{expects dropout, its factor and rng (the step and the micro-batch) together}}
+  zero.attention %q, %q, %q into %q, %l scale 1.0 seq_dim 1 {dropout = #zero.dropout_mask<seed = 0, stream = 0, keep = 8388608>} : memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_rows(%q: memref<64x16xbf16>, %l: memref<64xf32>, %step: i64) {
+  // expected-error @below {{expects a dimension besides the rows and the depth for the dropout mask's rows}}
+  zero.attention %q, %q, %q into %q, %l scale 1.0 dropout <seed = 0, stream = 0, keep = 8388608> scaled 2.0 rng(%step, %step) : memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64x16xbf16>, memref<64xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_keep(%q: memref<2x64x16xbf16>, %l: memref<2x64xf32>, %step: i64) {
+  // expected-error @below {{expects a dropout keep threshold in [1, 2^24], got 0}}
+  zero.attention_grad %q, %q, %q, %q, %l, %l into %q, %q, %q scale 1.0 dropout <seed = 0, stream = 0, keep = 0> scaled 2.0 rng(%step, %step) : memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<2x64xf32>, memref<2x64xf32>, memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<2x64x16xbf16>
+  return
+}
+
+// -----
+
+func.func @dropout_factor(%q: memref<2x64x16xbf16>, %l: memref<2x64xf32>, %step: i64) {
+  // expected-error @below {{expects a positive, finite dropout factor, got -1}}
+  zero.attention %q, %q, %q into %q, %l scale 1.0 dropout <seed = 0, stream = 0, keep = 1> scaled -1.0 rng(%step, %step) : memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<2x64x16xbf16>, memref<2x64xf32>
+  return
+}

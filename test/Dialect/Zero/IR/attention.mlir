@@ -87,3 +87,16 @@ func.func @seq_dim(%q: memref<2x128x3x32xbf16, strided<[36864, 288, 32, 1]>>, %k
   zero.attention_grad %o, %o, %o, %o, %l, %l into %o, %o, %o scale 0.5 causal seq_dim 1 : memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3xf32>, memref<2x128x3xf32>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>, memref<2x128x3x32xbf16>
   return
 }
+
+// -----
+
+// A dropout of the probabilities: the mask's draw, the kept values'
+// factor, and the step and micro-batch it is drawn at.
+// CHECK-LABEL: func.func @dropout
+// CHECK: zero.attention %arg0, %arg0, %arg0 into %arg0, %arg1 scale 2.500000e-01 causal seq_dim 1 dropout <seed = 7, stream = 3, keep = 15099494> scaled 1.109375 rng(%arg2, %arg3) : memref<2x64x3x16xbf16>
+// CHECK: zero.attention_grad {{.*}} scale 2.500000e-01 causal seq_dim 1 dropout <seed = 7, stream = 3, keep = 15099494> scaled 1.109375 rng(%arg2, %arg3) : memref<2x64x3x16xbf16>
+func.func @dropout(%q: memref<2x64x3x16xbf16>, %l: memref<2x64x3xf32>, %step: i64, %mb: i64) {
+  zero.attention %q, %q, %q into %q, %l scale 0.25 causal seq_dim 1 dropout <seed = 7, stream = 3, keep = 15099494> scaled 1.109375 rng(%step, %mb) : memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3xf32>
+  zero.attention_grad %q, %q, %q, %q, %l, %l into %q, %q, %q scale 0.25 causal seq_dim 1 dropout <seed = 7, stream = 3, keep = 15099494> scaled 1.109375 rng(%step, %mb) : memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3xf32>, memref<2x64x3xf32>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>, memref<2x64x3x16xbf16>
+  return
+}

@@ -320,3 +320,22 @@ func.func @attention_heads(%q: tensor<1x64x2x16xbf16>, %w: tensor<1x64x2x16xbf16
   %g = zero.gradient %r3 wrt %q : tensor<1x1x1x1xbf16>, (tensor<1x64x2x16xbf16>) -> tensor<1x64x2x16xbf16>
   return %g : tensor<1x64x2x16xbf16>
 }
+
+// -----
+
+// A dropout's draw, factor and counter words pass to the gradient op,
+// which draws the forward's mask again.
+// CHECK-LABEL: func.func @attention_dropout
+// CHECK-SAME: %[[STEP:[a-z0-9]+]]: i64, %[[MB:[a-z0-9]+]]: i64
+// CHECK: zero.attention_grad {{.*}} scale 1.250000e-01 causal seq_dim 1 dropout <seed = 3, stream = 1, keep = 8388608> scaled 2.000000e+00 rng(%[[STEP]], %[[MB]]) {zero.backward} : tensor<1x64x2x16xbf16>
+func.func @attention_dropout(%q: tensor<1x64x2x16xbf16>, %step: i64, %mb: i64) -> tensor<1x64x2x16xbf16> {
+  %oi = tensor.empty() : tensor<1x64x2x16xbf16>
+  %li = tensor.empty() : tensor<1x64x2xf32>
+  %a:2 = zero.attention %q, %q, %q into %oi, %li scale 0.125 causal seq_dim 1 dropout <seed = 3, stream = 1, keep = 8388608> scaled 2.0 rng(%step, %mb) : tensor<1x64x2x16xbf16>, tensor<1x64x2x16xbf16>, tensor<1x64x2x16xbf16>, tensor<1x64x2x16xbf16>, tensor<1x64x2xf32> -> tensor<1x64x2x16xbf16>, tensor<1x64x2xf32>
+  %r0 = tosa.reduce_sum %a#0 {axis = 0 : i32} : (tensor<1x64x2x16xbf16>) -> tensor<1x64x2x16xbf16>
+  %r1 = tosa.reduce_sum %r0 {axis = 1 : i32} : (tensor<1x64x2x16xbf16>) -> tensor<1x1x2x16xbf16>
+  %r2 = tosa.reduce_sum %r1 {axis = 2 : i32} : (tensor<1x1x2x16xbf16>) -> tensor<1x1x1x16xbf16>
+  %r3 = tosa.reduce_sum %r2 {axis = 3 : i32} : (tensor<1x1x1x16xbf16>) -> tensor<1x1x1x1xbf16>
+  %g = zero.gradient %r3 wrt %q : tensor<1x1x1x1xbf16>, (tensor<1x64x2x16xbf16>) -> tensor<1x64x2x16xbf16>
+  return %g : tensor<1x64x2x16xbf16>
+}

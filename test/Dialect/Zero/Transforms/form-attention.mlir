@@ -332,3 +332,125 @@ func.func @heads_swapped(%x: tensor<1x64x2x16xbf16>, %kx: tensor<1x64x2x16xbf16>
   %y = tosa.transpose %o4 {perms = array<i32: 1, 0, 2, 3>} : (tensor<1x2x64x16xbf16>) -> tensor<2x1x64x16xbf16>
   return %y : tensor<2x1x64x16xbf16>
 }
+
+// -----
+
+// A dropout of the probabilities as the importer gives it (its mask a
+// generic marked with its draw, from the counter argument; the
+// probabilities times a factor, selected with 0), over [B, H, Tq, Tk]
+// with the pairs merged for the products: the op takes the draw, the
+// factor and the counter's words, its operands split as the mask's pairs
+// are, its output merged again. Neither the mask nor the probabilities
+// stay.
+// CHECK-LABEL: func.func @dropout
+// CHECK-SAME: %[[RNG:[a-z0-9]+]]: tensor<2xi64>
+// CHECK-DAG: %[[STEP:.*]] = tensor.extract %[[RNG]][%c0]
+// CHECK-DAG: %[[MB:.*]] = tensor.extract %[[RNG]][%c1]
+// CHECK: %[[O:.*]]:2 = zero.attention %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}}, %{{.*}} scale 1.000000e+00 dropout <seed = 5, stream = 2, keep = 15099494> scaled 1.109375 rng(%[[STEP]], %[[MB]]) : tensor<2x2x64x16xbf16>, tensor<2x2x64x16xbf16>, tensor<2x2x64x16xbf16>, tensor<2x2x64x16xbf16>, tensor<2x2x64xf32>
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.softmax
+// CHECK: %[[R:.*]] = tosa.reshape %[[O]]#0
+// CHECK: return %[[R]] : tensor<4x64x16xbf16>
+func.func @dropout(%q: tensor<4x64x16xbf16>, %kt: tensor<4x16x64xbf16>, %v: tensor<4x64x16xbf16>, %rng: tensor<2xi64> {zero.role = #zero.role<rng>}) -> tensor<4x64x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %s4 = tosa.const_shape {values = dense<[2, 2, 64, 64]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %s3 = tosa.const_shape {values = dense<[4, 64, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<4x64x16xbf16>, tensor<4x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<4x64x64xf32>
+  %r = tosa.cast %mm : (tensor<4x64x64xf32>) -> tensor<4x64x64xbf16>
+  %r4 = tosa.reshape %r, %s4 : (tensor<4x64x64xbf16>, !tosa.shape<4>) -> tensor<2x2x64x64xbf16>
+  %e = tensor.empty() : tensor<2x2x64x64xbf16>
+  %p = linalg.softmax dimension(3) ins(%r4 : tensor<2x2x64x64xbf16>) outs(%e : tensor<2x2x64x64xbf16>) -> tensor<2x2x64x64xbf16>
+  %c0 = arith.constant 0 : index
+  %step = tensor.extract %rng[%c0] : tensor<2xi64>
+  %mi = tensor.empty() : tensor<2x2x64x64xi1>
+  %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%mi : tensor<2x2x64x64xi1>) attrs = {zero.dropout_mask = #zero.dropout_mask<seed = 5, stream = 2, keep = 15099494>} {
+  ^bb0(%out: i1):
+    %i = linalg.index 3 : index
+    %w = arith.index_cast %i : index to i64
+    %k = arith.cmpi ult, %w, %step : i64
+    linalg.yield %k : i1
+  } -> tensor<2x2x64x64xi1>
+  %f = "tosa.const"() <{values = dense<1.109375> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %sh = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %scaled = tosa.mul %p, %f, %sh : (tensor<2x2x64x64xbf16>, tensor<1x1x1x1xbf16>, tensor<1xi8>) -> tensor<2x2x64x64xbf16>
+  %z = "tosa.const"() <{values = dense<0.0> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %d = tosa.select %mask, %scaled, %z : (tensor<2x2x64x64xi1>, tensor<2x2x64x64xbf16>, tensor<1x1x1x1xbf16>) -> tensor<2x2x64x64xbf16>
+  %d3 = tosa.reshape %d, %s3 : (tensor<2x2x64x64xbf16>, !tosa.shape<3>) -> tensor<4x64x64xbf16>
+  %pv = tosa.matmul %d3, %v, %zp, %zp : (tensor<4x64x64xbf16>, tensor<4x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<4x64x16xf32>
+  %o = tosa.cast %pv : (tensor<4x64x16xf32>) -> tensor<4x64x16xbf16>
+  return %o : tensor<4x64x16xbf16>
+}
+
+// -----
+
+// A select of the probabilities by a mask the importer did not mark:
+// not a dropout the kernels can draw, so nothing is formed.
+// CHECK-LABEL: func.func @dropout_unmarked
+// CHECK-NOT: zero.attention
+// CHECK: linalg.softmax
+func.func @dropout_unmarked(%q: tensor<4x64x16xbf16>, %kt: tensor<4x16x64xbf16>, %v: tensor<4x64x16xbf16>, %rng: tensor<2xi64> {zero.role = #zero.role<rng>}) -> tensor<4x64x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %s4 = tosa.const_shape {values = dense<[2, 2, 64, 64]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %s3 = tosa.const_shape {values = dense<[4, 64, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<4x64x16xbf16>, tensor<4x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<4x64x64xf32>
+  %r = tosa.cast %mm : (tensor<4x64x64xf32>) -> tensor<4x64x64xbf16>
+  %r4 = tosa.reshape %r, %s4 : (tensor<4x64x64xbf16>, !tosa.shape<4>) -> tensor<2x2x64x64xbf16>
+  %e = tensor.empty() : tensor<2x2x64x64xbf16>
+  %p = linalg.softmax dimension(3) ins(%r4 : tensor<2x2x64x64xbf16>) outs(%e : tensor<2x2x64x64xbf16>) -> tensor<2x2x64x64xbf16>
+  %c0 = arith.constant 0 : index
+  %step = tensor.extract %rng[%c0] : tensor<2xi64>
+  %mi = tensor.empty() : tensor<2x2x64x64xi1>
+  %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%mi : tensor<2x2x64x64xi1>) {
+  ^bb0(%out: i1):
+    %i = linalg.index 3 : index
+    %w = arith.index_cast %i : index to i64
+    %k = arith.cmpi ult, %w, %step : i64
+    linalg.yield %k : i1
+  } -> tensor<2x2x64x64xi1>
+  %f = "tosa.const"() <{values = dense<1.109375> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %sh = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %scaled = tosa.mul %p, %f, %sh : (tensor<2x2x64x64xbf16>, tensor<1x1x1x1xbf16>, tensor<1xi8>) -> tensor<2x2x64x64xbf16>
+  %z = "tosa.const"() <{values = dense<0.0> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %d = tosa.select %mask, %scaled, %z : (tensor<2x2x64x64xi1>, tensor<2x2x64x64xbf16>, tensor<1x1x1x1xbf16>) -> tensor<2x2x64x64xbf16>
+  %d3 = tosa.reshape %d, %s3 : (tensor<2x2x64x64xbf16>, !tosa.shape<3>) -> tensor<4x64x64xbf16>
+  %pv = tosa.matmul %d3, %v, %zp, %zp : (tensor<4x64x64xbf16>, tensor<4x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<4x64x16xf32>
+  %o = tosa.cast %pv : (tensor<4x64x16xf32>) -> tensor<4x64x16xbf16>
+  return %o : tensor<4x64x16xbf16>
+}
+
+// -----
+
+// A marked mask whose body reads a value other than the counter's: not
+// formed.
+// CHECK-LABEL: func.func @dropout_other_counter
+// CHECK-NOT: zero.attention
+// CHECK: linalg.softmax
+func.func @dropout_other_counter(%q: tensor<4x64x16xbf16>, %kt: tensor<4x16x64xbf16>, %v: tensor<4x64x16xbf16>, %rng: tensor<2xi64> {zero.role = #zero.role<rng>}, %other: tensor<2xi64>) -> tensor<4x64x16xbf16> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xbf16>}> : () -> tensor<1xbf16>
+  %s4 = tosa.const_shape {values = dense<[2, 2, 64, 64]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %s3 = tosa.const_shape {values = dense<[4, 64, 64]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %mm = tosa.matmul %q, %kt, %zp, %zp : (tensor<4x64x16xbf16>, tensor<4x16x64xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<4x64x64xf32>
+  %r = tosa.cast %mm : (tensor<4x64x64xf32>) -> tensor<4x64x64xbf16>
+  %r4 = tosa.reshape %r, %s4 : (tensor<4x64x64xbf16>, !tosa.shape<4>) -> tensor<2x2x64x64xbf16>
+  %e = tensor.empty() : tensor<2x2x64x64xbf16>
+  %p = linalg.softmax dimension(3) ins(%r4 : tensor<2x2x64x64xbf16>) outs(%e : tensor<2x2x64x64xbf16>) -> tensor<2x2x64x64xbf16>
+  %c0 = arith.constant 0 : index
+  %step = tensor.extract %other[%c0] : tensor<2xi64>
+  %mi = tensor.empty() : tensor<2x2x64x64xi1>
+  %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%mi : tensor<2x2x64x64xi1>) attrs = {zero.dropout_mask = #zero.dropout_mask<seed = 5, stream = 2, keep = 15099494>} {
+  ^bb0(%out: i1):
+    %i = linalg.index 3 : index
+    %w = arith.index_cast %i : index to i64
+    %k = arith.cmpi ult, %w, %step : i64
+    linalg.yield %k : i1
+  } -> tensor<2x2x64x64xi1>
+  %f = "tosa.const"() <{values = dense<1.109375> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %sh = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %scaled = tosa.mul %p, %f, %sh : (tensor<2x2x64x64xbf16>, tensor<1x1x1x1xbf16>, tensor<1xi8>) -> tensor<2x2x64x64xbf16>
+  %z = "tosa.const"() <{values = dense<0.0> : tensor<1x1x1x1xbf16>}> : () -> tensor<1x1x1x1xbf16>
+  %d = tosa.select %mask, %scaled, %z : (tensor<2x2x64x64xi1>, tensor<2x2x64x64xbf16>, tensor<1x1x1x1xbf16>) -> tensor<2x2x64x64xbf16>
+  %d3 = tosa.reshape %d, %s3 : (tensor<2x2x64x64xbf16>, !tosa.shape<3>) -> tensor<4x64x64xbf16>
+  %pv = tosa.matmul %d3, %v, %zp, %zp : (tensor<4x64x64xbf16>, tensor<4x64x16xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<4x64x16xf32>
+  %o = tosa.cast %pv : (tensor<4x64x16xf32>) -> tensor<4x64x16xbf16>
+  return %o : tensor<4x64x16xbf16>
+}

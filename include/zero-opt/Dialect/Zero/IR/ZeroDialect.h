@@ -50,6 +50,9 @@ constexpr llvm::StringLiteral kRecomputeAttr = "zero.recompute";
 /// differentiable (e.g. the max that stabilizes a softmax, which the
 /// softmax's value does not depend on).
 constexpr llvm::StringLiteral kStopGradientAttr = "zero.stop_gradient";
+/// On the linalg.generic that draws a Dropout node's mask: its draw
+/// (#zero.dropout_mask), for a fusion that draws the mask elsewhere.
+constexpr llvm::StringLiteral kDropoutMaskAttr = "zero.dropout_mask";
 /// Result attribute: the argument this result updates in place.
 constexpr llvm::StringLiteral kUpdatesAttr = "zero.updates";
 /// Function attribute: a compiled step with a C ABI entry.
@@ -77,6 +80,15 @@ constexpr llvm::StringLiteral kShardAttr = "zero.shard";
 /// (`getRowsDim`), and whether it is causal.
 int64_t attentionRowsDim(Operation *attention);
 bool isCausalAttention(Operation *attention);
+/// The dropout of either attention op's probabilities, if it has one: the
+/// mask's draw, the kept values' factor, and the step and micro-batch
+/// (i64) it is drawn at.
+struct AttentionDropout {
+  DropoutMaskAttr mask;
+  double scale;
+  Value step, microBatch;
+};
+std::optional<AttentionDropout> attentionDropout(Operation *attention);
 /// The last op of `block` that is or holds a backward op (kBackwardAttr),
 /// or null: in a step's body, the ops after it are the optimizer step.
 Operation *lastBackwardOp(Block &block);
@@ -90,6 +102,10 @@ Location recomputeLoc(Location loc);
 bool isRecomputeLoc(Location loc);
 /// Memory category of a step argument with the given role.
 MemoryCategory memoryCategoryOf(Role role);
+/// Whether a step argument with the given role stays in host memory on a
+/// device target: the hyperparameters and the random counter, scalars the
+/// host code reads (and passes to kernels by value).
+bool isHostResidentRole(Role role);
 /// The argument of `fn` that differs between data-parallel replicas (a
 /// batch input, by its role or for want of one, or the random counter)
 /// that `v` is computed from, not looking past ops for which `stop` holds;

@@ -86,6 +86,27 @@ def Zero_BufferClassAttr : AttrDef<Zero_Dialect, "BufferClass"> {
   let assemblyFormat = "`<` $category `,` $phase `>`";
 }
 
+def Zero_DropoutMaskAttr : AttrDef<Zero_Dialect, "DropoutMask"> {
+  let mnemonic = "dropout_mask";
+  let summary = "the counter-based draw of a dropout mask";
+  let description = [{
+    An element of a mask `[R, ...]` is kept when the top 24 bits of the
+    first word of Philox4x32-10, keyed by `seed` (low word first) and
+    counting (element within its row, row of the global batch, step,
+    `stream`), are below `keep`. The row of the global batch is the
+    micro-batch's index (the step's `rng` counter, `[step, micro-batch]`)
+    times `R` plus the row; the element counts the other dimensions row
+    by row. The importer puts it on the `linalg.generic` that draws a
+    Dropout node's mask (`zero.dropout_mask`), so that a fusion can draw
+    the same mask elsewhere; a pass that changes that op drops it.
+    Example: `#zero.dropout_mask<seed = 0, stream = 1, keep = 15099494>`
+    (a ratio of 0.1).
+  }];
+  let parameters = (ins "uint64_t":$seed, "uint32_t":$stream,
+                        "uint32_t":$keep);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 //===----------------------------------------------------------------------===//
 // Optimizer updates
 //===----------------------------------------------------------------------===//
@@ -616,6 +637,15 @@ def Zero_AttentionOp : Zero_Op<"attention", [
     with their strides instead of a transposed copy. `lse` is shaped as
     the query without its depth either way.
 
+    With `dropout`, the probabilities that meet `v` are dropped out:
+    `p[i, j]` times `dropout_scale` where the mask keeps `(i, j)`, else 0
+    (the log-sum-exp is the undropped softmax's). The mask is the draw
+    `dropout` (`#zero.dropout_mask`) at `rng` (the step and the
+    micro-batch, the two words of the step's counter) over `[..., Tq,
+    Tk]`, the other dimensions in their order and the first of them the
+    mask's rows: the mask the importer draws for a Dropout node of that
+    shape and draw.
+
     ```mlir
     %o, %l = zero.attention %q, %k, %v into %oi, %li scale 0.125 causal
                : tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>,
@@ -626,11 +656,15 @@ def Zero_AttentionOp : Zero_Op<"attention", [
   }];
   let arguments = (ins AnyShaped:$query, AnyShaped:$key, AnyShaped:$value,
                        AnyShaped:$out, AnyShaped:$lse, F64Attr:$scale,
-                       UnitAttr:$causal, OptionalAttr<I64Attr>:$seq_dim);
+                       UnitAttr:$causal, OptionalAttr<I64Attr>:$seq_dim,
+                       OptionalAttr<Zero_DropoutMaskAttr>:$dropout,
+                       OptionalAttr<F64Attr>:$dropout_scale,
+                       Variadic<I64>:$rng);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $out `,` $lse `scale` $scale
-    (`causal` $causal^)? (`seq_dim` $seq_dim^)? attr-dict `:` type($query)
+    (`causal` $causal^)? (`seq_dim` $seq_dim^)?
+    (`dropout` $dropout^ `scaled` $dropout_scale `rng` `(` $rng `)`)? attr-dict `:` type($query)
     `,` type($key) `,` type($value) `,` type($out) `,` type($lse)
     (`->` type($results)^)?
   }];
@@ -666,7 +700,10 @@ def Zero_AttentionGradOp : Zero_Op<"attention_grad", [
     16-bit inputs `p` and `ds` are rounded to that type before their
     products, as a tensor-core product takes them. The destinations are
     written, not read; nothing of size `[..., Tq, Tk]` is stored.
-    `seq_dim` is the forward's.
+    `seq_dim` is the forward's. With the forward's `dropout`,
+    `dropout_scale` and `rng`, the same mask is drawn again: `dvalue` sums
+    the dropped-out `p`, and `dp` is dropped out (scaled where kept, else
+    0) before `ds`; `delta` is still `dout . out`.
 
     ```mlir
     %dq, %dk, %dv = zero.attention_grad %q, %k, %v, %do, %lse, %delta
@@ -683,12 +720,16 @@ def Zero_AttentionGradOp : Zero_Op<"attention_grad", [
                        AnyShaped:$dout, AnyShaped:$lse, AnyShaped:$delta,
                        AnyShaped:$dquery, AnyShaped:$dkey, AnyShaped:$dvalue,
                        F64Attr:$scale, UnitAttr:$causal,
-                       OptionalAttr<I64Attr>:$seq_dim);
+                       OptionalAttr<I64Attr>:$seq_dim,
+                       OptionalAttr<Zero_DropoutMaskAttr>:$dropout,
+                       OptionalAttr<F64Attr>:$dropout_scale,
+                       Variadic<I64>:$rng);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $dout `,` $lse `,` $delta `into` $dquery
     `,` $dkey `,` $dvalue `scale` $scale (`causal` $causal^)?
-    (`seq_dim` $seq_dim^)? attr-dict `:` type($query) `,` type($key) `,`
+    (`seq_dim` $seq_dim^)?
+    (`dropout` $dropout^ `scaled` $dropout_scale `rng` `(` $rng `)`)? attr-dict `:` type($query) `,` type($key) `,`
     type($value) `,` type($dout) `,` type($lse) `,` type($delta) `,`
     type($dquery) `,` type($dkey) `,` type($dvalue) (`->` type($results)^)?
   }];

@@ -150,7 +150,14 @@ def ZeroFormAttention : Pass<"zero-form-attention", "func::FuncOp"> {
     the transpose back to that layout, the op takes those values as they
     lie, `seq_dim` naming their rows' dimension, and gives the output in
     that layout: no transpose of the operands, the output or (through
-    the derivative rule) their gradients is left. The shapes must fit the
+    the derivative rule) their gradients is left. A dropout of the
+    probabilities between the softmax and the product (the importer's:
+    `tosa.select` of its mask, the probabilities times a constant factor,
+    and 0, the mask a `linalg.generic` marked `zero.dropout_mask` drawn
+    from the function's `rng` argument over the softmax's shape) is the
+    op's `dropout`: the kernels draw the same mask, and the op's other
+    dimensions are the mask's leading ones (merged pairs are split as
+    the mask's). The shapes must fit the
     kernel a target has: Tq and Tk multiples of `block`, D a multiple of
     `depth-multiple` up to `max-depth`, N at most `max-pairs` (the
     defaults are the CUDA target's, which forms it for bf16 and fp16).
@@ -169,7 +176,8 @@ def ZeroFormAttention : Pass<"zero-form-attention", "func::FuncOp"> {
            "A select's negative fill at or below this counts as -inf "
            "(-104 or less)">,
   ];
-  let dependentDialects = ["mlir::tensor::TensorDialect",
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::tensor::TensorDialect",
                            "mlir::tosa::TosaDialect",
                            "mlir::zero::ZeroDialect"];
 }
