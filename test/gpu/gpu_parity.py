@@ -12,7 +12,10 @@ padded to 512) at ZeRO stages 0-3 in fp32 and bf16, the same compile
 options for both targets, 5 AdamW steps from the same weights on the same
 data under `mpirun -np N zero-run`, and the zoo's transformer, ViT,
 SqueezeNet, ResNet-18 (float64, synchronized BatchNorm) and MobileNetV2
-(float64, depthwise convolutions) at stage 3 with 5 SGD steps (--zoo):
+(float64, depthwise convolutions) at stage 3 with 5 SGD steps (--zoo),
+and the GPT over 1024 tokens whose attention runs as the fused kernels
+(bf16, stage 3; and with dropout 0.1 drawn inside them, SGD, each
+parameter's change within 2e-2 of the CPU target's), 2 steps:
 
 - every loss and every saved weight of the CUDA run equals the CPU
   target's within tolerance (fp32: losses rtol 1e-4, weights atol 1e-4;
@@ -63,6 +66,15 @@ STEPS = 5
 MEMORY_TOL = 0.05
 # The memory check's (precision, stage) runs, of the larger GPT.
 MEMORY_CHECKS = [("fp32", 0), ("bf16", 3)]
+# The fused attention kernels in whole steps (name, precision, stage,
+# flags, the parameters' change tolerance): the GPT over 1024 tokens, and
+# the same with dropout 0.1 on its probabilities, drawn inside the
+# kernels, with SGD so that each parameter's change (its summed
+# gradients) is held to the CPU target's; 2 steps, as under the host
+# emulator (4.3e-3 there).
+ATTENTION = [("gpt_long", "bf16", 3, [], None),
+             ("gpt_long_dropout", "bf16", 3, ["--optimizer=sgd", "--lr=1.0"], 2e-2)]
+ATTENTION_STEPS = 2
 # The zoo's models (test/e2e/model_zoo.py) run at stage 3, as exported
 # (ResNet-18 and MobileNetV2 in float64, ResNet-18's BatchNorm synchronized
 # over the ranks; MobileNetV2's depthwise convolutions), with their compile
@@ -152,6 +164,24 @@ def values_match(l, w, ref_l, ref_w, precision, steps, tol=None):
     ok = (len(l) == steps and bool(np.all(np.isfinite(l))) and rel <= ltol
           and werr <= wtol)
     return ok, rel, werr
+
+
+def update_errors(onnx_path, got, ref):
+    """Each parameter's change over the run (from the model's initializer)
+    against the CPU target's: the norm of their difference over the norm
+    of the CPU target's change."""
+    import onnx
+    from onnx import numpy_helper
+    initial = {i.name: numpy_helper.to_array(i)
+               for i in onnx.load(onnx_path).graph.initializer}
+    errors = {}
+    for name in got.files:
+        if name in initial and name in ref:
+            mine = got[name].astype(np.float64) - initial[name]
+            theirs = ref[name].astype(np.float64) - initial[name]
+            errors[name] = float(np.linalg.norm(mine - theirs) /
+                                 max(np.linalg.norm(theirs), 1e-30))
+    return errors
 
 
 def trace_events(path):
@@ -253,13 +283,14 @@ def big_gpt(tmp, ranks):
     return onnx, data
 
 
-def prepare(r, models, memory, travel, zoo=()):
+def prepare(r, models, memory, travel, zoo=(), attention=True):
     """Compiles every program into r.tmp and runs the CPU references there;
     returns the manifest of the runs left to do (paths relative to r.tmp).
     `travel`: the memory check's programs leave their weights behind.
     `zoo`: names of ZOO's models to run at stage 3 with SGD (AdamW's first
     step makes a near-zero gradient's rounding a step of the learning
-    rate's size, which the fp32 tolerance would count against kernels)."""
+    rate's size, which the fp32 tolerance would count against kernels).
+    `attention`: ATTENTION's runs too."""
     entries = []
     for name, extra in ZOO:
         if name not in zoo:
@@ -292,6 +323,19 @@ def prepare(r, models, memory, travel, zoo=()):
                                     stage=stage, ref=tag + ".cpu", out=tag + ".cuda",
                                     data=f"{name}.data.npz", steps=STEPS,
                                     trace=stage == 3))
+    for name, precision, stage, flags, update_tol in ATTENTION if attention else ():
+        run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_models.py"),
+             r.tmp, "--only", name])
+        onnx = os.path.join(r.tmp, f"{name}.onnx")
+        flags = [f"--stage={stage}", f"--precision={precision}"] + flags
+        tag = f"{name}.{precision}.s{stage}"
+        ref_out, _ = r.compile(onnx, tag + ".cpu", flags, cuda=False)
+        r.compile(onnx, tag + ".cuda", flags, cuda=True)
+        r.train(ref_out, os.path.join(r.tmp, f"{name}.data.npz"), ATTENTION_STEPS)
+        entries.append(dict(kind="parity", name=name, precision=precision,
+                            stage=stage, ref=tag + ".cpu", out=tag + ".cuda",
+                            data=f"{name}.data.npz", steps=ATTENTION_STEPS,
+                            trace=True, update_tol=update_tol))
     onnx = big_gpt(r.tmp, r.ranks)[0] if memory else None
     for precision, stage in memory:
         tag = f"big_gpt.{precision}.s{stage}"
@@ -350,6 +394,12 @@ def check_parity(r, e):
                 f"nodes named by {named['gemm']} of {total['gemm']} GEMMs, "
                 f"{named['kernel']} of {total['kernel']} kernels"
                 + "".join(f"; {p}" for p in problems))
+    if e.get("update_tol") is not None:
+        errors = update_errors(os.path.join(r.tmp, f"{name}.onnx"), w, ref_w)
+        worst = max(errors, key=errors.get) if errors else None
+        ok &= worst is not None and errors[worst] <= e["update_tol"]
+        note += (f"; each parameter's change within {errors.get(worst, np.inf):.1e} "
+                 f"of the CPU target's ({worst}; tol {e['update_tol']:g})")
     print(f"{'ok  ' if ok else 'FAIL'} {name:4s} {precision} stage {stage} on {r.ranks}: "
           f"loss max rel {rel:.2e} (tol {ltol:g}), weights max abs {werr:.2e} "
           f"(tol {wtol:g}); bytes per rank {measured} "

@@ -136,24 +136,6 @@ def clean(r, proc, reports):
         rep["violations"] for rep in reports)
 
 
-def update_errors(onnx_path, got, ref):
-    """Each parameter's change over the run (from the model's initializer)
-    against the CPU target's: the norm of their difference over the norm
-    of the CPU target's change."""
-    import onnx
-    from onnx import numpy_helper
-    initial = {i.name: numpy_helper.to_array(i)
-               for i in onnx.load(onnx_path).graph.initializer}
-    errors = {}
-    for name in got.files:
-        if name in initial and name in ref:
-            mine = got[name].astype(np.float64) - initial[name]
-            theirs = ref[name].astype(np.float64) - initial[name]
-            errors[name] = float(np.linalg.norm(mine - theirs) /
-                                 max(np.linalg.norm(theirs), 1e-30))
-    return errors
-
-
 def check_run(r, name, precision, stage, check_memory=False, computes=True, extra=(),
               tol=None, shared=False, launched=(), taken=False, update_tol=None):
     """precision None: the model's own (zoo models in float64). `shared`:
@@ -162,7 +144,8 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
     kernel is named after, such as attention_grad) every rank must
     launch. `taken`: no step may be skipped (fp16 loss scaling), so that
     the weights compared are updated ones. `update_tol`: each parameter's
-    change within this of the CPU target's change (update_errors), which
+    change within this of the CPU target's change (gpu_parity's
+    update_errors), which
     with SGD holds every gradient, not just the largest weight, to the
     CPU target's."""
     onnx = os.path.join(r.tmp, f"{name}.onnx")
@@ -225,7 +208,7 @@ def check_run(r, name, precision, stage, check_memory=False, computes=True, extr
                             f"abs difference {werr:.2e}")
         values = f"loss max rel {rel:.1e}, weights max abs {werr:.1e} vs CPU; "
         if update_tol is not None:
-            errors = update_errors(onnx, np.load(weights), ref_w)
+            errors = gpu_parity.update_errors(onnx, np.load(weights), ref_w)
             worst = max(errors, key=errors.get) if errors else None
             if worst is None or errors[worst] > update_tol:
                 problems.append(f"{worst}'s change {errors.get(worst)} from the "
