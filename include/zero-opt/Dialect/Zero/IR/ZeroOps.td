@@ -664,8 +664,9 @@ def Zero_AttentionOp : Zero_Op<"attention", [
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $out `,` $lse `scale` $scale
     (`causal` $causal^)? (`seq_dim` $seq_dim^)?
-    (`dropout` $dropout^ `scaled` $dropout_scale `rng` `(` $rng `)`)? attr-dict `:` type($query)
-    `,` type($key) `,` type($value) `,` type($out) `,` type($lse)
+    (`dropout` $dropout^ `scaled` $dropout_scale `rng` `(` $rng `)`)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
+    type($out) `,` type($lse)
     (`->` type($results)^)?
   }];
   let hasVerifier = 1;
@@ -729,8 +730,8 @@ def Zero_AttentionGradOp : Zero_Op<"attention_grad", [
     $query `,` $key `,` $value `,` $dout `,` $lse `,` $delta `into` $dquery
     `,` $dkey `,` $dvalue `scale` $scale (`causal` $causal^)?
     (`seq_dim` $seq_dim^)?
-    (`dropout` $dropout^ `scaled` $dropout_scale `rng` `(` $rng `)`)? attr-dict `:` type($query) `,` type($key) `,`
-    type($value) `,` type($dout) `,` type($lse) `,` type($delta) `,`
+    (`dropout` $dropout^ `scaled` $dropout_scale `rng` `(` $rng `)`)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `,` type($dout) `,` type($lse) `,` type($delta) `,`
     type($dquery) `,` type($dkey) `,` type($dvalue) (`->` type($results)^)?
   }];
   let hasVerifier = 1;
