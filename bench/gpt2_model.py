@@ -185,6 +185,9 @@ def main():
             cfg[k] = getattr(args, k)
     if cfg["d"] % cfg["heads"]:
         sys.exit("gpt2_model.py: --d must be a multiple of --heads")
+    if not 0 <= args.attn_dropout < 1:
+        sys.exit(f"gpt2_model.py: --attn-dropout is {args.attn_dropout}; give a "
+                 "ratio in [0, 1)")
     n = build(cfg, args.out, args.init, args.seed, args.attn_dropout)
     print(f"{args.out}: {n:,} parameters ({', '.join(f'{k} {v}' for k, v in cfg.items())})")
 

@@ -594,44 +594,45 @@ bool zero::isCausalAttention(Operation *attention) {
     return fwd.getCausal();
   return cast<AttentionGradOp>(attention).getCausal();
 }
+/// Either attention op's dropout, from its own accessors.
+template <typename OpTy>
+static std::optional<zero::AttentionDropout> dropoutOf(OpTy op) {
+  if (!op.getDropoutAttr() || !op.getDropoutScaleAttr() ||
+      op.getRng().size() != 2)
+    return std::nullopt;
+  return zero::AttentionDropout{op.getDropoutAttr(),
+                                op.getDropoutScale()->convertToDouble(),
+                                op.getRng()[0], op.getRng()[1]};
+}
 std::optional<zero::AttentionDropout>
 zero::attentionDropout(Operation *attention) {
-  auto mask = attention->getAttrOfType<DropoutMaskAttr>("dropout");
-  auto scale = attention->getAttrOfType<FloatAttr>("dropout_scale");
-  OperandRange rng = isa<AttentionOp>(attention)
-                         ? cast<AttentionOp>(attention).getRng()
-                         : cast<AttentionGradOp>(attention).getRng();
-  if (!mask || !scale || rng.size() != 2)
-    return std::nullopt;
-  return AttentionDropout{mask, scale.getValueAsDouble(), rng[0], rng[1]};
+  if (auto fwd = dyn_cast<AttentionOp>(attention))
+    return dropoutOf(fwd);
+  return dropoutOf(cast<AttentionGradOp>(attention));
 }
 
-/// The dropout of an attention op over `q`: the draw, the factor and the
-/// step and micro-batch, or none; a dimension other than the rows and the
-/// depth for the mask's rows.
-static LogicalResult verifyDropout(Operation *op, ShapedType q) {
-  bool mask = bool(op->getAttr("dropout")),
-       scale = bool(op->getAttr("dropout_scale"));
-  OperandRange rng = isa<AttentionOp>(op) ? cast<AttentionOp>(op).getRng()
-                                          : cast<AttentionGradOp>(op).getRng();
-  if (!mask && !scale && rng.empty())
+/// The dropout of an attention op: the draw, the factor and the step and
+/// micro-batch, or none; a dimension other than the rows and the depth
+/// for the mask's rows.
+template <typename OpTy> static LogicalResult verifyDropout(OpTy op) {
+  DropoutMaskAttr draw = op.getDropoutAttr();
+  FloatAttr factor = op.getDropoutScaleAttr();
+  if (!draw && !factor && op.getRng().empty())
     return success();
-  if (!mask || !scale || rng.size() != 2)
-    return op->emitOpError("expects dropout, its factor and rng (the step "
-                           "and the micro-batch) together");
-  if (q.getRank() < 3)
-    return op->emitOpError("expects a dimension besides the rows and the "
-                           "depth for the dropout mask's rows");
-  auto draw = op->getAttrOfType<DropoutMaskAttr>("dropout");
+  if (!draw || !factor || op.getRng().size() != 2)
+    return op.emitOpError("expects dropout, its factor and rng (the step "
+                          "and the micro-batch) together");
+  if (cast<ShapedType>(op.getQuery().getType()).getRank() < 3)
+    return op.emitOpError("expects a dimension besides the rows and the "
+                          "depth for the dropout mask's rows");
   if (draw.getKeep() == 0 || draw.getKeep() > (1u << 24))
-    return op->emitOpError("expects a dropout keep threshold in [1, 2^24], "
-                           "got ")
+    return op.emitOpError("expects a dropout keep threshold in [1, 2^24], "
+                          "got ")
            << draw.getKeep();
-  double factor =
-      op->getAttrOfType<FloatAttr>("dropout_scale").getValueAsDouble();
-  if (!(factor > 0) || !std::isfinite(factor))
-    return op->emitOpError("expects a positive, finite dropout factor, got ")
-           << factor;
+  double f = factor.getValueAsDouble();
+  if (!(f > 0) || !std::isfinite(f))
+    return op.emitOpError("expects a positive, finite dropout factor, got ")
+           << f;
   return success();
 }
 
@@ -732,7 +733,7 @@ LogicalResult AttentionOp::verify() {
                              {}, {{shaped(getLse()), "lse"}}, getCausal(),
                              getRowsDim(), "query, key, value and out")))
     return failure();
-  return verifyDropout(*this, shaped(getQuery()));
+  return verifyDropout(*this);
 }
 
 void AttentionOp::getEffects(
@@ -755,7 +756,7 @@ LogicalResult AttentionGradOp::verify() {
           getCausal(), getRowsDim(),
           "query, key, value, dout and the gradients")))
     return failure();
-  return verifyDropout(*this, shaped(getQuery()));
+  return verifyDropout(*this);
 }
 
 void AttentionGradOp::getEffects(
